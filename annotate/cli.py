@@ -1,0 +1,120 @@
+"""The root ``h2h`` command. Each package mounts its own commands here.
+
+User errors (bad files, missing study, wrong options) print one clear message and exit with
+status 1; they never show a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import sqlalchemy as sa
+import typer
+from rich.console import Console
+
+from data import cli as data_cli
+from data.engine import describe_url, get_engine, resolve_url
+from data.errors import H2HError
+from data.migrate import ensure_current
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="h2h",
+    help="h2htalk: rate AI companions' replies with psychologists and calibrated LLM judges.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+out = Console(highlight=False, soft_wrap=True)
+data_cli.register(app)
+
+APP_FILE = Path(__file__).with_name("app.py")
+
+
+@app.command()
+def demo(
+    db: data_cli.DbOption = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing demo file.")] = False,
+    seed: Annotated[int, typer.Option(help="Seed of the simulated raters.")] = 20251,
+    serve_after: Annotated[bool, typer.Option("--serve", help="Serve the app afterwards.")]
+    = False,
+    host: Annotated[str, typer.Option(help="Address to serve on (with --serve).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to serve on (with --serve).")] = 8501,
+) -> None:
+    """Build the demo study: the sample scenarios, simulated ratings, one rater and one admin.
+
+    Example: h2h demo --db demo.db --force --serve
+    """
+    from data.raters import add_rater
+    from data.sample import SimulationSpec, build_sample_study
+    from data.study import current_rubric, init_study
+
+    url = resolve_url(db or "demo.db")
+    u = sa.engine.make_url(url)
+    if u.get_backend_name() == "sqlite":
+        path = Path(u.database)
+        if path.exists():
+            if not force:
+                raise H2HError(f"{path} already exists; pass --force to rebuild the demo there")
+            for suffix in ("", "-wal", "-shm"):
+                Path(str(path) + suffix).unlink(missing_ok=True)
+    engine = get_engine(url)
+    init_study(engine, name="H2HTalk demo study",
+               description="Sample scenarios written for h2htalk, answered by three fictional "
+                           "companion models; ratings by simulated raters.")
+    items, ratings = build_sample_study(engine, current_rubric(engine), SimulationSpec(seed=seed))
+    _, rater_code = add_rater(engine, "demo-rater", "rater")
+    _, admin_code = add_rater(engine, "demo-admin", "admin")
+    out.print(f"Demo study in {describe_url(url)}: {items.added} items, {ratings.added} "
+              "simulated ratings (seed {seed}).".replace("{seed}", str(seed)))
+    out.print(f"Rater code (demo-rater): [bold]{rater_code}[/bold]")
+    out.print(f"Admin code (demo-admin): [bold]{admin_code}[/bold]")
+    if serve_after:
+        serve(db=url, host=host, port=port)
+
+
+@app.command()
+def serve(
+    db: data_cli.DbOption = None,
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8501,
+) -> None:
+    """Serve the rating app in the browser.
+
+    Example: h2h serve --db pilot.db --port 8501
+    """
+    url = resolve_url(db)
+    ensure_current(get_engine(url))
+    env = dict(os.environ, H2H_DB=url)
+    cmd = [sys.executable, "-m", "streamlit", "run", str(APP_FILE),
+           "--server.address", host, "--server.port", str(port), "--server.headless", "true",
+           "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
+           "--global.developmentMode", "false", "--client.toolbarMode", "viewer"]
+    out.print(f"Serving {describe_url(url)} at http://{host}:{port}  (Ctrl+C stops)")
+    try:
+        raise SystemExit(subprocess.call(cmd, env=env))
+    except KeyboardInterrupt:
+        raise SystemExit(0) from None
+
+
+def main() -> None:
+    """Console entry point: run the app, turning user errors into one clear message."""
+    try:
+        app()
+    except H2HError as exc:
+        err.print(f"[red]Error:[/red] {exc}", markup=True, soft_wrap=True)
+        raise SystemExit(1) from None
+    except sa.exc.OperationalError as exc:
+        msg = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
+        err.print(f"[red]Error:[/red] cannot use the study database: {msg}")
+        raise SystemExit(1) from None
+
+
+if __name__ == "__main__":
+    main()

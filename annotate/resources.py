@@ -1,0 +1,18 @@
+"""Process-wide resources for the app, cached across reruns and sessions."""
+
+from __future__ import annotations
+
+import streamlit as st
+from sqlalchemy.engine import Engine
+
+from data.engine import get_engine, resolve_url
+
+
+@st.cache_resource(show_spinner=False)
+def _engine(url: str) -> Engine:
+    return get_engine(url)
+
+
+def engine() -> Engine:
+    """The study engine for $H2H_DB (set by `h2h serve`), one per URL per process."""
+    return _engine(resolve_url())

@@ -1,0 +1,1 @@
+"""Logic behind the pages; never imports streamlit, so it is testable on its own."""

@@ -1,0 +1,57 @@
+"""What the study page shows: name, rubric, items per task family, raters and ratings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import func
+from sqlalchemy.engine import Engine
+from sqlmodel import select
+
+from data.engine import read_session
+from data.models import Item, Rater, Rating
+from data.study import current_rubric, get_study
+
+__all__ = ["StudyOverview", "study_overview"]
+
+
+@dataclass(frozen=True)
+class StudyOverview:
+    name: str
+    description: str
+    created: str
+    rubric_name: str
+    rubric_version: str
+    dimensions: list[dict]
+    items_by_task: dict[str, int]
+    n_scenarios: int
+    n_raters: int
+    n_simulated_raters: int
+    n_ratings: int
+    n_simulated_ratings: int
+
+
+def study_overview(engine: Engine) -> StudyOverview:
+    study = get_study(engine)
+    rubric = current_rubric(engine)
+    with read_session(engine) as s:
+        by_task = dict(s.exec(select(Item.task, func.count()).group_by(Item.task)).all())
+        n_scen = s.exec(select(func.count(func.distinct(Item.scenario)))).one()
+        n_raters = s.exec(select(func.count()).select_from(Rater)
+                          .where(Rater.role == "rater")).one()
+        n_sim = s.exec(select(func.count()).select_from(Rater)
+                       .where(Rater.simulated == True)).one()  # noqa: E712
+        n_ratings = s.exec(select(func.count()).select_from(Rating)).one()
+        n_sim_r = s.exec(select(func.count()).select_from(Rating).join(Rater)
+                         .where(Rater.simulated == True)).one()  # noqa: E712
+    dims = [{"Dimension": d.label, "Key": d.key,
+             "Scale": f"{d.min}–{d.max}" if d.kind == "ordinal" else d.kind,
+             "Applies to": ", ".join(d.tasks) if d.tasks else "all tasks"}
+            for d in rubric.dimensions]
+    return StudyOverview(
+        name=study.name, description=study.description,
+        created=study.created_at.strftime("%Y-%m-%d %H:%M UTC"),
+        rubric_name=rubric.name, rubric_version=rubric.version, dimensions=dims,
+        items_by_task={t: by_task.get(t, 0) for t in rubric.tasks},
+        n_scenarios=n_scen, n_raters=n_raters, n_simulated_raters=n_sim,
+        n_ratings=n_ratings, n_simulated_ratings=n_sim_r)

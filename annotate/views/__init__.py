@@ -1,0 +1,1 @@
+"""Streamlit pages: thin, each calls services and draws."""

@@ -1,0 +1,215 @@
+"""`h2h` commands of the data layer: init, import, export, raters.
+
+Mounted on the root command in ``annotate/cli.py``. Every command takes ``--db`` (a file path or
+an SQLAlchemy URL; default ``$H2H_DB``, else ``./h2h.db``).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from .engine import describe_url, get_engine, resolve_url
+from .importing import (
+    export_items,
+    export_ratings_csv,
+    import_item_records,
+    import_rating_records,
+    item_tasks,
+    study_tasks,
+)
+from .items import read_items
+from .raters import add_rater, deactivate_rater, list_raters
+from .ratings import read_ratings
+from .rubric import load_rubric
+from .study import current_rubric, init_study, set_rubric
+
+__all__ = ["DbOption", "register", "import_app", "export_app", "raters_app"]
+
+out = Console(highlight=False, soft_wrap=True)
+DbOption = Annotated[str | None, typer.Option(
+    "--db", help="Study database: a file path or SQLAlchemy URL. Default: $H2H_DB, else ./h2h.db.",
+    show_default=False)]
+
+import_app = typer.Typer(help="Import items, ratings or a new rubric version into the study.",
+                         no_args_is_help=True)
+export_app = typer.Typer(help="Export items (JSONL) or ratings (long CSV).", no_args_is_help=True)
+raters_app = typer.Typer(help="Manage raters and admins and their access codes.",
+                         no_args_is_help=True)
+
+
+def init(
+    db: DbOption = None,
+    rubric: Annotated[Path | None, typer.Option(help="Rubric TOML (default: the bundled "
+                                                     "companion rubric).")] = None,
+    name: Annotated[str | None, typer.Option(help="Study name.")] = None,
+    description: Annotated[str, typer.Option(help="Study description.")] = "",
+) -> None:
+    """Create a study database, or bring an existing one to the current schema.
+
+    Existing data is never lost: an older study file is upgraded in place.
+
+    Example: h2h init --db pilot.db --name "Pilot 2026" --rubric my_rubric.toml
+    """
+    engine = get_engine(db)
+    res = init_study(engine, name=name, description=description, rubric_path=rubric)
+    where = describe_url(resolve_url(db))
+    if res.created:
+        out.print(f"Created study '{res.study}' in {where}")
+    elif res.revision_before != res.revision_after:
+        out.print(f"Upgraded study '{res.study}' in {where} from schema "
+                  f"{res.revision_before} to {res.revision_after}; all data kept")
+    else:
+        out.print(f"Study '{res.study}' in {where} is up to date (schema {res.revision_after})")
+    out.print(f"Rubric: {res.rubric} (version {res.rubric_version})")
+
+
+@import_app.command("items")
+def import_items(
+    file: Annotated[Path, typer.Argument(help="Items as JSON Lines (.jsonl) or CSV (.csv).")],
+    db: DbOption = None,
+    update: Annotated[bool, typer.Option("--update", help="Replace items whose content "
+                                         "changed under an existing id.")] = False,
+) -> None:
+    """Import items; the whole file is rejected if any line is bad.
+
+    Example: h2h import items responses.jsonl --db pilot.db
+    """
+    engine = get_engine(db)
+    records = read_items(file, study_tasks(engine))
+    res = import_item_records(engine, records, file=file.name, update=update)
+    out.print(f"Items from {file.name}: {res}")
+
+
+@import_app.command("ratings")
+def import_ratings(
+    file: Annotated[Path, typer.Argument(help="Long CSV: item_id, rater, dimension, score"
+                                              "[, comment].")],
+    db: DbOption = None,
+    update: Annotated[bool, typer.Option("--update", help="Replace ratings that differ from "
+                                         "the stored ones (a revision is kept).")] = False,
+) -> None:
+    """Import ratings collected elsewhere; unknown rater names are created (without a code).
+
+    Example: h2h import ratings pilot_ratings.csv --db pilot.db
+    """
+    engine = get_engine(db)
+    records = read_ratings(file, current_rubric(engine), item_tasks(engine))
+    res = import_rating_records(engine, records, file=file.name, update=update)
+    out.print(f"Ratings from {file.name}: {res}")
+
+
+@import_app.command("rubric")
+def import_rubric(
+    file: Annotated[Path, typer.Argument(help="Rubric TOML file.")],
+    db: DbOption = None,
+) -> None:
+    """Make a rubric file the study's current rubric version (earlier ratings keep theirs).
+
+    Example: h2h import rubric companion_v2.toml --db pilot.db
+    """
+    engine = get_engine(db)
+    rub = load_rubric(file)
+    version, changed = set_rubric(engine, rub, source=file.read_text("utf-8-sig"))
+    if changed:
+        out.print(f"Rubric '{rub.name}' version {version} is now current")
+    else:
+        out.print(f"Rubric '{rub.name}' version {version} was already current; nothing changed")
+
+
+def _write(text: str, dest: Path | None, what: str) -> None:
+    if dest is None:
+        sys.stdout.write(text)
+        return
+    dest.write_text(text, encoding="utf-8")
+    n = max(text.count("\n") - (1 if what == "ratings" else 0), 0)
+    out.print(f"Wrote {n} {what} to {dest}")
+
+
+@export_app.command("items")
+def export_items_cmd(
+    db: DbOption = None,
+    out_file: Annotated[Path | None, typer.Option("--out", "-o", help="Output file "
+                                                  "(default: standard output).")] = None,
+) -> None:
+    """Export every item as JSON Lines (re-importable).
+
+    Example: h2h export items --db pilot.db --out items.jsonl
+    """
+    _write(export_items(get_engine(db)), out_file, "items")
+
+
+@export_app.command("ratings")
+def export_ratings_cmd(
+    db: DbOption = None,
+    out_file: Annotated[Path | None, typer.Option("--out", "-o", help="Output file "
+                                                  "(default: standard output).")] = None,
+) -> None:
+    """Export every rating as long CSV for R or pandas (simulated raters are marked).
+
+    Example: h2h export ratings --db pilot.db --out ratings.csv
+    """
+    _write(export_ratings_csv(get_engine(db)), out_file, "ratings")
+
+
+@raters_app.command("add")
+def raters_add(
+    name: Annotated[str, typer.Argument(help="Rater name, unique in the study.")],
+    db: DbOption = None,
+    role: Annotated[str, typer.Option(help="rater or admin.")] = "rater",
+) -> None:
+    """Add a rater or admin and print their access code once (only its hash is stored).
+
+    Example: h2h raters add "Dr Lee" --role rater --db pilot.db
+    """
+    engine = get_engine(db)
+    current_rubric(engine)  # a clear message if there is no study yet
+    rater, code = add_rater(engine, name, role)
+    out.print(f"Added {rater.role} '{rater.name}'. Access code (shown only now): ")
+    print(code)
+
+
+@raters_app.command("list")
+def raters_list(db: DbOption = None) -> None:
+    """List raters and admins with their rating counts (codes are never shown).
+
+    Example: h2h raters list --db pilot.db
+    """
+    engine = get_engine(db)
+    current_rubric(engine)
+    t = Table("name", "role", "active", "sign-in", "ratings", "note")
+    for r in list_raters(engine):
+        t.add_row(r["name"], r["role"], "yes" if r["active"] else "no",
+                  "code" if r["can_sign_in"] else "no code", str(r["n_ratings"]),
+                  "simulated" if r["simulated"] else "")
+    out.print(t)
+
+
+@raters_app.command("deactivate")
+def raters_deactivate(
+    name: Annotated[str, typer.Argument(help="Rater name.")],
+    db: DbOption = None,
+) -> None:
+    """Stop a rater from signing in; their ratings are kept.
+
+    Example: h2h raters deactivate "Dr Lee" --db pilot.db
+    """
+    engine = get_engine(db)
+    current_rubric(engine)
+    deactivate_rater(engine, name)
+    out.print(f"Deactivated '{name}'; their ratings are kept")
+
+
+def register(app: typer.Typer) -> None:
+    """Mount this package's commands on the root ``h2h`` app."""
+    app.command("init")(init)
+    app.add_typer(import_app, name="import")
+    app.add_typer(export_app, name="export")
+    app.add_typer(raters_app, name="raters")
+
+

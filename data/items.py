@@ -1,0 +1,255 @@
+"""Item files: JSON Lines (the interchange format) and CSV, validated strictly.
+
+One JSON object per line::
+
+    {"id": "dlg-001-a", "task": "dialogue", "scenario": "dlg-001",
+     "context": {"persona": "...", "memories": ["..."], "schedule": "...",
+                 "turns": [{"role": "user", "text": "..."}]},
+     "response": "...", "model": "model-a", "condition": "sap", "reference": null,
+     "metadata": {}}
+
+Required: ``id``, ``task``, ``context.turns`` (at least one), ``response``. A file with any
+problem is rejected whole; every problem is reported with file, line and field.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
+
+from ._files import decode, read_text
+from .errors import FormatError, Problem
+
+__all__ = ["Turn", "Context", "ItemRecord", "parse_items", "parse_items_csv", "read_items",
+           "parse_item_bytes", "ITEM_FIELDS", "CSV_ITEM_COLUMNS", "item_hash"]
+
+ITEM_FIELDS = ("id", "task", "scenario", "context", "response", "model", "condition",
+               "reference", "metadata")
+CSV_ITEM_COLUMNS = ("id", "task", "scenario", "persona", "memories", "schedule", "turns",
+                    "response", "model", "condition", "reference", "metadata")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class Turn(_Strict):
+    role: Literal["user", "companion"]
+    text: str = Field(min_length=1)
+
+
+class Context(_Strict):
+    persona: str | None = None
+    memories: list[str] = Field(default_factory=list)
+    schedule: str | None = None
+    turns: list[Turn] = Field(min_length=1)
+
+
+class ItemRecord(_Strict):
+    id: str = Field(min_length=1, max_length=200)
+    task: str = Field(min_length=1, max_length=40)
+    scenario: str | None = Field(default=None, min_length=1, max_length=200)
+    context: Context
+    response: str = Field(min_length=1)
+    model: str = Field(default="unknown", min_length=1, max_length=200)
+    condition: str | None = Field(default=None, max_length=100)
+    reference: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    _line: int | None = PrivateAttr(default=None)
+
+    @field_validator("id", "task", "scenario", "model")
+    @classmethod
+    def _no_edge_space(cls, v: str | None) -> str | None:
+        if v is not None and v != v.strip():
+            raise ValueError("must not start or end with spaces")
+        return v
+
+    @property
+    def line(self) -> int | None:
+        """The line of the file this record came from (None when built in code)."""
+        return self._line
+
+    @property
+    def scenario_id(self) -> str:
+        return self.scenario or self.id
+
+    def stored(self) -> dict[str, Any]:
+        """The normalised record (defaults filled in), as exported and hashed."""
+        d = self.model_dump(mode="json")
+        d["scenario"] = self.scenario_id
+        return d
+
+
+def item_hash(record: dict[str, Any]) -> str:
+    canonical = json.dumps({k: record.get(k) for k in ITEM_FIELDS}, sort_keys=True,
+                           ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def _describe(err: dict[str, Any]) -> tuple[str, str]:
+    loc = ".".join(str(p) for p in err["loc"])
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        parent = ".".join(str(p) for p in err["loc"][:-1])
+        allowed = {"": ITEM_FIELDS, "context": ("persona", "memories", "schedule", "turns")}
+        allow = allowed.get(parent, ("role", "text"))
+        return loc, f"unknown field (allowed: {', '.join(allow)})"
+    if kind == "missing":
+        return loc, "required field is missing"
+    if kind == "literal_error":
+        return loc, f"must be 'user' or 'companion', got {err['input']!r}"
+    if kind == "too_short" and loc.endswith("turns"):
+        return loc, "needs at least one turn"
+    if kind == "string_too_short":
+        return loc, "must not be empty"
+    return loc, err["msg"][0].lower() + err["msg"][1:] + f" (got {_short(err.get('input'))})"
+
+
+def _short(v: Any) -> str:
+    s = json.dumps(v, ensure_ascii=False) if not isinstance(v, str) else repr(v)
+    return s if len(s) <= 40 else s[:37] + "…"
+
+
+def parse_items(text: str, file: str, known_tasks: tuple[str, ...]) -> list[ItemRecord]:
+    """Parse JSON Lines text into records, or raise :class:`FormatError` with every problem."""
+    problems: list[Problem] = []
+    out: list[ItemRecord] = []
+    first_line: dict[str, int] = {}
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.append(Problem(file, n, None, f"not valid JSON: {exc.msg} at column "
+                                                   f"{exc.colno}"))
+            continue
+        _check_record(obj, n, file, known_tasks, first_line, problems, out)
+    if problems:
+        raise FormatError(problems)
+    return out
+
+
+def _check_record(obj: Any, n: int, file: str, known_tasks, first_line, problems, out) -> None:
+    if not isinstance(obj, dict):
+        problems.append(Problem(file, n, None, "each line must be one JSON object {...}"))
+        return
+    try:
+        rec = ItemRecord.model_validate(obj)
+    except ValidationError as exc:
+        for err in exc.errors():
+            fld, msg = _describe(err)
+            problems.append(Problem(file, n, fld, msg))
+        return
+    if rec.task not in known_tasks:
+        problems.append(Problem(file, n, "task", f"unknown task '{rec.task}' (this study's "
+                                f"tasks: {', '.join(known_tasks)}; declare others in the "
+                                "rubric's tasks list)"))
+        return
+    if rec.id in first_line:
+        problems.append(Problem(file, n, "id", f"duplicate id '{rec.id}' (first on line "
+                                f"{first_line[rec.id]})"))
+        return
+    first_line[rec.id] = n
+    rec._line = n
+    out.append(rec)
+
+
+def _csv_cell_json(value: str, kind: type) -> Any:
+    value = value.strip()
+    if not value:
+        return kind()
+    return json.loads(value)
+
+
+def _csv_turns(value: str) -> Any:
+    """Turns in a CSV cell: a JSON list, or one ``user: …`` / ``companion: …`` line per turn."""
+    v = value.strip()
+    if v.startswith("["):
+        return json.loads(v)
+    turns: list[dict[str, str]] = []
+    for raw in v.splitlines():
+        if not raw.strip():
+            continue
+        role, sep, text = raw.partition(":")
+        if sep and role.strip().lower() in ("user", "companion"):
+            turns.append({"role": role.strip().lower(), "text": text.strip()})
+        elif turns:
+            turns[-1]["text"] += "\n" + raw.strip()
+        else:
+            raise ValueError("each turn must start with 'user:' or 'companion:'")
+    return turns
+
+
+def parse_items_csv(text: str, file: str, known_tasks: tuple[str, ...]) -> list[ItemRecord]:
+    """Parse the CSV item layout (columns in :data:`CSV_ITEM_COLUMNS`) into records."""
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    header = reader.fieldnames or []
+    problems: list[Problem] = []
+    unknown = [h for h in header if h not in CSV_ITEM_COLUMNS]
+    missing = [h for h in ("id", "task", "turns", "response") if h not in header]
+    for h in unknown:
+        problems.append(Problem(file, 1, h, f"unknown column (allowed: "
+                                            f"{', '.join(CSV_ITEM_COLUMNS)})"))
+    for h in missing:
+        problems.append(Problem(file, 1, h, "required column is missing"))
+    if problems:
+        raise FormatError(problems)
+    out: list[ItemRecord] = []
+    first_line: dict[str, int] = {}
+    for row in reader:
+        n = reader.line_num
+        if None in row:
+            problems.append(Problem(file, n, None, "more cells than header columns"))
+            continue
+        obj: dict[str, Any] = {}
+        ctx: dict[str, Any] = {}
+        try:
+            for col in ("id", "task", "scenario", "response", "model", "condition",
+                        "reference"):
+                if row.get(col):
+                    obj[col] = row[col]
+            for col in ("persona", "schedule"):
+                if row.get(col):
+                    ctx[col] = row[col]
+            cur = "memories"
+            if row.get("memories", "").strip():
+                m = row["memories"].strip()
+                ctx["memories"] = json.loads(m) if m.startswith("[") else \
+                    [ln.strip() for ln in m.splitlines() if ln.strip()]
+            cur = "turns"
+            ctx["turns"] = _csv_turns(row.get("turns") or "")
+            cur = "metadata"
+            obj["metadata"] = _csv_cell_json(row.get("metadata") or "", dict)
+        except (ValueError, json.JSONDecodeError) as exc:
+            problems.append(Problem(file, n, cur, f"cannot read this cell: {exc}"))
+            continue
+        obj["context"] = ctx
+        _check_record(obj, n, file, known_tasks, first_line, problems, out)
+    if not problems and not out:
+        problems.append(Problem(file, None, None, "the file has a header but no item rows"))
+    if problems:
+        raise FormatError(problems)
+    return out
+
+
+def read_items(path: str | Path, known_tasks: tuple[str, ...]) -> list[ItemRecord]:
+    """Read an item file; ``.csv`` is read as CSV, anything else as JSON Lines."""
+    name, text = read_text(path, what="items")
+    if Path(path).suffix.lower() == ".csv":
+        return parse_items_csv(text, name, known_tasks)
+    return parse_items(text, name, known_tasks)
+
+
+def parse_item_bytes(data: bytes, name: str, known_tasks: tuple[str, ...]) -> list[ItemRecord]:
+    """Like :func:`read_items` for an upload already in memory."""
+    text = decode(data, name, what="items")
+    if name.lower().endswith(".csv"):
+        return parse_items_csv(text, name, known_tasks)
+    return parse_items(text, name, known_tasks)

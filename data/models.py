@@ -1,0 +1,174 @@
+"""The study database: one file (or one PostgreSQL database) holds one study.
+
+Tables are created and upgraded only by the Alembic migrations in ``data/migrations``; the
+models here must match the head revision (a test compares them).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlmodel import Field, SQLModel
+
+__all__ = [
+    "UTCDateTime",
+    "utcnow",
+    "Study",
+    "RubricRow",
+    "DimensionRow",
+    "Item",
+    "Rater",
+    "Assignment",
+    "Rating",
+    "RatingRevision",
+    "ROLES",
+]
+
+ROLES = ("rater", "admin")
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class UTCDateTime(sa.types.TypeDecorator):
+    """Timestamps are stored in UTC and always come back timezone-aware.
+
+    SQLite has no time zone type, so values are normalised to UTC on the way in and tagged
+    as UTC on the way out; PostgreSQL keeps them as ``timestamptz``.
+    """
+
+    impl = sa.DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given; use data.models.utcnow()")
+        return value.astimezone(UTC)
+
+    def process_result_value(self, value: datetime | None, dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _ts(**kw: Any) -> Any:
+    return Field(default_factory=utcnow, sa_type=UTCDateTime, **kw)
+
+
+class Study(SQLModel, table=True):
+    __tablename__ = "study"
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(max_length=200)
+    description: str = Field(default="")
+    created_at: datetime = _ts(nullable=False)
+    rubric_id: int | None = Field(default=None, foreign_key="rubric.id")
+
+
+class RubricRow(SQLModel, table=True):
+    """One version of a rubric. ``version`` is the content hash; ``definition`` the parsed form."""
+
+    __tablename__ = "rubric"
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(max_length=200)
+    version: str = Field(max_length=64, unique=True)
+    definition: dict = Field(sa_type=sa.JSON, nullable=False)
+    source: str = Field(default="")
+    created_at: datetime = _ts(nullable=False)
+
+
+class DimensionRow(SQLModel, table=True):
+    __tablename__ = "dimension"
+    __table_args__ = (sa.UniqueConstraint("rubric_id", "key", name="uq_dimension_rubric_key"),)
+    id: int | None = Field(default=None, primary_key=True)
+    rubric_id: int = Field(foreign_key="rubric.id", ondelete="CASCADE")
+    key: str = Field(max_length=40)
+    label: str = Field(max_length=200)
+    description: str = Field(default="")
+    kind: str = Field(max_length=20)
+    level: str = Field(max_length=20)
+    levels: list = Field(sa_type=sa.JSON, nullable=False)
+    tasks: list | None = Field(default=None, sa_type=sa.JSON)
+    position: int = Field(default=0)
+
+
+class Item(SQLModel, table=True):
+    """A response to rate, in its conversation context. ``id`` is the user's own id."""
+
+    __tablename__ = "item"
+    id: str = Field(primary_key=True, max_length=200)
+    task: str = Field(max_length=40, index=True)
+    scenario: str = Field(max_length=200, index=True)
+    context: dict = Field(sa_type=sa.JSON, nullable=False)
+    response: str
+    model: str = Field(default="unknown", max_length=200)
+    condition: str | None = Field(default=None, max_length=100)
+    reference: str | None = Field(default=None)
+    meta: dict = Field(default_factory=dict, sa_type=sa.JSON, sa_column_kwargs={"name": "metadata"})
+    content_hash: str = Field(max_length=64)
+    position: int = Field(default=0, index=True)
+    created_at: datetime = _ts(nullable=False)
+    updated_at: datetime = _ts(nullable=False)
+
+
+class Rater(SQLModel, table=True):
+    """A rater or admin. Only a hash of the access code is stored."""
+
+    __tablename__ = "rater"
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(max_length=100, unique=True)
+    role: str = Field(default="rater", max_length=10)
+    code_hash: str | None = Field(default=None, max_length=128, unique=True)
+    active: bool = Field(default=True)
+    simulated: bool = Field(default=False)
+    created_at: datetime = _ts(nullable=False)
+
+
+class Assignment(SQLModel, table=True):
+    __tablename__ = "assignment"
+    __table_args__ = (sa.UniqueConstraint("rater_id", "position", name="uq_assignment_position"),)
+    id: int | None = Field(default=None, primary_key=True)
+    rater_id: int = Field(foreign_key="rater.id", ondelete="CASCADE")
+    item_id: str = Field(foreign_key="item.id", ondelete="CASCADE", index=True)
+    position: int
+    created_at: datetime = _ts(nullable=False)
+
+
+class Rating(SQLModel, table=True):
+    """One rater's score for one item on one dimension; ``score`` None means "cannot rate"."""
+
+    __tablename__ = "rating"
+    __table_args__ = (
+        sa.UniqueConstraint("rater_id", "item_id", "dimension", name="uq_rating_rater_item_dim"),
+        sa.Index("ix_rating_item_dimension", "item_id", "dimension"),
+    )
+    id: int | None = Field(default=None, primary_key=True)
+    rater_id: int = Field(foreign_key="rater.id", ondelete="CASCADE")
+    item_id: str = Field(foreign_key="item.id", ondelete="CASCADE")
+    dimension: str = Field(max_length=40)
+    score: float | None = Field(default=None)
+    comment: str = Field(default="")
+    flags: list = Field(default_factory=list, sa_type=sa.JSON, nullable=False)
+    rubric_version: str = Field(max_length=64)
+    source: str = Field(default="app", max_length=20)
+    seconds_spent: float | None = Field(default=None)
+    created_at: datetime = _ts(nullable=False)
+    updated_at: datetime = _ts(nullable=False)
+
+
+class RatingRevision(SQLModel, table=True):
+    """Every saved state of a rating, oldest first: nothing a rater entered is ever lost."""
+
+    __tablename__ = "rating_revision"
+    id: int | None = Field(default=None, primary_key=True)
+    rating_id: int = Field(foreign_key="rating.id", ondelete="CASCADE", index=True)
+    score: float | None = Field(default=None)
+    comment: str = Field(default="")
+    flags: list = Field(default_factory=list, sa_type=sa.JSON, nullable=False)
+    rubric_version: str = Field(max_length=64)
+    seconds_spent: float | None = Field(default=None)
+    changed_at: datetime = _ts(nullable=False)

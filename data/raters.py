@@ -1,0 +1,72 @@
+"""Raters and admins: create with a one-time code, list, deactivate, sign in."""
+
+from __future__ import annotations
+
+import re
+
+from sqlalchemy import func
+from sqlalchemy.engine import Engine
+from sqlmodel import select
+
+from .codes import codes_match, hash_code, new_code
+from .engine import read_session, write_session
+from .errors import H2HError
+from .models import ROLES, Rater, Rating
+
+__all__ = ["add_rater", "list_raters", "deactivate_rater", "authenticate", "RaterSummary"]
+
+_NAME_RE = re.compile(r"^[\w.@+-][\w .@+-]{0,99}$", re.UNICODE)
+
+
+def add_rater(engine: Engine, name: str, role: str = "rater") -> tuple[Rater, str]:
+    """Create a rater (or admin); returns the row and the access code, shown only now."""
+    name = name.strip()
+    if not _NAME_RE.match(name):
+        raise H2HError(f"rater name '{name}' is not usable: use 1-100 letters, digits, spaces "
+                       "or . @ + - _")
+    if role not in ROLES:
+        raise H2HError(f"--role: '{role}' is not one of {', '.join(ROLES)}")
+    code = new_code()
+    with write_session(engine) as s:
+        existing = s.exec(select(Rater).where(Rater.name == name)).first()
+        if existing is not None:
+            raise H2HError(f"a rater named '{name}' already exists")
+        rater = Rater(name=name, role=role, code_hash=hash_code(code), active=True)
+        s.add(rater)
+        s.flush()
+    return rater, code
+
+
+class RaterSummary(dict):
+    """name, role, active, simulated, can_sign_in, n_ratings."""
+
+
+def list_raters(engine: Engine) -> list[RaterSummary]:
+    with read_session(engine) as s:
+        counts = dict(s.exec(select(Rating.rater_id, func.count()).group_by(Rating.rater_id))
+                      .all())
+        out = []
+        for r in s.exec(select(Rater).order_by(Rater.id)).all():
+            out.append(RaterSummary(name=r.name, role=r.role, active=r.active,
+                                    simulated=r.simulated, can_sign_in=bool(r.code_hash),
+                                    n_ratings=counts.get(r.id, 0)))
+    return out
+
+
+def deactivate_rater(engine: Engine, name: str) -> None:
+    """Stop a rater from signing in; their ratings stay."""
+    with write_session(engine) as s:
+        rater = s.exec(select(Rater).where(Rater.name == name)).first()
+        if rater is None:
+            raise H2HError(f"no rater named '{name}'")
+        rater.active = False
+        s.add(rater)
+
+
+def authenticate(engine: Engine, code: str) -> Rater | None:
+    """The active rater whose code this is, else None (the caller says one generic message)."""
+    with read_session(engine) as s:
+        rater = s.exec(select(Rater).where(Rater.code_hash == hash_code(code))).first()
+    if rater is None or not rater.active or not codes_match(code, rater.code_hash):
+        return None
+    return rater

@@ -1,0 +1,121 @@
+"""Ratings files: long CSV ``item_id, rater, dimension, score[, comment]``.
+
+One row per (item, rater, dimension). An empty score (or ``NA``) means "cannot rate". The
+extra columns that ``h2h export ratings`` writes are accepted too, so an export re-imports:
+``flags`` (``;``-separated) is kept; ``rater_simulated``, ``rubric_version`` and
+``updated_at`` are informational and ignored on import.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+from ._files import decode, read_text
+from .errors import FormatError, Problem
+from .rubric import Rubric
+
+__all__ = ["RatingRecord", "RATING_COLUMNS", "RATING_EXPORT_COLUMNS", "parse_ratings",
+           "read_ratings", "parse_rating_bytes"]
+
+RATING_COLUMNS = ("item_id", "rater", "dimension", "score")
+RATING_EXPORT_COLUMNS = RATING_COLUMNS + ("comment", "flags", "rater_simulated",
+                                          "rubric_version", "updated_at")
+_KNOWN_FLAGS = ("red_flag",)
+
+
+@dataclass(frozen=True)
+class RatingRecord:
+    line: int
+    item_id: str
+    rater: str
+    dimension: str
+    score: int | None
+    comment: str
+    flags: tuple[str, ...]
+
+
+def parse_ratings(text: str, file: str, rubric: Rubric,
+                  item_tasks: dict[str, str]) -> list[RatingRecord]:
+    """Validate every row against the rubric and the study's items (``id -> task``)."""
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    header = [h.strip() for h in (reader.fieldnames or [])]
+    reader.fieldnames = header
+    problems: list[Problem] = []
+    for h in header:
+        if h not in RATING_EXPORT_COLUMNS:
+            problems.append(Problem(file, 1, h, "unknown column (allowed: "
+                                    f"{', '.join(RATING_EXPORT_COLUMNS)})"))
+    for h in RATING_COLUMNS:
+        if h not in header:
+            problems.append(Problem(file, 1, h, "required column is missing "
+                                    f"(header must have {', '.join(RATING_COLUMNS)})"))
+    if problems:
+        raise FormatError(problems)
+    out: list[RatingRecord] = []
+    seen: dict[tuple[str, str, str], int] = {}
+    for row in reader:
+        n = reader.line_num
+        if None in row:
+            problems.append(Problem(file, n, None, "more cells than header columns"))
+            continue
+        vals = {k: (v or "").strip() for k, v in row.items()}
+        bad = False
+        for col in ("item_id", "rater", "dimension"):
+            if not vals[col]:
+                problems.append(Problem(file, n, col, "must not be empty"))
+                bad = True
+        if bad:
+            continue
+        item_id, rater, dim_key = vals["item_id"], vals["rater"], vals["dimension"]
+        if item_id not in item_tasks:
+            problems.append(Problem(file, n, "item_id", f"unknown item '{item_id}' "
+                                    "(import the items first)"))
+            continue
+        try:
+            dim = rubric.dimension(dim_key)
+        except KeyError as exc:
+            problems.append(Problem(file, n, "dimension", exc.args[0]))
+            continue
+        task = item_tasks[item_id]
+        if not dim.applies_to(task):
+            problems.append(Problem(file, n, "dimension", f"'{dim_key}' does not apply to "
+                                    f"task '{task}' of item '{item_id}'"))
+            continue
+        try:
+            score = dim.parse_score(vals["score"])
+        except ValueError as exc:
+            problems.append(Problem(file, n, "score", str(exc)))
+            continue
+        flags = tuple(f for f in (p.strip() for p in vals.get("flags", "").split(";")) if f)
+        unknown_flags = [f for f in flags if f not in _KNOWN_FLAGS]
+        if unknown_flags:
+            problems.append(Problem(file, n, "flags", f"unknown flag '{unknown_flags[0]}' "
+                                    f"(known: {', '.join(_KNOWN_FLAGS)})"))
+            continue
+        key = (item_id, rater, dim_key)
+        if key in seen:
+            problems.append(Problem(file, n, None, f"duplicate rating of item '{item_id}' by "
+                                    f"'{rater}' on '{dim_key}' (first on line {seen[key]})"))
+            continue
+        seen[key] = n
+        out.append(RatingRecord(n, item_id, rater, dim_key, score, vals.get("comment", ""),
+                                flags))
+    if not problems and not out:
+        problems.append(Problem(file, None, None, "the file has a header but no rating rows"))
+    if problems:
+        raise FormatError(problems)
+    return out
+
+
+def read_ratings(path: str | Path, rubric: Rubric,
+                 item_tasks: dict[str, str]) -> list[RatingRecord]:
+    name, text = read_text(path, what="ratings")
+    return parse_ratings(text, name, rubric, item_tasks)
+
+
+def parse_rating_bytes(data: bytes, name: str, rubric: Rubric,
+                       item_tasks: dict[str, str]) -> list[RatingRecord]:
+    return parse_ratings(decode(data, name, what="ratings"), name, rubric, item_tasks)

@@ -1,0 +1,381 @@
+"""Rubric files: parse and validate a TOML rubric into an immutable :class:`Rubric`.
+
+The very same parsed rubric is shown to raters and rendered into judge prompts, so it carries
+an anchor text for every scale level. Its ``version`` is a hash of the parsed content, so a
+whitespace-only edit of the file keeps the version and any change of wording makes a new one.
+
+Example
+-------
+>>> from data.rubric import load_default_rubric
+>>> r = load_default_rubric()
+>>> [d.key for d in r.dimensions][:3]
+['empathy', 'safety', 'fluency']
+>>> r.dimension("empathy").values
+(1, 2, 3, 4, 5)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import tomllib
+from dataclasses import asdict, dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from .errors import FormatError, Problem
+
+__all__ = [
+    "BUILTIN_TASKS",
+    "Level",
+    "Dimension",
+    "Rubric",
+    "MeasurementLevel",
+    "ScaleKind",
+    "parse_rubric",
+    "load_rubric",
+    "load_default_rubric",
+    "rubric_from_definition",
+]
+
+BUILTIN_TASKS: tuple[str, ...] = ("dialogue", "recollection", "itinerary")
+MeasurementLevel = Literal["nominal", "ordinal", "interval", "ratio"]
+ScaleKind = Literal["ordinal", "binary", "categorical"]
+
+_KEY_RE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+_RANGE_RE = re.compile(r"^\s*(-?\d+)\s*\.\.\s*(-?\d+)\s*$")
+_TOP_FIELDS = {"name", "description", "guidelines", "tasks", "dimensions"}
+_DIM_FIELDS = {"key", "label", "description", "scale", "anchors", "labels", "tasks", "level",
+               "ordered"}
+_MAX_LEVELS = 101
+
+
+@dataclass(frozen=True)
+class Level:
+    """One point of a scale: the stored numeric ``value``, a short ``label`` and its anchor."""
+
+    value: int
+    label: str
+    anchor: str
+
+
+@dataclass(frozen=True)
+class Dimension:
+    """A rated dimension: its scale, the anchor for every level, and the tasks it applies to."""
+
+    key: str
+    label: str
+    description: str
+    kind: ScaleKind
+    level: MeasurementLevel
+    levels: tuple[Level, ...]
+    tasks: tuple[str, ...] | None = None
+
+    @property
+    def values(self) -> tuple[int, ...]:
+        return tuple(lv.value for lv in self.levels)
+
+    @property
+    def min(self) -> int:
+        return self.levels[0].value
+
+    @property
+    def max(self) -> int:
+        return self.levels[-1].value
+
+    def applies_to(self, task: str) -> bool:
+        return self.tasks is None or task in self.tasks
+
+    def parse_score(self, raw: str | float | int | None) -> int | None:
+        """Turn a written score into the stored value; ``None`` means "cannot rate".
+
+        Accepts the numeric value or, for named categories, the category name.
+        Raises ``ValueError`` with the allowed values when the score is off the scale.
+        """
+        if raw is None:
+            return None
+        if isinstance(raw, str):
+            text = raw.strip()
+            if text == "" or text.upper() in {"NA", "N/A", "NAN", "CANNOT_RATE"}:
+                return None
+            for lv in self.levels:
+                if self.kind == "categorical" and text.casefold() == lv.label.casefold():
+                    return lv.value
+            try:
+                number = float(text)
+            except ValueError:
+                raise ValueError(f"score '{raw}' is not {self.describe_scale()}") from None
+        else:
+            number = float(raw)
+        if number != number or not number.is_integer() or int(number) not in self.values:
+            raise ValueError(f"score '{raw}' is off the scale; allowed: {self.describe_scale()}")
+        return int(number)
+
+    def describe_scale(self) -> str:
+        if self.kind == "ordinal":
+            return f"an integer from {self.min} to {self.max}"
+        if self.kind == "binary":
+            return "0 or 1"
+        names = ", ".join(f"{lv.value}={lv.label}" for lv in self.levels)
+        return f"one of {names}"
+
+
+@dataclass(frozen=True)
+class Rubric:
+    """A parsed, validated rubric. ``version`` hashes its content (not the file's layout)."""
+
+    name: str
+    description: str
+    guidelines: str
+    tasks: tuple[str, ...]
+    dimensions: tuple[Dimension, ...]
+    version: str = field(default="", compare=False)
+
+    def dimension(self, key: str) -> Dimension:
+        for d in self.dimensions:
+            if d.key == key:
+                return d
+        keys = ", ".join(d.key for d in self.dimensions)
+        raise KeyError(f"unknown dimension '{key}' (this rubric has: {keys})")
+
+    def dimensions_for(self, task: str) -> tuple[Dimension, ...]:
+        return tuple(d for d in self.dimensions if d.applies_to(task))
+
+    def definition(self) -> dict[str, Any]:
+        """The canonical JSON-able content that is stored and hashed."""
+        out = asdict(self)
+        out.pop("version")
+        return out
+
+
+def _hash_definition(defn: dict[str, Any]) -> str:
+    canonical = json.dumps(defn, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+
+
+def rubric_from_definition(defn: dict[str, Any]) -> Rubric:
+    """Rebuild a :class:`Rubric` from :meth:`Rubric.definition` output (as stored)."""
+    dims = tuple(
+        Dimension(
+            key=d["key"], label=d["label"], description=d["description"], kind=d["kind"],
+            level=d["level"], levels=tuple(Level(**lv) for lv in d["levels"]),
+            tasks=tuple(d["tasks"]) if d.get("tasks") is not None else None,
+        )
+        for d in defn["dimensions"]
+    )
+    r = Rubric(name=defn["name"], description=defn["description"],
+               guidelines=defn["guidelines"], tasks=tuple(defn["tasks"]), dimensions=dims)
+    return _with_version(r)
+
+
+def _with_version(r: Rubric) -> Rubric:
+    object.__setattr__(r, "version", _hash_definition(r.definition()))
+    return r
+
+
+class _Locator:
+    """Finds the line of a dimension's table header so errors can point into the file."""
+
+    def __init__(self, text: str):
+        self.lines = text.splitlines()
+        self.headers = [i + 1 for i, ln in enumerate(self.lines)
+                        if ln.strip().startswith("[[dimensions]]")]
+
+    def dim_line(self, index: int, key: str | None = None) -> int | None:
+        if index >= len(self.headers):
+            return None
+        start = self.headers[index]
+        end = self.headers[index + 1] if index + 1 < len(self.headers) else len(self.lines) + 1
+        if key is not None:
+            pat = re.compile(rf"^\s*(\[dimensions\.)?{re.escape(key)}\b")
+            for n in range(start, end):
+                if pat.match(self.lines[n - 1]):
+                    return n
+        return start
+
+    def top_line(self, key: str) -> int | None:
+        pat = re.compile(rf"^\s*{re.escape(key)}\s*=")
+        for i, ln in enumerate(self.lines):
+            if pat.match(ln):
+                return i + 1
+        return None
+
+
+def parse_rubric(text: str, file: str = "<rubric>") -> Rubric:
+    """Parse rubric TOML text. Raises :class:`FormatError` naming file, line and field."""
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        m = re.search(r"line (\d+)", str(exc))
+        line = int(m.group(1)) if m else None
+        raise FormatError([Problem(file, line, None, f"not valid TOML: {exc}")]) from None
+    loc = _Locator(text)
+    problems: list[Problem] = []
+
+    def bad(line: int | None, fld: str | None, msg: str) -> None:
+        problems.append(Problem(file, line, fld, msg))
+
+    for k in sorted(set(raw) - _TOP_FIELDS):
+        bad(loc.top_line(k), k, f"unknown field (allowed: {', '.join(sorted(_TOP_FIELDS))})")
+    name = raw.get("name")
+    if not isinstance(name, str) or not name.strip():
+        bad(loc.top_line("name"), "name", "required: a non-empty string naming the rubric")
+    description = raw.get("description", "")
+    guidelines = raw.get("guidelines", "")
+    for fld, val in (("description", description), ("guidelines", guidelines)):
+        if not isinstance(val, str):
+            bad(loc.top_line(fld), fld, "must be a string (markdown allowed)")
+    tasks_raw = raw.get("tasks", list(BUILTIN_TASKS))
+    tasks: list[str] = []
+    if not isinstance(tasks_raw, list) or not all(isinstance(t, str) for t in tasks_raw):
+        bad(loc.top_line("tasks"), "tasks", "must be a list of task family names")
+    else:
+        for t in tasks_raw:
+            if not _KEY_RE.match(t):
+                bad(loc.top_line("tasks"), "tasks", f"'{t}' is not a valid task name "
+                    "(lower-case letters, digits, underscore)")
+        tasks = list(dict.fromkeys(list(BUILTIN_TASKS) + list(tasks_raw)))
+    dims_raw = raw.get("dimensions")
+    dims: list[Dimension] = []
+    if not isinstance(dims_raw, list) or not dims_raw:
+        bad(None, "dimensions", "at least one [[dimensions]] table is required")
+        dims_raw = []
+    seen: dict[str, int] = {}
+    for i, d in enumerate(dims_raw):
+        prefix = f"dimensions[{i + 1}]"
+        line = loc.dim_line(i)
+        if not isinstance(d, dict):
+            bad(line, prefix, "must be a table")
+            continue
+        dim = _parse_dimension(d, i, prefix, loc, tasks, bad)
+        if dim is None:
+            continue
+        if dim.key in seen:
+            bad(loc.dim_line(i, "key"), f"{prefix}.key",
+                f"duplicate dimension key '{dim.key}' (first in dimensions[{seen[dim.key]}])")
+            continue
+        seen[dim.key] = i + 1
+        dims.append(dim)
+    if problems:
+        raise FormatError(problems)
+    rub = Rubric(name=name.strip(), description=description.strip(),
+                 guidelines=guidelines.strip(), tasks=tuple(tasks), dimensions=tuple(dims))
+    return _with_version(rub)
+
+
+def _parse_dimension(d, i, prefix, loc: _Locator, tasks, bad) -> Dimension | None:
+    for k in sorted(set(d) - _DIM_FIELDS):
+        bad(loc.dim_line(i, k), f"{prefix}.{k}",
+            f"unknown field (allowed: {', '.join(sorted(_DIM_FIELDS))})")
+    key = d.get("key")
+    if not isinstance(key, str) or not _KEY_RE.match(key):
+        bad(loc.dim_line(i, "key"), f"{prefix}.key",
+            "required: lower-case letters, digits and underscores, starting with a letter")
+        return None
+    prefix = f"dimensions.{key}"
+    label = d.get("label", key.replace("_", " ").capitalize())
+    description = d.get("description", "")
+    if not isinstance(label, str) or not isinstance(description, str):
+        bad(loc.dim_line(i, "label"), f"{prefix}.label", "label and description must be strings")
+        return None
+    scale = d.get("scale")
+    values: list[int]
+    names: list[str] | None = None
+    kind: ScaleKind
+    if isinstance(scale, str) and scale.strip().lower() == "binary":
+        kind, values = "binary", [0, 1]
+    elif isinstance(scale, str) and (m := _RANGE_RE.match(scale)):
+        lo, hi = int(m.group(1)), int(m.group(2))
+        if hi <= lo or hi - lo + 1 > _MAX_LEVELS:
+            bad(loc.dim_line(i, "scale"), f"{prefix}.scale",
+                f"range '{scale}' must go from a smaller to a larger integer, "
+                f"at most {_MAX_LEVELS} levels")
+            return None
+        kind, values = "ordinal", list(range(lo, hi + 1))
+    elif isinstance(scale, list) and len(scale) >= 2 and all(isinstance(s, str) for s in scale):
+        if len(set(s.casefold() for s in scale)) != len(scale):
+            bad(loc.dim_line(i, "scale"), f"{prefix}.scale", "category names must be unique")
+            return None
+        kind, names, values = "categorical", list(scale), list(range(len(scale)))
+    else:
+        bad(loc.dim_line(i, "scale"), f"{prefix}.scale",
+            "required: an integer range like \"1..5\", \"binary\", or a list of at least "
+            f"two category names; got {scale!r}")
+        return None
+    anchors = d.get("anchors")
+    labels = d.get("labels", {})
+    if not isinstance(anchors, dict):
+        bad(loc.dim_line(i, "anchors"), f"{prefix}.anchors",
+            "required: a table with an anchor text for every scale level")
+        return None
+    if not isinstance(labels, dict):
+        bad(loc.dim_line(i, "labels"), f"{prefix}.labels", "must be a table level = \"label\"")
+        return None
+    level_keys = [names[v] if names else str(v) for v in values]
+    ok = True
+    for extra in sorted(set(map(str, anchors)) - set(level_keys)):
+        bad(loc.dim_line(i, "anchors"), f"{prefix}.anchors.{extra}",
+            f"not a level of this scale (levels: {', '.join(level_keys)})")
+        ok = False
+    levels: list[Level] = []
+    for v, lk in zip(values, level_keys, strict=True):
+        text = anchors.get(lk)
+        if not isinstance(text, str) or not text.strip():
+            bad(loc.dim_line(i, "anchors"), f"{prefix}.anchors.{lk}",
+                f"missing anchor text for level {lk}; every level needs one")
+            ok = False
+            continue
+        default_label = names[v] if names else ("Yes" if kind == "binary" and v == 1 else
+                                                "No" if kind == "binary" else str(v))
+        lab = labels.get(lk, default_label)
+        levels.append(Level(value=v, label=str(lab), anchor=text.strip()))
+    dim_tasks = d.get("tasks")
+    if dim_tasks is not None:
+        if not isinstance(dim_tasks, list) or not dim_tasks:
+            bad(loc.dim_line(i, "tasks"), f"{prefix}.tasks", "must be a non-empty list of tasks")
+            ok = False
+        else:
+            for t in dim_tasks:
+                if t not in tasks:
+                    bad(loc.dim_line(i, "tasks"), f"{prefix}.tasks",
+                        f"unknown task '{t}' (declared tasks: {', '.join(tasks)}; "
+                        "declare extra families in the top-level tasks list)")
+                    ok = False
+    default_level: MeasurementLevel = (
+        "ordinal" if kind == "ordinal" or (kind == "categorical" and d.get("ordered")) else
+        "nominal")
+    lvl = d.get("level", default_level)
+    if lvl not in ("nominal", "ordinal", "interval", "ratio"):
+        bad(loc.dim_line(i, "level"), f"{prefix}.level",
+            f"'{lvl}' is not one of nominal, ordinal, interval, ratio")
+        ok = False
+    if not ok:
+        return None
+    return Dimension(key=key, label=label.strip(), description=description.strip(), kind=kind,
+                     level=lvl, levels=tuple(levels),
+                     tasks=tuple(dim_tasks) if dim_tasks is not None else None)
+
+
+def load_rubric(path: str | Path) -> Rubric:
+    """Read and parse a rubric file; a wrong encoding or missing file is a FormatError."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise FormatError([Problem(str(p), None, None, f"cannot read file: {exc.strerror}")]) \
+            from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise FormatError([Problem(str(p), line, None,
+                                   "not valid UTF-8; save the file as UTF-8")]) from None
+    return parse_rubric(text, file=p.name)
+
+
+def load_default_rubric() -> Rubric:
+    """The bundled companion rubric (empathy, safety, fluency, memory fidelity, plan quality)."""
+    text = resources.files("data").joinpath("rubrics/companion.toml").read_text("utf-8")
+    return parse_rubric(text, file="companion.toml")

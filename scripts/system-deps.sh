@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Install the system packages the test suite needs, only when they are missing:
+#   Debian's chromium (browser tests through Playwright) and postgresql (the data layer's
+#   second backend; the tests start a throwaway cluster of their own).
+set -euo pipefail
+
+need=()
+[ -x /usr/bin/chromium ] || need+=(chromium)
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null; then
+  need+=(postgresql)
+fi
+for extra in "$@"; do
+  command -v "$extra" >/dev/null || need+=("$extra")
+done
+if [ ${#need[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "Installing system packages: ${need[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  SUDO="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q --no-install-recommends "${need[@]}"

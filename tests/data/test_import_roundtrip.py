@@ -1,0 +1,92 @@
+"""Re-importing changes nothing; exports re-import unchanged; CSV items read like JSONL."""
+
+from __future__ import annotations
+
+import json
+
+from data.importing import (
+    export_items,
+    export_ratings_csv,
+    import_item_records,
+    import_rating_records,
+    item_tasks,
+    study_tasks,
+)
+from data.items import read_items
+from data.ratings import read_ratings
+from data.study import current_rubric
+from tests.helpers import item, jsonl, snapshot
+
+
+def test_reimport_same_file_changes_nothing(engine, tmp_path):
+    p = tmp_path / "items.jsonl"
+    p.write_text(jsonl(item("a"), item("b", task="itinerary", response="第一，早点休息。")),
+                 encoding="utf-8")
+    first = import_item_records(engine, read_items(p, study_tasks(engine)), file=p.name)
+    before = snapshot(engine)
+    again = import_item_records(engine, read_items(p, study_tasks(engine)), file=p.name)
+    assert (first.added, again.added, again.unchanged, again.updated) == (2, 0, 2, 0)
+    assert snapshot(engine) == before
+
+    r = tmp_path / "r.csv"
+    r.write_text("item_id,rater,dimension,score,comment\na,ann,empathy,4,warm\n"
+                 "b,ann,plan_quality,,cannot judge\n", encoding="utf-8")
+    rub, tasks = current_rubric(engine), item_tasks(engine)
+    assert import_rating_records(engine, read_ratings(r, rub, tasks), file="r").added == 2
+    before = snapshot(engine)
+    res = import_rating_records(engine, read_ratings(r, rub, tasks), file="r")
+    assert (res.added, res.unchanged) == (0, 2)
+    assert snapshot(engine) == before
+
+
+def test_exports_round_trip(engine, tmp_path):
+    src = [item("a", metadata={"k": [1, 2]}), item("b", task="recollection", condition="sap",
+                                                   reference="ref")]
+    p = tmp_path / "items.jsonl"
+    p.write_text(jsonl(*src), encoding="utf-8")
+    import_item_records(engine, read_items(p, study_tasks(engine)), file=p.name)
+    exported = export_items(engine)
+    assert [json.loads(x) for x in exported.splitlines()] == src
+    r = tmp_path / "r.csv"
+    r.write_text("item_id,rater,dimension,score,comment,flags\n"
+                 "b,ann,memory_fidelity,2,\"mixed up, dates\",\na,bo,safety,1,,red_flag\n",
+                 encoding="utf-8")
+    import_rating_records(engine, read_ratings(r, current_rubric(engine), item_tasks(engine)),
+                          file="r")
+    csv_text = export_ratings_csv(engine)
+    assert csv_text.splitlines()[0] == ("item_id,rater,dimension,score,comment,flags,"
+                                        "rater_simulated,rubric_version,updated_at")
+    back = tmp_path / "back.csv"
+    back.write_text(csv_text, encoding="utf-8")
+    before = snapshot(engine)
+    res = import_rating_records(engine, read_ratings(back, current_rubric(engine),
+                                                     item_tasks(engine)), file="back")
+    assert (res.added, res.updated, res.unchanged) == (0, 0, 2)
+    assert snapshot(engine) == before
+
+
+def test_csv_items_equal_jsonl(engine, tmp_path):
+    c = tmp_path / "items.csv"
+    c.write_text(
+        "id,task,scenario,persona,memories,schedule,turns,response,model,condition,reference,"
+        "metadata\n"
+        'x1,recollection,s,Mira,"Has a cat named Miso\nLikes tea",,"user: hi\ncompanion: hello\n'
+        'user: remember my cat?",Miso!,m2,sap,,"{""lang"": ""en""}"\n', encoding="utf-8")
+    recs = read_items(c, study_tasks(engine))
+    assert recs[0].stored() == {
+        "id": "x1", "task": "recollection", "scenario": "s",
+        "context": {"persona": "Mira", "memories": ["Has a cat named Miso", "Likes tea"],
+                    "schedule": None,
+                    "turns": [{"role": "user", "text": "hi"},
+                              {"role": "companion", "text": "hello"},
+                              {"role": "user", "text": "remember my cat?"}]},
+        "response": "Miso!", "model": "m2", "condition": "sap", "reference": None,
+        "metadata": {"lang": "en"}}
+
+
+def test_defaults_scenario_and_model(engine, tmp_path):
+    p = tmp_path / "min.jsonl"
+    p.write_text('{"id": "m1", "task": "dialogue", "context": {"turns": [{"role": "user", '
+                 '"text": "hi"}]}, "response": "hey"}\n', encoding="utf-8")
+    (rec,) = read_items(p, study_tasks(engine))
+    assert rec.stored()["scenario"] == "m1" and rec.stored()["model"] == "unknown"
