@@ -16,6 +16,7 @@ import sqlalchemy as sa
 import typer
 from rich.console import Console
 
+from analysis import cli as analysis_cli
 from data import cli as data_cli
 from data.engine import describe_url, get_engine, resolve_url
 from data.errors import H2HError
@@ -33,6 +34,7 @@ app = typer.Typer(
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 out = Console(highlight=False, soft_wrap=True)
 data_cli.register(app)
+analysis_cli.register(app)
 
 APP_FILE = Path(__file__).with_name("app.py")
 

@@ -1,0 +1,28 @@
+"""Reading a study database into the long frames the analysis takes (the only DB adapter)."""
+
+from __future__ import annotations
+
+import pandas as pd
+from sqlalchemy.engine import Engine
+from sqlmodel import select
+
+from data.engine import read_session
+from data.models import Rater, Rating
+from data.study import current_rubric, get_study
+
+from .analyze import Scale, scales_from_rubric
+
+__all__ = ["study_frames"]
+
+
+def study_frames(engine: Engine) -> tuple[pd.DataFrame, dict[str, Scale], dict]:
+    """Ratings (long), the rubric's scales, and context for the report's manifest."""
+    study = get_study(engine)
+    rubric = current_rubric(engine)
+    with read_session(engine) as s:
+        rows = s.exec(select(Rating.item_id, Rater.name, Rating.dimension, Rating.score,
+                             Rater.simulated).join(Rater, Rater.id == Rating.rater_id)).all()
+    df = pd.DataFrame(rows, columns=["item_id", "rater", "dimension", "score", "simulated"])
+    context = {"study": study.name, "rubric": {"name": rubric.name, "version": rubric.version},
+               "simulated_raters": sorted(df.loc[df["simulated"], "rater"].unique().tolist())}
+    return df.drop(columns="simulated"), scales_from_rubric(rubric.dimensions), context
