@@ -20,7 +20,8 @@ from .io import JUDGES_REQUIRED, RATINGS_REQUIRED, read_long_csv
 
 __all__ = ["analyze_cmd", "register", "parse_scale"]
 
-out = Console(highlight=False, soft_wrap=True)
+# Tables stay readable when piped to a file (rich would otherwise assume 80 columns).
+out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 120)
 
 
 def parse_scale(spec: str, level: str) -> tuple[str, Scale]:

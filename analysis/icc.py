@@ -76,6 +76,10 @@ def icc_from_matrix(x: np.ndarray, ci: float = 0.95) -> dict[str, ICCValue]:
     wms = (ss_total - ss_rows) / (n * (k - 1))
     jms = ss_cols / (k - 1)
     ems = ss_err / ((n - 1) * (k - 1))
+    # Mean squares that are zero up to rounding (e.g. identical target means) are zero; this
+    # keeps a 0/0 from turning into a huge number instead of "undefined".
+    tiny = 1e-12 * max(1.0, float(ss_total))
+    bms, wms, jms, ems = (0.0 if abs(v) < tiny else float(v) for v in (bms, wms, jms, ems))
     a = 1 - ci
     out: dict[str, ICCValue] = {}
     nan = float("nan")
@@ -83,16 +87,23 @@ def icc_from_matrix(x: np.ndarray, ci: float = 0.95) -> dict[str, ICCValue]:
     def safe(f):
         with np.errstate(divide="ignore", invalid="ignore"):
             try:
-                return float(f())
+                v = float(f())
             except ZeroDivisionError:
                 return nan
+        return v if np.isfinite(v) else nan
 
-    icc1 = safe(lambda: (bms - wms) / (bms + (k - 1) * wms))
-    icc2 = safe(lambda: (bms - ems) / (bms + (k - 1) * ems + k * (jms - ems) / n))
-    icc3 = safe(lambda: (bms - ems) / (bms + (k - 1) * ems))
-    icc1k = safe(lambda: (bms - wms) / bms)
-    icc2k = safe(lambda: (bms - ems) / (bms + (jms - ems) / n))
-    icc3k = safe(lambda: (bms - ems) / bms)
+    scale = max(bms, wms, jms, ems)
+
+    def div(num: float, den: float) -> float:
+        # a denominator that is zero up to rounding makes the coefficient undefined
+        return nan if abs(den) <= 1e-9 * scale else num / den
+
+    icc1 = div(bms - wms, bms + (k - 1) * wms)
+    icc2 = div(bms - ems, bms + (k - 1) * ems + k * (jms - ems) / n)
+    icc3 = div(bms - ems, bms + (k - 1) * ems)
+    icc1k = div(bms - wms, bms)
+    icc2k = div(bms - ems, bms + (jms - ems) / n)
+    icc3k = div(bms - ems, bms)
 
     # ICC(1,·): one-way model
     f1 = safe(lambda: bms / wms)

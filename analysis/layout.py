@@ -67,7 +67,7 @@ def as_ratings(long: pd.DataFrame, *, item: str = "item", rater: str = "rater",
     if dup.any():
         first = df[dup].iloc[0]
         raise ValueError(f"item {first[item]!r} is rated twice by rater {first[rater]!r}; pass "
-                         "repeated ratings to test_retest() instead")
+                         "repeated ratings to retest_agreement() instead")
     items = tuple(sorted(df[item].unique(), key=str))
     raters = tuple(sorted(df[rater].unique(), key=str))
     i_idx = pd.Index(items).get_indexer(df[item])

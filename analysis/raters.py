@@ -12,7 +12,7 @@ from .alpha import Level, alpha
 from .chance import cohen_kappa
 from .layout import Ratings, as_ratings
 
-__all__ = ["RaterDiagnostics", "rater_diagnostics", "test_retest", "RetestResult",
+__all__ = ["RaterDiagnostics", "rater_diagnostics", "retest_agreement", "RetestResult",
            "binary_checks", "BinaryChecks"]
 
 
@@ -67,7 +67,7 @@ class RetestResult:
     per_rater: dict[str, dict]
 
 
-def test_retest(first: pd.DataFrame, second: pd.DataFrame, level: Level,
+def retest_agreement(first: pd.DataFrame, second: pd.DataFrame, level: Level,
                 values: Sequence[float]) -> RetestResult:
     """Agreement of raters with themselves on repeated (rater, item) pairs.
 

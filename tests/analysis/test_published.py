@@ -156,3 +156,23 @@ def test_alt_test_reproduces_calderon_mtbench():
     j = np.array([code[d["llm_annotations"]["gpt-4o"][i]] for i in items])
     res = alt_test(m, j, scoring="accuracy", epsilon=0.2, human_names=tuple(names))
     assert sum(p < 0.05 for p in res.p_values.values()) == 2
+
+
+def test_alt_test_reproduces_calderon_lesion_neg_rmse():
+    # Same authors, released data data/lesion: 6 annotators, 4 LLMs, integer labels, scored
+    # with neg_rmse at epsilon 0.15. Published omega / rho: gemini_flash .17/.71,
+    # gemini_pro 1.00/.81, gpt-4o 0/.62, gpt-4o-mini .67/.73.
+    d = json.loads((Path(__file__).parents[1] / "fixtures" / "alttest_lesion.json")
+                   .read_text(encoding="utf-8"))
+    humans = d["human_annotations"]
+    names = sorted(humans)
+    items = sorted(set().union(*map(set, d["llm_annotations"].values())))
+    m = np.array([[float(humans[h][i]) if i in humans[h] else nan for h in names]
+                  for i in items])
+    for llm, labels in d["llm_annotations"].items():
+        j = np.array([float(labels[i]) for i in items])
+        res = alt_test(m, j, scoring="neg_rmse", epsilon=0.15, human_names=tuple(names))
+        assert res.humans_tested == 6
+        assert round(res.winning_rate, 2) == d["published"]["winning_rate"][llm]
+        assert round(res.advantage_prob, 2) == d["published"]["advantage_prob"][llm]
+        assert res.passed == (res.winning_rate >= 0.5)
