@@ -23,6 +23,8 @@ __all__ = [
     "Assignment",
     "Rating",
     "RatingRevision",
+    "RepeatRating",
+    "Adjudication",
     "ROLES",
 ]
 
@@ -129,12 +131,18 @@ class Rater(SQLModel, table=True):
 
 
 class Assignment(SQLModel, table=True):
+    """An item in a rater's queue. ``kind`` is "primary", or "repeat" for a hidden second
+    showing (test–retest) whose scores go to :class:`RepeatRating`."""
+
     __tablename__ = "assignment"
-    __table_args__ = (sa.UniqueConstraint("rater_id", "position", name="uq_assignment_position"),)
+    __table_args__ = (sa.UniqueConstraint("rater_id", "position", name="uq_assignment_position"),
+                      sa.UniqueConstraint("rater_id", "item_id", "kind",
+                                          name="uq_assignment_rater_item_kind"))
     id: int | None = Field(default=None, primary_key=True)
     rater_id: int = Field(foreign_key="rater.id", ondelete="CASCADE")
     item_id: str = Field(foreign_key="item.id", ondelete="CASCADE", index=True)
     position: int
+    kind: str = Field(default="primary", max_length=10)
     created_at: datetime = _ts(nullable=False)
 
 
@@ -156,6 +164,44 @@ class Rating(SQLModel, table=True):
     rubric_version: str = Field(max_length=64)
     source: str = Field(default="app", max_length=20)
     seconds_spent: float | None = Field(default=None)
+    created_at: datetime = _ts(nullable=False)
+    updated_at: datetime = _ts(nullable=False)
+
+
+class RepeatRating(SQLModel, table=True):
+    """The score given to a hidden repeat of an item the rater already rated (test–retest).
+
+    Kept apart from :class:`Rating` so the main analysis sees one rating per rater and item.
+    """
+
+    __tablename__ = "repeat_rating"
+    __table_args__ = (
+        sa.UniqueConstraint("rater_id", "item_id", "dimension", name="uq_repeat_rater_item_dim"),
+    )
+    id: int | None = Field(default=None, primary_key=True)
+    rater_id: int = Field(foreign_key="rater.id", ondelete="CASCADE")
+    item_id: str = Field(foreign_key="item.id", ondelete="CASCADE")
+    dimension: str = Field(max_length=40)
+    score: float | None = Field(default=None)
+    comment: str = Field(default="")
+    flags: list = Field(default_factory=list, sa_type=sa.JSON, nullable=False)
+    rubric_version: str = Field(max_length=64)
+    seconds_spent: float | None = Field(default=None)
+    created_at: datetime = _ts(nullable=False)
+    updated_at: datetime = _ts(nullable=False)
+
+
+class Adjudication(SQLModel, table=True):
+    """An admin's resolved score for an item and dimension, stored apart from the ratings."""
+
+    __tablename__ = "adjudication"
+    __table_args__ = (sa.UniqueConstraint("item_id", "dimension", name="uq_adjudication"),)
+    id: int | None = Field(default=None, primary_key=True)
+    item_id: str = Field(foreign_key="item.id", ondelete="CASCADE")
+    dimension: str = Field(max_length=40)
+    score: float | None = Field(default=None)
+    note: str = Field(default="")
+    admin_id: int | None = Field(default=None, foreign_key="rater.id", ondelete="SET NULL")
     created_at: datetime = _ts(nullable=False)
     updated_at: datetime = _ts(nullable=False)
 

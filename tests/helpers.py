@@ -7,7 +7,7 @@ import json
 import sqlalchemy as sa
 
 TABLES = ("study", "rubric", "dimension", "item", "rater", "assignment", "rating",
-          "rating_revision")
+          "rating_revision", "repeat_rating", "adjudication")
 
 
 def item(id: str, task: str = "dialogue", **kw) -> dict:

@@ -47,6 +47,8 @@ def test_first_schema_to_head_keeps_populated_data(db_url):
         c.execute(sa.text("INSERT INTO rater (id, name, role, code_hash, active, created_at) "
                           "VALUES (1, 'ann', 'rater', 'sha256:x', :a, :t)"),
                   {"a": True, "t": now})
+        c.execute(sa.text("INSERT INTO assignment (rater_id, item_id, position, created_at) "
+                          "VALUES (1, 'i0', 0, :t)"), {"t": now})
         for i in range(3):
             c.execute(sa.text(
                 "INSERT INTO rating (rater_id, item_id, dimension, score, comment, "
@@ -73,6 +75,7 @@ def test_first_schema_to_head_keeps_populated_data(db_url):
         assert "我今天很累" in (ctx if isinstance(ctx, str) else json.dumps(ctx,
                                                                           ensure_ascii=False))
         assert c.execute(sa.text("SELECT simulated FROM rater")).scalar_one() in (0, False)
+        assert c.execute(sa.text("SELECT kind FROM assignment")).scalar_one() == "primary"
     assert current_rubric(engine).version == rub.version
 
 
