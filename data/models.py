@@ -143,6 +143,7 @@ class Assignment(SQLModel, table=True):
     item_id: str = Field(foreign_key="item.id", ondelete="CASCADE", index=True)
     position: int
     kind: str = Field(default="primary", max_length=10)
+    completed_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
     created_at: datetime = _ts(nullable=False)
 
 

@@ -3,7 +3,8 @@
 Revision ID: 0003
 Revises: 0002
 
-Existing assignments become "primary".
+Existing assignments become "primary"; ``completed_at`` marks an assignment whose every
+dimension was saved (progress and resume read it).
 """
 
 import sqlalchemy as sa
@@ -21,6 +22,7 @@ def upgrade() -> None:
     with op.batch_alter_table("assignment") as batch:
         batch.add_column(sa.Column("kind", sa.String(10), nullable=False,
                                    server_default="primary"))
+        batch.add_column(sa.Column("completed_at", UTCDateTime, nullable=True))
         batch.create_unique_constraint("uq_assignment_rater_item_kind",
                                        ["rater_id", "item_id", "kind"])
     op.create_table(
@@ -61,4 +63,5 @@ def downgrade() -> None:
     op.drop_table("repeat_rating")
     with op.batch_alter_table("assignment") as batch:
         batch.drop_constraint("uq_assignment_rater_item_kind", type_="unique")
+        batch.drop_column("completed_at")
         batch.drop_column("kind")
