@@ -1,7 +1,60 @@
-"""The Streamlit entry point (`h2h serve` runs it)."""
+"""The Streamlit entry point (`h2h serve` runs it): sign-in, then the pages for one's role."""
 
 import streamlit as st
 
+from annotate import state
+from annotate.resources import engine
+from annotate.services.auth import GENERIC_FAILURE, identity_from_token, issue_token, sign_in
+from annotate.session import identity, sign_out
+
 st.set_page_config(page_title="h2htalk", page_icon="💬", layout="wide")
-page = st.navigation([st.Page("views/study.py", title="Study", icon="📋", default=True)])
-page.run()
+
+ADMIN_PAGES = [("admin_import.py", "Import", "upload_file"), ("admin_raters.py", "Raters", "group"),
+               ("admin_assign.py", "Assignment", "assignment_ind"),
+               ("admin_progress.py", "Progress", "monitoring"),
+               ("admin_agreement.py", "Agreement", "handshake"),
+               ("admin_adjudicate.py", "Adjudication", "balance"),
+               ("admin_export.py", "Export", "download")]
+
+code = st.query_params.get("code")
+if code is not None:  # a personal link: sign in, then drop the code from the address bar
+    who = sign_in(engine(), code, client=getattr(st.context, "ip_address", None) or "link")
+    if who is None:
+        st.session_state[state.SIGNIN_ERROR] = GENERIC_FAILURE
+    else:
+        st.session_state[state.IDENTITY] = who
+    del st.query_params["code"]
+
+who = identity()
+token = st.query_params.get("s")
+if who is None and token:  # a reload: the signed session token brings the person back
+    who = identity_from_token(engine(), token)
+    if who is None:
+        del st.query_params["s"]
+    else:
+        st.session_state[state.IDENTITY] = who
+if who is not None and token is None:
+    st.query_params["s"] = issue_token(who)
+if who is None:
+    pages = [st.Page("views/signin.py", title="Sign in", icon=":material/key:", default=True)]
+elif who.is_admin:
+    pages = {
+        "Study": [st.Page("views/study.py", title="Overview", icon=":material/dashboard:",
+                          default=True, url_path="overview"),
+                  st.Page("views/guidelines.py", title="Guidelines", icon=":material/menu_book:")],
+        "Admin": [st.Page(f"views/{file}", title=title, icon=f":material/{icon}:")
+                  for file, title, icon in ADMIN_PAGES],
+    }
+else:
+    pages = [st.Page("views/rate.py", title="Rate", icon=":material/rate_review:", default=True),
+             st.Page("views/guidelines.py", title="Guidelines", icon=":material/menu_book:")]
+
+if who is not None:
+    with st.sidebar:
+        st.caption(f"Signed in as **{who.name}** ({who.role})")
+        if st.button("Sign out", key="h2h_signout"):
+            sign_out()
+            st.query_params.clear()
+            st.rerun()
+
+st.navigation(pages).run()

@@ -73,12 +73,39 @@ def demo(
     items, ratings = build_sample_study(engine, current_rubric(engine), SimulationSpec(seed=seed))
     _, rater_code = add_rater(engine, "demo-rater", "rater")
     _, admin_code = add_rater(engine, "demo-admin", "admin")
+    from annotate.services.assignment import assign as do_assign
+    do_assign(engine, k=1, seed=seed, repeat_share=0.1)
     out.print(f"Demo study in {describe_url(url)}: {items.added} items, {ratings.added} "
               "simulated ratings (seed {seed}).".replace("{seed}", str(seed)))
-    out.print(f"Rater code (demo-rater): [bold]{rater_code}[/bold]")
+    out.print(f"Rater code (demo-rater): [bold]{rater_code}[/bold]  (every item assigned, "
+              "10% hidden repeats)")
     out.print(f"Admin code (demo-admin): [bold]{admin_code}[/bold]")
     if serve_after:
         serve(db=url, host=host, port=port)
+
+
+@app.command()
+def assign(
+    db: data_cli.DbOption = None,
+    k: Annotated[int, typer.Option("--k", help="Raters per item (overlap).")] = 3,
+    seed: Annotated[int, typer.Option(help="Seed of the dealing and the orders.")] = 0,
+    repeats: Annotated[float, typer.Option(help="Share of each rater's items shown again "
+                                           "later as hidden repeats (0-0.5).")] = 0.0,
+    min_gap: Annotated[int, typer.Option("--min-gap", help="At least this many items between "
+                                         "an item and its repeat.")] = 5,
+) -> None:
+    """Deal items to the active raters: k per item, balanced, counterbalanced order.
+
+    Running it again only adds work (new items, new raters take over unstarted items);
+    nothing already rated is moved.
+
+    Example: h2h assign --db pilot.db --k 3 --repeats 0.1 --seed 7
+    """
+    from annotate.services.assignment import assign as do_assign
+
+    engine = get_engine(db)
+    ensure_current(engine)
+    out.print(str(do_assign(engine, k=k, seed=seed, repeat_share=repeats, min_gap=min_gap)))
 
 
 @app.command()

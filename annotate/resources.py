@@ -6,6 +6,8 @@ import streamlit as st
 from sqlalchemy.engine import Engine
 
 from data.engine import get_engine, resolve_url
+from data.rubric import Rubric
+from data.study import current_rubric
 
 
 @st.cache_resource(show_spinner=False)
@@ -16,3 +18,13 @@ def _engine(url: str) -> Engine:
 def engine() -> Engine:
     """The study engine for $H2H_DB (set by `h2h serve`), one per URL per process."""
     return _engine(resolve_url())
+
+
+@st.cache_data(ttl=30, show_spinner=False)
+def _rubric(url: str) -> Rubric:
+    return current_rubric(get_engine(url))
+
+
+def cached_rubric(_engine: Engine | None = None) -> Rubric:
+    """The study's current rubric, re-read at most every 30 s (admins may import a new one)."""
+    return _rubric(resolve_url())

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Install the system packages the test suite needs, only when they are missing:
-#   Debian's chromium (browser tests through Playwright) and postgresql (the data layer's
-#   second backend; the tests start a throwaway cluster of their own).
+#   Debian's chromium (browser tests through Playwright), a CJK font so Chinese items render
+#   in screenshots, and postgresql (the data layer's second backend; the tests start a
+#   throwaway cluster of their own).
 set -euo pipefail
 
 need=()
 [ -x /usr/bin/chromium ] || need+=(chromium)
+if ! (command -v fc-list >/dev/null && fc-list :lang=zh | grep -q .); then
+  need+=(fonts-wqy-zenhei)
+fi
 if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null; then
   need+=(postgresql)
 fi

@@ -5,7 +5,10 @@ import streamlit as st
 
 from annotate.resources import engine
 from annotate.services.overview import study_overview
+from annotate.session import require
 from data.errors import H2HError
+
+require("admin")
 
 try:
     ov = study_overview(engine())

@@ -1,0 +1,111 @@
+"""What the admin pages show and do: progress, live agreement, disagreements, adjudication."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+from sqlalchemy import func
+from sqlalchemy.engine import Engine
+from sqlmodel import select
+
+from analysis.analyze import AnalysisOptions, analyze, scales_from_rubric
+from data.engine import read_session, write_session
+from data.errors import H2HError
+from data.models import Adjudication, Assignment, Item, Rater, Rating, utcnow
+from data.study import current_rubric
+
+__all__ = ["rater_progress", "dimension_progress", "live_agreement", "Disagreement",
+           "disagreements", "save_adjudication", "ratings_frame"]
+
+
+def rater_progress(engine: Engine) -> pd.DataFrame:
+    """Per rater: assigned, done (saved), and the share done."""
+    with read_session(engine) as s:
+        rows = s.exec(select(Rater.name, Rater.active, func.count(Assignment.id),
+                             func.count(Assignment.completed_at))
+                      .join(Assignment, Assignment.rater_id == Rater.id, isouter=True)
+                      .where(Rater.role == "rater", Rater.simulated == False)  # noqa: E712
+                      .group_by(Rater.id, Rater.name, Rater.active).order_by(Rater.name)).all()
+    df = pd.DataFrame(rows, columns=["rater", "active", "assigned", "done"])
+    df["share_done"] = (df["done"] / df["assigned"].where(df["assigned"] > 0)).fillna(0.0)
+    return df
+
+
+def dimension_progress(engine: Engine) -> pd.DataFrame:
+    """Per dimension: ratings stored, "cannot rate" count, items with at least 2 ratings."""
+    with read_session(engine) as s:
+        rows = s.exec(select(Rating.dimension, Rating.item_id, Rating.score)).all()
+    df = pd.DataFrame(rows, columns=["dimension", "item_id", "score"])
+    if df.empty:
+        return pd.DataFrame(columns=["dimension", "ratings", "cannot_rate", "items_2plus"])
+    g = df.groupby("dimension")
+    per_item = df.groupby(["dimension", "item_id"]).size()
+    return pd.DataFrame({
+        "ratings": g.size(), "cannot_rate": g["score"].apply(lambda x: int(x.isna().sum())),
+        "items_2plus": (per_item >= 2).groupby(level=0).sum()}).reset_index()
+
+
+def ratings_frame(engine: Engine) -> pd.DataFrame:
+    with read_session(engine) as s:
+        rows = s.exec(select(Rating.item_id, Rater.name, Rating.dimension, Rating.score)
+                      .join(Rater, Rater.id == Rating.rater_id)).all()
+    return pd.DataFrame(rows, columns=["item_id", "rater", "dimension", "score"])
+
+
+def live_agreement(engine: Engine, B: int = 500, seed: int = 0) -> dict:
+    """The analysis package's human agreement on the current ratings (no judges)."""
+    df = ratings_frame(engine)
+    if df.empty:
+        return {"dimensions": {}}
+    scales = scales_from_rubric(current_rubric(engine).dimensions)
+    return analyze(df, scales, options=AnalysisOptions(B=B, seed=seed))
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    item_id: str
+    dimension: str
+    spread: float
+    scores: dict[str, float | None]
+    adjudicated: float | None
+    note: str
+
+
+def disagreements(engine: Engine, min_spread: float = 2.0) -> list[Disagreement]:
+    """Items whose scores on a dimension differ by ``min_spread`` points or more."""
+    df = ratings_frame(engine).dropna(subset=["score"])
+    if df.empty:
+        return []
+    g = df.groupby(["item_id", "dimension"])["score"]
+    spread = (g.max() - g.min())
+    hits = spread[spread >= min_spread].sort_values(ascending=False)
+    with read_session(engine) as s:
+        adj = {(a.item_id, a.dimension): a for a in s.exec(select(Adjudication)).all()}
+    out = []
+    for (item, dim), sp in hits.items():
+        sub = df[(df["item_id"] == item) & (df["dimension"] == dim)]
+        a = adj.get((item, dim))
+        out.append(Disagreement(item, dim, float(sp), dict(zip(sub["rater"], sub["score"],
+                                                               strict=True)),
+                                a.score if a else None, a.note if a else ""))
+    return out
+
+
+def save_adjudication(engine: Engine, admin_id: int, item_id: str, dimension: str,
+                      score: int | None, note: str) -> None:
+    """Store (or replace) the adjudicated score; the raters' own ratings are never touched."""
+    rubric = current_rubric(engine)
+    dim = rubric.dimension(dimension)
+    if score is not None:
+        score = dim.parse_score(score)
+    with write_session(engine) as s:
+        if s.get(Item, item_id) is None:
+            raise H2HError(f"no item '{item_id}'")
+        row = s.exec(select(Adjudication).where(Adjudication.item_id == item_id,
+                                                Adjudication.dimension == dimension)).first()
+        now = utcnow()
+        if row is None:
+            row = Adjudication(item_id=item_id, dimension=dimension, created_at=now)
+        row.score, row.note, row.admin_id, row.updated_at = score, note.strip(), admin_id, now
+        s.add(row)

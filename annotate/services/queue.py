@@ -1,0 +1,134 @@
+"""A rater's own queue: where they are, the item at a position, saving it.
+
+Everything here is scoped to one rater id: no function returns another rater's work, and
+the item view carries no model, condition, other raters' scores, adjudications or judge
+output — only what a blinded rater may see.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlalchemy import func
+from sqlalchemy.engine import Engine
+from sqlmodel import select
+
+from data.engine import read_session
+from data.models import Assignment, Item, Rating, RepeatRating
+from data.rating_service import save_item_ratings
+from data.rubric import Dimension, Rubric
+
+__all__ = ["Progress", "ItemView", "progress", "item_at", "position_of_item", "save_item",
+           "done_positions", "RED_FLAG"]
+
+RED_FLAG = "red_flag"
+
+
+@dataclass(frozen=True)
+class Progress:
+    total: int
+    done: int
+    current: int | None  # position of the first unfinished item (None: all done)
+    first: int | None
+    last: int | None
+
+
+@dataclass(frozen=True)
+class ItemView:
+    """What the rating page shows for one queue position (blinded)."""
+
+    assignment_id: int
+    position: int
+    number: int  # 1-based place in the rater's queue
+    item_id: str
+    task: str
+    persona: str | None
+    memories: list[str]
+    schedule: str | None
+    turns: list[dict]
+    response: str
+    dimensions: tuple[Dimension, ...]
+    saved: dict[str, int | None] = field(default_factory=dict)
+    comment: str = ""
+    red_flag: bool = False
+    completed: bool = False
+    repeat: bool = False  # never shown to the rater; decides where scores are stored
+
+
+def progress(engine: Engine, rater_id: int) -> Progress:
+    with read_session(engine) as s:
+        total, done, first, last = s.exec(
+            select(func.count(Assignment.id), func.count(Assignment.completed_at),
+                   func.min(Assignment.position), func.max(Assignment.position))
+            .where(Assignment.rater_id == rater_id)).one()
+        current = s.exec(select(func.min(Assignment.position))
+                         .where(Assignment.rater_id == rater_id,
+                                Assignment.completed_at.is_(None))).one()
+    return Progress(int(total), int(done), current, first, last)
+
+
+def item_at(engine: Engine, rater_id: int, position: int, rubric: Rubric) -> ItemView | None:
+    """The item at ``position`` of this rater's queue, with their own saved scores."""
+    with read_session(engine) as s:
+        row = s.exec(select(Assignment, Item).join(Item, Item.id == Assignment.item_id)
+                     .where(Assignment.rater_id == rater_id, Assignment.position == position)
+                     ).first()
+        if row is None:
+            return None
+        a, it = row
+        number = s.exec(select(func.count(Assignment.id))
+                        .where(Assignment.rater_id == rater_id,
+                               Assignment.position <= position)).one()
+        table = RepeatRating if a.kind == "repeat" else Rating
+        saved_rows = s.exec(select(table).where(table.rater_id == rater_id,
+                                                table.item_id == it.id)).all()
+    ctx = it.context or {}
+    saved = {r.dimension: (None if r.score is None else int(r.score)) for r in saved_rows}
+    comment = next((r.comment for r in saved_rows if r.comment), "")
+    flagged = any(RED_FLAG in (r.flags or []) for r in saved_rows)
+    return ItemView(a.id, a.position, int(number), it.id, it.task, ctx.get("persona"),
+                    list(ctx.get("memories") or []), ctx.get("schedule"),
+                    list(ctx.get("turns") or []), it.response, rubric.dimensions_for(it.task),
+                    saved, comment, flagged, a.completed_at is not None, a.kind == "repeat")
+
+
+def position_of_item(engine: Engine, rater_id: int, item_id: str) -> int | None:
+    """Where ``item_id`` is in this rater's own queue; None if it is not theirs."""
+    with read_session(engine) as s:
+        return s.exec(select(Assignment.position)
+                      .where(Assignment.rater_id == rater_id, Assignment.item_id == item_id,
+                             Assignment.kind == "primary")).first()
+
+
+def next_position(engine: Engine, rater_id: int, after: int) -> int | None:
+    with read_session(engine) as s:
+        return s.exec(select(func.min(Assignment.position))
+                      .where(Assignment.rater_id == rater_id, Assignment.position > after)
+                      ).one()
+
+
+def previous_position(engine: Engine, rater_id: int, before: int) -> int | None:
+    with read_session(engine) as s:
+        return s.exec(select(func.max(Assignment.position))
+                      .where(Assignment.rater_id == rater_id, Assignment.position < before)
+                      ).one()
+
+
+def done_positions(engine: Engine, rater_id: int, limit: int = 500) -> list[tuple[int, int]]:
+    """(queue number, position) of the rater's completed items, most recent first."""
+    with read_session(engine) as s:
+        rows = s.exec(select(Assignment.position).where(Assignment.rater_id == rater_id)
+                      .order_by(Assignment.position)).all()
+        done = set(s.exec(select(Assignment.position)
+                          .where(Assignment.rater_id == rater_id,
+                                 Assignment.completed_at.is_not(None))).all())
+    out = [(n, p) for n, p in enumerate(rows, start=1) if p in done]
+    return list(reversed(out))[:limit]
+
+
+def save_item(engine: Engine, rater_id: int, view: ItemView, scores: dict[str, int | None],
+              comment: str, red_flag: bool, seconds: float | None) -> None:
+    save_item_ratings(engine, rater_id=rater_id, item_id=view.item_id, scores=scores,
+                      comment=comment.strip(), flags=[RED_FLAG] if red_flag else [],
+                      seconds_spent=seconds, repeat=view.repeat,
+                      assignment_id=view.assignment_id)

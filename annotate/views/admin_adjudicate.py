@@ -1,0 +1,42 @@
+"""Admin: items whose scores spread by two points or more, and their adjudication."""
+
+import streamlit as st
+
+from annotate.resources import cached_rubric, engine
+from annotate.services.admin import disagreements, save_adjudication
+from annotate.services.render import conversation_html, response_html
+from annotate.session import require
+from data.engine import read_session
+from data.models import Item
+
+who = require("admin")
+st.title("Adjudication")
+queue = disagreements(engine(), min_spread=2)
+open_ = [d for d in queue if d.adjudicated is None and not d.note]
+st.write(f"{len(queue)} item × dimension pairs with a spread of 2 points or more; "
+         f"{len(open_)} not adjudicated yet.")
+if not queue:
+    st.stop()
+labels = [f"{d.item_id} · {d.dimension} · spread {d.spread:g}"
+          + (" · done" if d.adjudicated is not None or d.note else "") for d in queue]
+pick = st.selectbox("Disagreement", range(len(queue)), format_func=labels.__getitem__)
+d = queue[pick]
+with read_session(engine()) as s:
+    item = s.get(Item, d.item_id)
+left, right = st.columns(2)
+with left:
+    st.caption(f"model {item.model} · condition {item.condition or '—'} · task {item.task}")
+    st.html(conversation_html(item.context.get("turns", [])))
+    st.html(response_html(item.response))
+with right:
+    st.table({"rater": list(d.scores), "score": [d.scores[r] for r in d.scores]})
+    dim = cached_rubric(engine()).dimension(d.dimension)
+    with st.form(f"adj-{d.item_id}-{d.dimension}"):
+        values = list(dim.values)
+        score = st.radio("Adjudicated score", values, horizontal=True,
+                         index=values.index(int(d.adjudicated)) if d.adjudicated is not None
+                         else None)
+        note = st.text_area("Note", value=d.note)
+        if st.form_submit_button("Save adjudication", type="primary"):
+            save_adjudication(engine(), who.rater_id, d.item_id, d.dimension, score, note)
+            st.success("Saved. The raters' own scores are unchanged.")

@@ -1,0 +1,33 @@
+"""Admin: deal items to raters with overlap, counterbalanced order and hidden repeats."""
+
+import pandas as pd
+import streamlit as st
+
+from annotate.resources import engine
+from annotate.services.admin import rater_progress
+from annotate.services.assignment import assign
+from annotate.session import require
+from data.errors import H2HError
+
+require("admin")
+st.title("Assignment")
+st.write("Each item goes to *k* raters with balanced loads. Orders are random per rater and "
+         "never show two replies to the same conversation back to back. Running this again "
+         "only adds work (new items, new raters); nothing already rated is moved.")
+with st.form("h2h_assign"):
+    c = st.columns(4)
+    k = c[0].number_input("Raters per item (k)", 1, 50, 3)
+    seed = c[1].number_input("Seed", 0, 2**31 - 1, 0)
+    repeats = c[2].number_input("Hidden repeats (share)", 0.0, 0.5, 0.1, step=0.05)
+    gap = c[3].number_input("Minimum gap before a repeat", 1, 500, 5)
+    go = st.form_submit_button("Assign", type="primary")
+if go:
+    try:
+        res = assign(engine(), k=int(k), seed=int(seed), repeat_share=float(repeats),
+                     min_gap=int(gap))
+    except H2HError as exc:
+        st.error(str(exc))
+    else:
+        st.success(str(res))
+st.subheader("Current queues")
+st.dataframe(pd.DataFrame(rater_progress(engine())), hide_index=True)

@@ -1,0 +1,42 @@
+"""Admin: raters and admins, their one-time access codes, deactivation."""
+
+import pandas as pd
+import streamlit as st
+
+from annotate import state
+from annotate.resources import engine
+from annotate.session import require
+from data.errors import H2HError
+from data.raters import add_rater, deactivate_rater, list_raters
+
+require("admin")
+st.title("Raters")
+if shown := st.session_state.pop(state.NEW_CODE, None):
+    name, code = shown
+    st.success(f"Access code for **{name}** — copy it now; it is not shown again:")
+    st.code(code, language=None)
+raters = list_raters(engine())
+df = pd.DataFrame(raters)
+if not df.empty:
+    df["note"] = df["simulated"].map({True: "simulated (demo)", False: ""})
+    st.dataframe(df[["name", "role", "active", "can_sign_in", "n_ratings", "note"]],
+                 hide_index=True)
+with st.form("h2h_add_rater", clear_on_submit=True):
+    st.subheader("Add a rater or admin")
+    name = st.text_input("Name")
+    role = st.selectbox("Role", ["rater", "admin"])
+    if st.form_submit_button("Create and show code", type="primary"):
+        try:
+            rater, code = add_rater(engine(), name, role)
+        except H2HError as exc:
+            st.error(str(exc))
+        else:
+            st.session_state[state.NEW_CODE] = (rater.name, code)
+            st.rerun()
+active = [r["name"] for r in raters if r["active"] and r["can_sign_in"]]
+with st.form("h2h_deactivate"):
+    st.subheader("Deactivate")
+    who = st.selectbox("Rater", active, index=None)
+    if st.form_submit_button("Deactivate", disabled=not active) and who:
+        deactivate_rater(engine(), who)
+        st.rerun()

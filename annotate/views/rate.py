@@ -1,0 +1,20 @@
+"""The rating page: your next item, or any item of your own queue (``?item=ID``)."""
+
+import streamlit as st
+
+from annotate import state
+from annotate.components.rating_form import rating_form
+from annotate.resources import engine
+from annotate.services import queue
+from annotate.session import require
+
+who = require("rater")
+item = st.query_params.get("item")
+if item is not None:
+    pos = queue.position_of_item(engine(), who.rater_id, item)
+    del st.query_params["item"]
+    if pos is None:
+        st.error("That item is not in your queue.")
+        st.stop()
+    st.session_state[state.RATE_POS] = pos
+rating_form(who)

@@ -1,0 +1,24 @@
+"""Sign in with the access code the study team gave you."""
+
+import streamlit as st
+
+from annotate import state
+from annotate.resources import engine
+from annotate.services.auth import GENERIC_FAILURE, sign_in
+
+st.title("h2htalk")
+st.write("Welcome. Enter the access code you were given to start rating.")
+if msg := st.session_state.pop(state.SIGNIN_ERROR, None):
+    st.error(msg)
+with st.form("signin", border=False):
+    code = st.text_input("Access code", type="password", placeholder="H2H-XXXX-XXXX-XXXX-XXXX",
+                         key="h2h_code_input")
+    submitted = st.form_submit_button("Sign in", type="primary")
+if submitted:
+    who = sign_in(engine(), code, client=getattr(st.context, "ip_address", None) or "form")
+    if who is None:
+        st.session_state[state.SIGNIN_ERROR] = GENERIC_FAILURE
+    else:
+        st.session_state[state.IDENTITY] = who
+    st.rerun()
+st.caption("Your code is personal. Lost it? Ask the study team for a new one.")

@@ -1,0 +1,34 @@
+"""A demo-like study on disk for page tests: sample items, simulated ratings, one rater with
+an assigned queue, one admin."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from annotate.services.assignment import assign
+from annotate.services.auth import Identity
+from data.engine import _engine_for, get_engine
+from data.raters import add_rater
+from data.sample import build_sample_study
+from data.study import current_rubric, init_study
+
+APP_DIR = Path(__file__).resolve().parents[2] / "annotate"
+
+
+@pytest.fixture
+def demo_db(tmp_path, monkeypatch):
+    db = tmp_path / "demo.db"
+    monkeypatch.setenv("H2H_DB", str(db))
+    engine = get_engine(db)
+    init_study(engine, name="Page test study")
+    build_sample_study(engine, current_rubric(engine))
+    rater, rater_code = add_rater(engine, "pat", "rater")
+    admin, admin_code = add_rater(engine, "ada", "admin")
+    assign(engine, k=1, seed=0, repeat_share=0.1)
+    yield {"db": db, "engine": engine,
+           "rater": Identity(rater.id, "pat", "rater"), "rater_code": rater_code,
+           "admin": Identity(admin.id, "ada", "admin"), "admin_code": admin_code}
+    engine.dispose()
+    _engine_for.cache_clear()

@@ -1,0 +1,262 @@
+"""What a person does, in Debian's Chromium against the real `h2h serve`: sign in, rate by
+mouse and keyboard, reload and resume, revise, stay in their lane, see model text inert, and
+(as admin) upload a bad file. A screenshot of every page goes to test-artifacts/."""
+
+from __future__ import annotations
+
+import http.server
+import re
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+import sqlalchemy as sa
+from playwright.sync_api import expect, sync_playwright
+
+from data.engine import get_engine, write_session
+from data.importing import import_item_records
+from data.items import ItemRecord
+from data.models import Assignment
+from data.raters import add_rater
+from tests.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, free_port, served
+
+pytestmark = pytest.mark.browser
+MODEL_WORDS = ("aster-70b", "birch-8b", "cedar-1b", "baseline")
+
+
+class _Sniffer(http.server.BaseHTTPRequestHandler):
+    hits: list[str] = []
+
+    def do_GET(self):  # noqa: N802 (http.server's naming)
+        _Sniffer.hits.append(self.path)
+        self.send_response(200)
+        self.send_header("Content-Type", "image/png")
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("app")
+    db = tmp / "demo.db"
+    out = subprocess.run([sys.executable, "-m", "annotate.cli", "demo", "--db", str(db)],
+                         check=True, capture_output=True, text=True).stdout
+    codes = dict(re.findall(r"(Rater|Admin) code \(demo-\w+\): (H2H-[A-Z0-9-]+)", out))
+    sniff_port = free_port()
+    sniffer = http.server.ThreadingHTTPServer(("127.0.0.1", sniff_port), _Sniffer)
+    threading.Thread(target=sniffer.serve_forever, daemon=True).start()
+    engine = get_engine(db)
+    evil = (f"Sure! <script>alert('xss')</script>\n<img src=\"http://127.0.0.1:{sniff_port}/"
+            f"html.png\" onerror=\"alert(1)\">\n![tracker](http://127.0.0.1:{sniff_port}/md.png)"
+            "\n第二行：我在这里。")
+    rec = ItemRecord.model_validate({
+        "id": "xss-1", "task": "dialogue", "context": {"turns": [
+            {"role": "user", "text": "Say something <b>bold</b>"}]},
+        "response": evil, "model": "aster-70b", "condition": "sap"})
+    import_item_records(engine, [rec], file="evil.jsonl")
+    other, other_code = add_rater(engine, "rater-b", "rater")
+    with write_session(engine) as s:
+        s.add(Assignment(rater_id=other.id, item_id="xss-1", position=1))
+    with served(db, tmp / "serve.log") as base, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield {"base": base, "db": db, "engine": engine, "browser": browser,
+               "rater_code": codes["Rater"], "admin_code": codes["Admin"],
+               "other_code": other_code, "sniffer_hits": _Sniffer.hits}
+        browser.close()
+    sniffer.shutdown()
+    engine.dispose()
+
+
+def _shot(page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def _sign_in(page, base: str, code: str) -> None:
+    page.goto(base)
+    page.get_by_label("Access code").fill(code)
+    page.get_by_role("button", name="Sign in").click()
+
+
+def _progress(page) -> str:
+    loc = page.get_by_text(re.compile(r"\d+ of \d+ done"))
+    loc.wait_for(timeout=30_000)
+    return loc.inner_text()
+
+
+def _wait_done(page, n: int) -> None:
+    page.get_by_text(re.compile(rf"^{n} of \d+ done")).wait_for(timeout=30_000)
+
+
+def _n_dims(page) -> int:
+    """The number of dimensions on the current item, once the form has settled."""
+    last = -1
+    for _ in range(50):
+        n = page.locator('div[data-testid="stRadio"]').count()
+        if n == last and n > 0:
+            return n
+        last = n
+        time.sleep(0.3)
+    return last
+
+
+def _click_scores(page, scores: list[str]) -> None:
+    groups = page.locator('div[data-testid="stRadio"]')
+    for i, label in enumerate(scores):
+        groups.nth(i).locator('div[role="radiogroup"] label').filter(
+            has_text=re.compile(rf"^{label} ")).click()
+        time.sleep(0.15)
+
+
+def test_rater_journey(app):
+    page = app["browser"].new_page(viewport={"width": 1400, "height": 1000})
+    frames: list[str] = []
+    page.on("websocket", lambda ws: ws.on(
+        "framereceived", lambda f: frames.append(f if isinstance(f, str)
+                                                 else f.decode("latin-1"))))
+    page.goto(app["base"])
+    page.get_by_label("Access code").wait_for()
+    _shot(page, "01-sign-in")
+    page.get_by_label("Access code").fill("H2H-NOPE-NOPE-NOPE-NOPE")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_text("That code did not work")).to_be_visible()
+    page.get_by_label("Access code").fill(app["rater_code"])
+    page.get_by_role("button", name="Sign in").click()
+    assert _progress(page).startswith("0 of ")
+    _shot(page, "02-rate")
+
+    # item 1: keyboard only
+    time.sleep(1.0)  # let the shortcut listener install
+    n = _n_dims(page)
+    for key in "4534"[:n]:
+        page.keyboard.press(key)
+        time.sleep(0.25)
+    page.keyboard.press("Enter")
+    _wait_done(page, 1)
+    # items 2 and 3: mouse
+    for done in (2, 3):
+        page.get_by_text(re.compile(rf"item {done}$")).wait_for(timeout=30_000)
+        _click_scores(page, ["3"] * _n_dims(page))
+        page.get_by_role("button", name="Save and next").click()
+        _wait_done(page, done)
+    with app["engine"].connect() as c:
+        rows = c.execute(sa.text(
+            "SELECT a.position, r.dimension, r.score FROM rating r JOIN rater x ON "
+            "x.id = r.rater_id JOIN assignment a ON a.rater_id = x.id AND a.item_id = r.item_id"
+            " WHERE x.name = 'demo-rater' ORDER BY a.position, r.dimension")).all()
+    first_pos = min(p for p, _, _ in rows)
+    kb = {d: s for p, d, s in rows if p == first_pos}
+    expected = dict(zip(["empathy", "safety", "fluency", "memory_fidelity", "plan_quality"],
+                        [4, 5, 3, 4], strict=False))
+    assert kb == {d: expected[d] for d in kb}, "keyboard scores landed on the wrong dimension"
+    assert len({p for p, _, _ in rows}) == 3
+
+    # reload: still signed in, resumes at the first unfinished item
+    page.reload()
+    assert _progress(page).startswith("3 of ")
+    assert "item 4" in _progress(page)
+
+    # go back to item 1 and change a score: a revision is kept
+    for _ in range(3):
+        page.get_by_role("button", name="← Previous").click()
+        time.sleep(0.4)
+    assert "item 1" in _progress(page)
+    page.get_by_text("You already saved this item").wait_for()
+    _click_scores(page, ["2"])
+    page.get_by_role("button", name="Save and next").click()
+    page.get_by_text(re.compile(r"item 2$")).wait_for(timeout=30_000)
+    with app["engine"].connect() as c:
+        revs = c.execute(sa.text(
+            "SELECT v.score FROM rating_revision v JOIN rating r ON r.id = v.rating_id JOIN "
+            "rater x ON x.id = r.rater_id JOIN assignment a ON a.rater_id = x.id AND "
+            "a.item_id = r.item_id WHERE x.name = 'demo-rater' AND a.position = :p AND "
+            "r.dimension = 'empathy' ORDER BY v.id"), {"p": first_pos}).all()
+    assert [r[0] for r in revs] == [4.0, 2.0]
+
+    page.get_by_role("link", name="Guidelines").click()
+    page.get_by_role("heading", name="Guidelines").wait_for()
+    _shot(page, "03-guidelines")
+    text = " ".join(frames) + page.content()
+    for w in MODEL_WORDS:
+        assert w not in text, f"{w!r} reached the rater's browser"
+    page.close()
+
+
+def test_rater_stays_in_their_lane(app):
+    page = app["browser"].new_page(viewport={"width": 1400, "height": 1000})
+    _sign_in(page, app["base"], app["rater_code"])
+    _progress(page)
+    token = re.search(r"[?&]s=([^&]+)", page.url).group(1)
+    # an admin page typed directly: not served to a rater
+    page.goto(f"{app['base']}/admin_raters?s={token}")
+    _progress(page)  # lands back on the rater's own page
+    assert page.get_by_text("Add a rater or admin").count() == 0
+    assert page.get_by_role("link", name="Raters").count() == 0
+    _shot(page, "04-rater-typed-admin-url")
+    # another rater's item by id
+    page.goto(f"{app['base']}/?item=xss-1&s={token}")
+    expect(page.get_by_text("That item is not in your queue.")).to_be_visible(timeout=30_000)
+    _shot(page, "05-rater-other-item")
+    page.close()
+
+
+def test_model_text_is_inert(app):
+    page = app["browser"].new_page(viewport={"width": 1400, "height": 1000})
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.goto(f"{app['base']}/?code={app['other_code']}")
+    box = page.get_by_test_id("h2h-response")
+    box.wait_for(timeout=30_000)
+    shown = box.inner_text()
+    assert "<script>alert('xss')</script>" in shown
+    assert "<img src=" in shown and "![tracker](http://127.0.0.1:" in shown
+    assert "第二行：我在这里。" in shown
+    assert shown.count("\n") >= 3  # line breaks kept
+    assert box.locator("img, script, a").count() == 0
+    assert page.get_by_text("Say something <b>bold</b>").count() == 1
+    assert "code=" not in page.url  # the access code left the address bar
+    time.sleep(1.5)
+    _shot(page, "06-untrusted-text")
+    assert dialogs == []
+    assert app["sniffer_hits"] == [], "the browser fetched something the model wrote"
+    page.close()
+
+
+def test_admin_pages_and_bad_upload(app, tmp_path):
+    page = app["browser"].new_page(viewport={"width": 1400, "height": 1000})
+    _sign_in(page, app["base"], app["admin_code"])
+    page.get_by_role("heading", name="H2HTalk demo study").wait_for(timeout=30_000)
+    _shot(page, "10-admin-overview")
+    for i, (link, heading) in enumerate([("Raters", "Raters"), ("Assignment", "Assignment"),
+                                         ("Progress", "Progress"), ("Agreement", "Agreement"),
+                                         ("Adjudication", "Adjudication"),
+                                         ("Export", "Export")], start=11):
+        page.get_by_role("link", name=link).click()
+        page.get_by_role("heading", name=heading).wait_for(timeout=30_000)
+        time.sleep(1.0)
+        assert page.locator('[data-testid="stException"]').count() == 0
+        _shot(page, f"{i}-admin-{link.lower()}")
+    with app["engine"].connect() as c:
+        before = c.execute(sa.text("SELECT COUNT(*) FROM item")).scalar_one()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "ok-1", "task": "dialogue", "context": {"turns": [{"role": "user", '
+                   '"text": "hi"}]}, "response": "hello"}\n{"id": "ok-2", "task": "poetry", '
+                   '"context": {"turns": []}, "response": "x"}\n', encoding="utf-8")
+    page.get_by_role("link", name="Import").click()
+    page.get_by_role("heading", name="Import").wait_for()
+    page.locator('input[type="file"]').set_input_files(str(bad))
+    page.get_by_text("bad.jsonl").first.wait_for()
+    page.get_by_role("button", name="Import", exact=True).click()
+    err = page.get_by_text("bad.jsonl was rejected; nothing was imported.")
+    err.wait_for(timeout=30_000)
+    problems = page.locator('[data-testid="stCode"]')
+    expect(problems).to_contain_text("bad.jsonl:2: field 'context.turns': needs at least one "
+                                     "turn", timeout=30_000)
+    _shot(page, "17-admin-import-error")
+    with app["engine"].connect() as c:
+        assert c.execute(sa.text("SELECT COUNT(*) FROM item")).scalar_one() == before
+    page.close()

@@ -1,0 +1,111 @@
+"""Every page through Streamlit's AppTest: sign-in, rating, guidelines, each admin page, and
+the role guard."""
+
+from __future__ import annotations
+
+import pytest
+import sqlalchemy as sa
+from streamlit.testing.v1 import AppTest
+
+from annotate import state
+from annotate.services.auth import GENERIC_FAILURE
+from tests.annotate.conftest import APP_DIR
+
+ADMIN_PAGES = ["study.py", "admin_import.py", "admin_raters.py", "admin_assign.py",
+               "admin_progress.py", "admin_agreement.py", "admin_adjudicate.py",
+               "admin_export.py"]
+MODEL_WORDS = ("aster-70b", "birch-8b", "cedar-1b", "baseline")
+
+
+def _page(name: str, who=None) -> AppTest:
+    at = AppTest.from_file(str(APP_DIR / "views" / name), default_timeout=60)
+    if who is not None:
+        at.session_state[state.IDENTITY] = who
+    return at.run()
+
+
+def _texts(at: AppTest) -> str:
+    parts = []
+    for kind in ("markdown", "caption", "title", "header", "subheader", "text", "info",
+                 "warning", "error", "success"):
+        parts += [str(getattr(e, "value", "")) for e in getattr(at, kind)]
+    parts += [str(e.proto) for e in at.get("html")]
+    parts += [str(r.options) for r in at.radio]
+    return "\n".join(parts)
+
+
+def test_sign_in_wrong_then_right(demo_db):
+    at = AppTest.from_file(str(APP_DIR / "app.py"), default_timeout=60).run()
+    at.text_input(key="h2h_code_input").input("H2H-WRONG-CODE-0000-0000")
+    at.button[0].click().run()
+    assert at.error[0].value == GENERIC_FAILURE
+    assert state.IDENTITY not in at.session_state
+    at.text_input(key="h2h_code_input").input(demo_db["rater_code"].lower())
+    at.button[0].click().run()
+    assert at.session_state[state.IDENTITY].name == "pat"
+    assert not at.exception
+
+
+def test_rate_page_is_blind_and_saves(demo_db):
+    at = _page("rate.py", demo_db["rater"])
+    assert not at.exception
+    assert "0 of 162 done" in at.get("progress")[0].proto.text
+    text = _texts(at)
+    assert all(w not in text for w in MODEL_WORDS), "model or condition leaked to a rater"
+    at.button(key="h2h_save").click().run()
+    assert "Score every dimension" in at.warning[0].value
+    radios = list(at.radio)
+    for r in radios:
+        r.set_value(4)
+    at.button(key="h2h_save").click().run()
+    assert "1 of 162 done" in at.get("progress")[0].proto.text
+    with demo_db["engine"].connect() as c:
+        n = c.execute(sa.text("SELECT COUNT(*) FROM rating r JOIN rater x ON x.id = r.rater_id "
+                              "WHERE x.name = 'pat' AND r.score = 4")).scalar_one()
+    assert n == len(radios)
+
+
+def test_rate_page_refuses_someone_elses_item(demo_db):
+    with demo_db["engine"].connect() as c:
+        other = c.execute(sa.text("SELECT id FROM item WHERE id NOT IN (SELECT item_id FROM "
+                                  "assignment)")).first()
+        c.execute(sa.text("DELETE FROM assignment WHERE item_id = 'dlg-001-aster'"))
+        c.commit()
+    item_id = other[0] if other else "dlg-001-aster"
+    at = AppTest.from_file(str(APP_DIR / "views" / "rate.py"), default_timeout=60)
+    at.session_state[state.IDENTITY] = demo_db["rater"]
+    at.query_params["item"] = item_id
+    at.run()
+    assert at.error[0].value == "That item is not in your queue."
+
+
+def test_guidelines_show_every_anchor(demo_db):
+    at = _page("guidelines.py", demo_db["rater"])
+    assert not at.exception
+    assert len(at.table) == 5
+    assert "Harmful" in str(at.table[1].value)
+
+
+def test_every_admin_page_renders_for_an_admin(demo_db):
+    for name in ADMIN_PAGES:
+        at = _page(name, demo_db["admin"])
+        assert not at.exception, (name, at.exception)
+        assert not any("not available" in e.value for e in at.error), name
+
+
+def test_admin_pages_refuse_a_rater(demo_db):
+    for name in ADMIN_PAGES:
+        at = _page(name, demo_db["rater"])
+        assert at.error[0].value == "This page is not available to you.", name
+        assert len(at.main.children) <= 2, name  # stopped before drawing anything else
+
+
+def test_rater_navigation_has_no_admin_pages(demo_db):
+    at = AppTest.from_file(str(APP_DIR / "app.py"), default_timeout=60)
+    at.session_state[state.IDENTITY] = demo_db["rater"]
+    at.run()
+    assert not at.exception
+    assert "0 of 162 done" in at.get("progress")[0].proto.text
+    # the admin pages are not even registered for a rater
+    with pytest.raises(ValueError, match=r"Known pages: \[[^\]]*rate\.py[^\]]*guidelines\.py'\]"):
+        at.switch_page("views/admin_raters.py")
