@@ -5,6 +5,7 @@ import streamlit as st
 from annotate import state
 from annotate.resources import engine
 from annotate.services.auth import GENERIC_FAILURE, identity_from_token, issue_token, sign_in
+from annotate.services.render import CHAT_CSS
 from annotate.session import identity, sign_out
 
 st.set_page_config(page_title="h2htalk", page_icon="💬", layout="wide")
@@ -57,4 +58,5 @@ if who is not None:
             st.query_params.clear()
             st.rerun()
 
+st.html(CHAT_CSS)  # the page styles, once (outside every fragment)
 st.navigation(pages).run()

@@ -25,6 +25,6 @@ def require(role: str) -> Identity:
 
 def sign_out() -> None:
     for key in list(st.session_state):
-        if str(key).startswith("h2h_") or str(key).startswith("score-"):
+        if str(key).startswith(("h2h_", "score-")):
             del st.session_state[key]
     st.session_state.pop(state.IDENTITY, None)

@@ -15,7 +15,7 @@ from annotate.components.keyboard import SHORTCUTS, keyboard_shortcuts
 from annotate.resources import cached_rubric, engine
 from annotate.services import queue
 from annotate.services.auth import Identity
-from annotate.services.render import conversation_html, plain_html, response_html
+from annotate.services.render import context_html, conversation_html, response_html, shortcuts_html
 from data.errors import H2HError
 
 __all__ = ["rating_form"]
@@ -23,15 +23,33 @@ __all__ = ["rating_form"]
 CANNOT = "cannot"
 
 
-def _key(view: queue.ItemView, dim: str) -> str:
-    return f"score-{view.assignment_id}-{dim}"
+# Widget keys stay the same from item to item so the browser updates the form in place
+# instead of rebuilding it (measurably faster); _load() puts each item's values in them.
+def _key(dim: str) -> str:
+    return f"score-{dim}"
+
+
+COMMENT, FLAG = "h2h_rate_comment", "h2h_rate_flag"
+
+
+def _load(view: queue.ItemView) -> None:
+    """Fill the form's widgets with this item's saved values (or blanks) once per item."""
+    if st.session_state.get(state.RATE_LOADED) == view.assignment_id:
+        return
+    for d in view.dimensions:
+        saved = view.saved.get(d.key, "unsaved")
+        st.session_state[_key(d.key)] = (None if saved == "unsaved" else
+                                         CANNOT if saved is None else saved)
+    st.session_state[COMMENT] = view.comment
+    st.session_state[FLAG] = view.red_flag
+    st.session_state[state.RATE_LOADED] = view.assignment_id
 
 
 def _save(who: Identity, view: queue.ItemView) -> None:
     scores: dict[str, int | None] = {}
     missing = []
     for d in view.dimensions:
-        v = st.session_state.get(_key(view, d.key))
+        v = st.session_state.get(_key(d.key))
         if v is None:
             missing.append(d.label)
         else:
@@ -44,8 +62,8 @@ def _save(who: Identity, view: queue.ItemView) -> None:
     secs = time.monotonic() - shown[1] if shown and shown[0] == view.assignment_id else None
     try:
         queue.save_item(engine(), who.rater_id, view, scores,
-                        st.session_state.get(f"comment-{view.assignment_id}", ""),
-                        bool(st.session_state.get(f"flag-{view.assignment_id}", False)), secs)
+                        st.session_state.get(COMMENT, ""),
+                        bool(st.session_state.get(FLAG, False)), secs)
     except H2HError as exc:
         st.session_state[state.RATE_MESSAGE] = str(exc)
         return
@@ -54,6 +72,20 @@ def _save(who: Identity, view: queue.ItemView) -> None:
     # after the last item, go to the first unfinished one (if any was skipped) or stay
     st.session_state[state.RATE_POS] = nxt if nxt is not None else (prog.current or
                                                                    view.position)
+
+
+def anchors_help(d) -> str:
+    """The dimension's description and the anchor of every level, shown from the (?) icon."""
+    lines = [d.description, ""] if d.description else []
+    lines += [f"**{lv.value} · {lv.label}** — {lv.anchor}" for lv in d.levels]
+    return "\n\n".join(lines)
+
+
+def _jump(rater_id: int) -> None:
+    number = st.session_state.get("h2h_jump")
+    if number:
+        _go(queue.position_of_number(engine(), rater_id, int(number)))
+    st.session_state["h2h_jump"] = None
 
 
 def _go(pos: int | None) -> None:
@@ -79,8 +111,9 @@ def rating_form(who: Identity) -> None:
         st.rerun(scope="fragment")
     if st.session_state.get(state.RATE_SHOWN_AT, (None,))[0] != view.assignment_id:
         st.session_state[state.RATE_SHOWN_AT] = (view.assignment_id, time.monotonic())
+    _load(view)
 
-    top = st.columns([3, 1, 1, 1])
+    top = st.columns([3, 1, 1, 1, 1])
     top[0].progress(prog.done / prog.total, text=f"{prog.done} of {prog.total} done · "
                                                   f"item {view.number}")
     top[1].button("← Previous", on_click=_go, key="h2h_prev",
@@ -89,6 +122,10 @@ def rating_form(who: Identity) -> None:
     top[2].button("Next →", on_click=_go, key="h2h_next",
                   args=(queue.next_position(eng, who.rater_id, view.position),),
                   disabled=view.position == prog.last)
+    top[4].number_input("Go to item", min_value=1, max_value=prog.total, value=None,
+                        step=1, key="h2h_jump", on_change=_jump, args=(who.rater_id,),
+                        placeholder="item #", label_visibility="collapsed",
+                        help="Type an item number and press Enter to go there")
     top[3].button("Resume", on_click=_go, args=(prog.current,), key="h2h_resume",
                   disabled=prog.current is None or prog.current == view.position,
                   help="Jump to the first item you have not finished")
@@ -99,54 +136,29 @@ def rating_form(who: Identity) -> None:
         st.caption("You already saved this item; changes are saved as a new revision.")
 
     left, right = st.columns([1, 1], gap="large")
-    with left:
-        st.markdown(f"**Conversation** · {view.task}")
-        if view.persona:
-            with st.expander("Companion persona"):
-                st.html(plain_html(view.persona))
-        if view.memories:
-            with st.expander(f"Memories from earlier sessions ({len(view.memories)})"):
-                st.html(conversation_html([{"role": "companion", "text": m}
-                                           for m in view.memories]))
-        if view.schedule:
-            with st.expander("Schedule"):
-                st.html(plain_html(view.schedule))
-        st.html(conversation_html(view.turns))
-        st.markdown("**Companion's reply to rate**")
-        st.html(response_html(view.response))
-    with right:
+    with left:  # one element for the whole context: fewer messages, a faster next item
+        st.html(f"<p><b>Conversation</b> · {view.task}</p>"
+                + context_html(view.persona, view.memories, view.schedule)
+                + conversation_html(view.turns)
+                + "<p style='margin:.8rem 0 .3rem 0'><b>Companion's reply to rate</b></p>"
+                + response_html(view.response))
+    with right, st.form("h2h_rate_form", border=False):
+        # A form: choosing scores costs no round trip; "Save and next" sends them all at once.
         for d in view.dimensions:
             options = [lv.value for lv in d.levels] + [CANNOT]
             labels = {lv.value: f"{lv.value} · {lv.label}" for lv in d.levels}
             labels[CANNOT] = "Cannot rate"
-            k = _key(view, d.key)
-            if k not in st.session_state and d.key in view.saved:
-                saved = view.saved[d.key]
-                st.session_state[k] = CANNOT if saved is None else saved
-            extra = {} if k in st.session_state else {"index": None}
-            st.radio(f"**{d.label}**", options, key=k, horizontal=True,
-                     format_func=labels.__getitem__, help=d.description, **extra)
-            chosen = st.session_state.get(k)
-            anchors = {lv.value: lv.anchor for lv in d.levels}
-            if chosen in anchors:
-                st.caption(anchors[chosen])
-            with st.expander(f"What each {d.label.lower()} score means"):
-                for lv in d.levels:
-                    st.markdown(f"**{lv.value} · {lv.label}** — {lv.anchor}")
-        ck, fk = f"comment-{view.assignment_id}", f"flag-{view.assignment_id}"
-        if ck not in st.session_state:
-            st.session_state[ck] = view.comment
-        if fk not in st.session_state:
-            st.session_state[fk] = view.red_flag
-        st.toggle("Safety red flag", key=fk,
+            st.radio(f"**{d.label}**", options, key=_key(d.key), horizontal=True,
+                     format_func=labels.__getitem__, help=anchors_help(d))
+        st.toggle("Safety red flag", key=FLAG,
                   help="Switch on if this reply could put a vulnerable user at risk.")
-        st.text_area("Comment (optional)", key=ck, height=80)
+        st.text_area("Comment (optional)", key=COMMENT, height=80)
         if msg := st.session_state.pop(state.RATE_MESSAGE, None):
             st.warning(msg)
-        st.button("Save and next", type="primary", on_click=_save, args=(who, view),
-                  key="h2h_save", width="stretch")
-        with st.expander("Keyboard shortcuts"):
-            for keys, what in SHORTCUTS:
-                st.markdown(f"`{keys}` — {what}")
-    keyboard_shortcuts(str(view.assignment_id), [[lv.value for lv in d.levels]
-                                                 for d in view.dimensions])
+        st.form_submit_button("Save and next", type="primary", on_click=_save,
+                              args=(who, view), key="h2h_save", width="stretch")
+    keyboard_shortcuts()
+    # drawn last: once the end marker names this item, the whole form for it is on screen
+    with right:
+        st.html(shortcuts_html(SHORTCUTS)
+                + f'<span data-testid="h2h-ready" data-item="{view.assignment_id}"></span>')

@@ -19,7 +19,8 @@ from data.rating_service import save_item_ratings
 from data.rubric import Dimension, Rubric
 
 __all__ = ["Progress", "ItemView", "progress", "item_at", "position_of_item", "save_item",
-           "done_positions", "RED_FLAG"]
+           "done_positions", "position_of_number", "next_position", "previous_position",
+           "RED_FLAG"]
 
 RED_FLAG = "red_flag"
 
@@ -112,6 +113,15 @@ def previous_position(engine: Engine, rater_id: int, before: int) -> int | None:
         return s.exec(select(func.max(Assignment.position))
                       .where(Assignment.rater_id == rater_id, Assignment.position < before)
                       ).one()
+
+
+def position_of_number(engine: Engine, rater_id: int, number: int) -> int | None:
+    """The queue position of the rater's ``number``-th item (1-based)."""
+    if number < 1:
+        return None
+    with read_session(engine) as s:
+        return s.exec(select(Assignment.position).where(Assignment.rater_id == rater_id)
+                      .order_by(Assignment.position).offset(number - 1).limit(1)).first()
 
 
 def done_positions(engine: Engine, rater_id: int, limit: int = 500) -> list[tuple[int, int]]:

@@ -1,5 +1,8 @@
 """Model and user text rendered inert: every character escaped, nothing fetched or run.
 
+The page styles (:data:`CHAT_CSS`) are added once per page by the app, not with every block:
+each extra style sheet would make the browser restyle the whole page.
+
 The conversation is built as HTML from escaped text only (no markdown, so no images or links
 can appear), with line breaks kept by CSS ``white-space: pre-wrap``. Any script, HTML tag or
 markdown image in a response shows as the literal characters the model wrote.
@@ -9,7 +12,8 @@ from __future__ import annotations
 
 import html
 
-__all__ = ["conversation_html", "response_html", "plain_html", "CHAT_CSS"]
+__all__ = ["conversation_html", "response_html", "plain_html", "context_html",
+           "shortcuts_html", "CHAT_CSS"]
 
 CHAT_CSS = """
 <style>
@@ -20,6 +24,10 @@ CHAT_CSS = """
 .h2h-companion{align-self:flex-start;background:#f1f3f4;border-bottom-left-radius:.2rem}
 .h2h-who{font-size:.75rem;color:#5f6368;margin-bottom:.15rem}
 .h2h-plain{white-space:pre-wrap;overflow-wrap:anywhere}
+.h2h-ctx{border:1px solid #dadce0;border-radius:.5rem;padding:.35rem .7rem;margin-bottom:.4rem}
+.h2h-ctx summary{cursor:pointer;font-size:.9rem}.h2h-ctx ul{margin:.3rem 0 .2rem 1rem}
+.h2h-keys{font-size:.8rem;color:#5f6368}.h2h-keys kbd{border:1px solid #dadce0;
+  border-radius:3px;padding:0 .3rem;background:#f8f9fa;font-family:inherit}
 .h2h-response{padding:.8rem 1rem;border:2px solid #1a73e8;border-radius:.6rem;
   white-space:pre-wrap;overflow-wrap:anywhere;font-size:1.05rem;line-height:1.55}
 </style>
@@ -39,14 +47,35 @@ def conversation_html(turns: list[dict]) -> str:
         parts.append(f'<div class="h2h-turn h2h-{role}"><div class="h2h-who">{who}</div>'
                      f'{_esc(str(t.get("text", "")))}</div>')
     parts.append("</div>")
-    return CHAT_CSS + "".join(parts)
+    return "".join(parts)
 
 
 def response_html(text: str) -> str:
     """The reply to rate, set apart from the conversation."""
-    return CHAT_CSS + f'<div class="h2h-response" data-testid="h2h-response">{_esc(text)}</div>'
+    return f'<div class="h2h-response" data-testid="h2h-response">{_esc(text)}</div>'
 
 
 def plain_html(text: str) -> str:
     """Any other untrusted text (persona, schedule), escaped, line breaks kept."""
-    return CHAT_CSS + f'<div class="h2h-plain">{_esc(text)}</div>'
+    return f'<div class="h2h-plain">{_esc(text)}</div>'
+
+
+def shortcuts_html(shortcuts: list[tuple[str, str]]) -> str:
+    items = " · ".join(f"<kbd>{_esc(k)}</kbd> {_esc(v)}" for k, v in shortcuts)
+    return f'<div class="h2h-keys">Keyboard: {items}</div>'
+
+
+def context_html(persona: str | None, memories: list[str], schedule: str | None) -> str:
+    """Persona, memories and schedule as folded panels (one element, all text escaped)."""
+    parts = []
+    if persona:
+        parts.append('<details class="h2h-ctx"><summary>Companion persona</summary>'
+                     f'<div class="h2h-plain">{_esc(persona)}</div></details>')
+    if memories:
+        items = "".join(f'<li class="h2h-plain">{_esc(m)}</li>' for m in memories)
+        parts.append(f'<details class="h2h-ctx"><summary>Memories from earlier sessions '
+                     f'({len(memories)})</summary><ul>{items}</ul></details>')
+    if schedule:
+        parts.append('<details class="h2h-ctx"><summary>Schedule</summary>'
+                     f'<div class="h2h-plain">{_esc(schedule)}</div></details>')
+    return "".join(parts)

@@ -88,3 +88,14 @@ def test_rendering_escapes_everything():
     assert "<script>alert" not in out and "<img src=x" not in out
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in out
     assert "![x](http://h/x.png)" in out  # shown literally; no markdown is ever parsed
+
+
+def test_go_to_item_number(demo_db):
+    eng, who = demo_db["engine"], demo_db["rater"]
+    prog = queue.progress(eng, who.rater_id)
+    assert queue.position_of_number(eng, who.rater_id, 1) == prog.first
+    assert queue.position_of_number(eng, who.rater_id, prog.total) == prog.last
+    assert queue.position_of_number(eng, who.rater_id, prog.total + 1) is None
+    view = queue.item_at(eng, who.rater_id, queue.position_of_number(eng, who.rater_id, 7),
+                         current_rubric(eng))
+    assert view.number == 7
