@@ -18,7 +18,7 @@ from .analyze import AnalysisOptions, Scale, analyze, infer_scales
 from .bands import koo_li_band, krippendorff_band, landis_koch_band
 from .io import JUDGES_REQUIRED, RATINGS_REQUIRED, read_long_csv
 
-__all__ = ["analyze_cmd", "register", "parse_scale"]
+__all__ = ["analyze_cmd", "report_cmd", "register", "parse_scale"]
 
 # Tables stay readable when piped to a file (rich would otherwise assume 80 columns).
 out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 120)
@@ -187,7 +187,48 @@ def print_tables(res: dict) -> None:
     out.print(j)
 
 
+def report_cmd(
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder for the report files.")],
+    db: Annotated[str | None, typer.Option("--db", help="Study database.")] = None,
+    bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples B.")] = 1000,
+    seed: Annotated[int, typer.Option(help="Seed of every bootstrap.")] = 0,
+    alpha_min: Annotated[float, typer.Option("--alpha-min")] = 0.667,
+    ci_method: Annotated[str, typer.Option("--ci-method", help="unit or hk.")] = "unit",
+    alt_epsilon: Annotated[float, typer.Option("--alt-epsilon")] = 0.2,
+    figures: Annotated[bool, typer.Option("--figures/--no-figures", help="Export every figure "
+                                          "as PNG and SVG (needs Chromium).")] = True,
+) -> None:
+    """Write the paper-ready report: report.html (self-contained), report.md, tables.tex,
+    a CSV per table, every figure as PNG and SVG, manifest.json and analysis.json.
+
+    Its numbers are the ones `h2h analyze --json` gives with the same options.
+
+    Example: h2h report --db pilot.db --out report/ --bootstrap 2000 --seed 1
+    """
+    import time
+
+    from data.engine import get_engine
+
+    from .report import build_bundle, write_report
+
+    if ci_method not in ("unit", "hk"):
+        raise H2HError(f"--ci-method: '{ci_method}' is not unit or hk")
+    if out_dir.exists() and not out_dir.is_dir():
+        raise H2HError(f"--out: {out_dir} exists and is not a folder")
+    t0 = time.perf_counter()
+    opts = AnalysisOptions(B=bootstrap, seed=seed, alpha_min=alpha_min,
+                           ci_method=ci_method, alt_epsilon=alt_epsilon)  # type: ignore[arg-type]
+    bundle = build_bundle(get_engine(db), opts)
+    t_bundle = time.perf_counter() - t0
+    timing = write_report(bundle, out_dir, figures=figures)
+    total = time.perf_counter() - t0
+    steps = ", ".join(f"{k} {v:.1f} s" for k, v in timing.items())
+    out.print(f"Report written to {out_dir}/ in {total:.1f} s (statistics {t_bundle:.1f} s, "
+              f"{steps})")
+    for res in bundle["calibration"].values():
+        out.print(res["verdict"]["text"])
+
+
 def register(app: typer.Typer) -> None:
     app.command("analyze")(analyze_cmd)
-
-
+    app.command("report")(report_cmd)

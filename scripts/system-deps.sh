@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install the system packages the test suite needs, only when they are missing:
 #   Debian's chromium (browser tests through Playwright), a CJK font so Chinese items render
-#   in screenshots, and postgresql (the data layer's second backend; the tests start a
+#   in screenshots, pdflatex with booktabs (the report's LaTeX tables are compiled in a test),
+#   and postgresql (the data layer's second backend; the tests start a
 #   throwaway cluster of their own).
 set -euo pipefail
 
@@ -12,6 +13,9 @@ if ! (command -v fc-list >/dev/null && fc-list :lang=zh | grep -q .); then
 fi
 if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null; then
   need+=(postgresql)
+fi
+if ! command -v pdflatex >/dev/null || ! kpsewhich booktabs.sty >/dev/null 2>&1; then
+  need+=(texlive-latex-base texlive-latex-recommended)  # the report's tables.tex is compiled
 fi
 for extra in "$@"; do
   command -v "$extra" >/dev/null || need+=("$extra")

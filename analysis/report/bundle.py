@@ -1,0 +1,160 @@
+"""Everything the report shows, computed once from the study database.
+
+The ``analysis`` part is exactly :func:`analysis.analyze.analyze` with the same options that
+`h2h analyze --json` uses, so the report's numbers are the analysis JSON's numbers.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sqlalchemy.engine import Engine
+from sqlmodel import select
+
+from data.engine import read_session
+from data.models import Item, Rater, Rating
+
+from ..analyze import AnalysisOptions, analyze
+from ..calibration import JudgeRun, calibrate, compare_dimension
+from ..judge import aggregate_samples
+from ..layout import as_ratings
+from ..leaderboard import leaderboard
+
+__all__ = ["build_bundle", "study_items", "study_flags"]
+
+
+def study_items(engine: Engine) -> pd.DataFrame:
+    with read_session(engine) as s:
+        rows = s.exec(select(Item.id, Item.model, Item.condition, Item.task, Item.scenario,
+                             Item.response)).all()
+    df = pd.DataFrame(rows, columns=["item_id", "model", "condition", "task", "scenario",
+                                     "response"])
+    df["condition"] = df["condition"].fillna("none")
+    df["length"] = df["response"].str.len()
+    return df.drop(columns="response")
+
+
+def study_flags(engine: Engine) -> pd.DataFrame:
+    with read_session(engine) as s:
+        rows = s.exec(select(Rating.item_id, Rater.name, Rating.flags)
+                      .join(Rater, Rater.id == Rating.rater_id)).all()
+    return pd.DataFrame([(i, r, "red_flag" in (f or [])) for i, r, f in rows],
+                        columns=["item_id", "rater", "red_flag"])
+
+
+def _judge_configs(engine: Engine) -> list[dict]:
+    try:
+        from data.models import JudgeConfigRow  # arrives with the judge tables
+    except ImportError:
+        return []
+    with read_session(engine) as s:
+        rows = s.exec(select(JudgeConfigRow).order_by(JudgeConfigRow.name)).all()
+    return [{"name": r.name, "hash": r.hash, "provider": r.provider, "model": r.model,
+             "template": r.template_name, "template_hash": r.template_hash,
+             "rubric_version": r.rubric_version, "mode": r.mode,
+             "reason_first": r.reason_first, "temperature": r.temperature,
+             "max_tokens": r.max_tokens, "samples": r.samples} for r in rows]
+
+
+def _judges(engine: Engine) -> pd.DataFrame:
+    try:
+        from ..study import study_judges
+    except ImportError:
+        return pd.DataFrame(columns=["item_id", "judge", "dimension", "score", "sample"])
+    return study_judges(engine)
+
+
+def _versions() -> dict[str, str]:
+    out = {}
+    for p in ("h2htalk", "numpy", "scipy", "pandas", "krippendorff", "plotly", "kaleido",
+              "streamlit", "sqlalchemy", "anthropic", "openai"):
+        try:
+            out[p] = version(p)
+        except PackageNotFoundError:
+            out[p] = "not installed"
+    return out
+
+
+def build_bundle(engine: Engine, options: AnalysisOptions = AnalysisOptions()) -> dict[str, Any]:
+    from ..study import study_frames
+
+    ratings, scales, context = study_frames(engine)
+    judges = _judges(engine)
+    items = study_items(engine)
+    analysis = analyze(ratings, scales, judges=judges if not judges.empty else None,
+                       options=options, context=context)
+    calib: dict[str, dict] = {}
+    ba: list[dict] = []
+    lengths = items.set_index("item_id")["length"]
+    for dim, sc in scales.items():
+        sub = ratings[ratings["dimension"] == dim].rename(columns={"item_id": "item"})
+        sub = sub.dropna(subset=["score"])
+        if sub.empty or sub["rater"].nunique() < 2:
+            continue
+        humans = as_ratings(sub)
+        runs = {}
+        for jname, jg in judges[judges["dimension"] == dim].groupby("judge"):
+            js = jg.rename(columns={"item_id": "item"})
+            per_item, samples = aggregate_samples(js, sc.level, humans.items)
+            runs[str(jname)] = JudgeRun(per_item, samples, int(js["score"].isna().sum()),
+                                        len(js))
+            hm = np.nanmean(humans.matrix, axis=1)
+            ok = ~np.isnan(per_item) & ~np.isnan(hm)
+            ba.append({"judge": str(jname), "dimension": dim,
+                       "mean": ((per_item[ok] + hm[ok]) / 2).tolist(),
+                       "diff": (per_item[ok] - hm[ok]).tolist()})
+        if runs:
+            calib[dim] = compare_dimension(
+                dim, humans, runs, sc.level, sc.values,
+                lengths=lengths.reindex(list(humans.items)).to_numpy(float),
+                binary=sc.binary, B=options.B, seed=options.seed,
+                alt_epsilon=options.alt_epsilon, alt_scoring=options.alt_scoring)
+    calibrate(calib)
+    flags = study_flags(engine)
+    boards = {"humans": leaderboard(ratings, items, B=options.B, seed=options.seed,
+                                    flags=flags, source="humans")}
+    best = _best_judge(calib)
+    if best is not None:
+        jb = judges[judges["judge"] == best]
+        boards["judge"] = leaderboard(jb, items, B=options.B, seed=options.seed,
+                                      source=f"judge {best} (best calibrated)")
+    configs = _judge_configs(engine)
+    manifest = {
+        "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "study": context.get("study"), "rubric": context.get("rubric"),
+        "counts": {"items": int(len(items)), "raters": int(ratings["rater"].nunique()),
+                   "ratings": int(ratings["score"].notna().sum()),
+                   "cannot_rate": int(ratings["score"].isna().sum()),
+                   "simulated_raters": context.get("simulated_raters", []),
+                   "judgments": int(len(judges)),
+                   "unscored_judgments": int(judges["score"].isna().sum())},
+        "judge_configurations": configs,
+        "bootstrap": {"method": options.ci_method, "B": options.B, "seed": options.seed,
+                      "level": options.ci, "alpha_min": options.alpha_min,
+                      "calibration": "paired item bootstrap (same resamples for every "
+                                     "configuration), percentile CIs, Holm across dimensions",
+                      "leaderboard": "item bootstrap, percentile CIs"},
+        "alt_test": {"epsilon": options.alt_epsilon,
+                     "scoring": options.alt_scoring or "accuracy for nominal, neg_rmse "
+                                                        "otherwise"},
+        "best_judge": best, "packages": _versions(),
+    }
+    return {"analysis": analysis, "calibration": calib, "leaderboards": boards,
+            "bland_altman": ba, "manifest": manifest}
+
+
+def _best_judge(calib: dict) -> str | None:
+    """The configuration that is best on the most dimensions (ties: higher mean QWK)."""
+    wins: dict[str, list] = {}
+    for res in calib.values():
+        b = res["verdict"].get("best")
+        if b:
+            q = res["configs"][b]["qwk"]["value"] or 0.0
+            wins.setdefault(b, []).append(q)
+    if not wins:
+        return None
+    return max(wins, key=lambda k: (len(wins[k]), float(np.mean(wins[k]))))

@@ -1,0 +1,149 @@
+"""The report's tables as DataFrames (one per section), straight from the bundle's numbers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from ..bands import koo_li_band, krippendorff_band, landis_koch_band
+
+__all__ = ["Table", "report_tables"]
+
+
+@dataclass(frozen=True)
+class Table:
+    key: str
+    title: str
+    caption: str
+    df: pd.DataFrame
+    ci_pairs: tuple[tuple[str, str, str], ...] = ()  # (label, low column, high column)
+
+
+def _ci(v: dict | None, key: str = "value") -> tuple:
+    v = v or {}
+    return v.get(key), v.get("low"), v.get("high")
+
+
+def report_tables(bundle: dict) -> list[Table]:
+    a = bundle["analysis"]
+    boot = a["meta"]["bootstrap"]
+    how = (f"{boot['level']:.0%} percentile CIs from the {boot['method']} bootstrap "
+           f"(B = {boot['B']}, seed = {boot['seed']})")
+    out: list[Table] = []
+    rows = []
+    for dim, d in a["dimensions"].items():
+        if "alpha" not in d:
+            continue
+        lv = d["level"]
+        icc2 = d["icc"].get("ICC2") or {}
+        rows.append({"dimension": dim, "level": lv, "items": d["n_items"],
+                     "raters": d["n_raters"], "ratings": d["n_ratings"],
+                     "alpha": d["alpha"][lv], "alpha_low": d["alpha_ci"]["low"],
+                     "alpha_high": d["alpha_ci"]["high"],
+                     "q_below_min": d["alpha_ci"]["q_below_min"],
+                     "alpha_reading": krippendorff_band(d["alpha"][lv]),
+                     "fleiss_kappa": d["fleiss_kappa"],
+                     "cohen_qwk": d["cohen_kappa"]["quadratic"],
+                     "kappa_reading": landis_koch_band(d["cohen_kappa"]["quadratic"]),
+                     "icc2": icc2.get("value"), "icc2_low": icc2.get("low"),
+                     "icc2_high": icc2.get("high"), "icc_reading": koo_li_band(icc2.get("value")),
+                     "ac1": d["gwet"]["ac1"], "ac2_quadratic": d["gwet"]["ac2_quadratic"],
+                     "exact": d["percent_exact"], "within1": d["percent_within1"]})
+    out.append(Table("human_agreement", "Human agreement per dimension",
+                     f"Krippendorff's alpha at each dimension's level with {how}; ICC(2,1) with "
+                     "F-based CIs on the largest complete items x raters table; Cohen's kappa "
+                     "quadratic-weighted, mean over rater pairs. Readings: Krippendorff "
+                     "(alpha >= .800 reliable, >= .667 tentative), Landis & Koch, Koo & Li.",
+                     pd.DataFrame(rows),
+                     (("alpha", "alpha_low", "alpha_high"), ("icc2", "icc2_low", "icc2_high"))))
+    rows = []
+    sim = set(a["meta"].get("simulated_raters", []))
+    for dim, d in a["dimensions"].items():
+        for rater, r in (d.get("raters") or {}).items():
+            rows.append({"dimension": dim, "rater": rater + (" (simulated)" if rater in sim
+                                                             else ""), **r})
+    out.append(Table("rater_diagnostics", "Per-rater diagnostics",
+                     "Items rated, mean and SD of scores (leniency), alpha without the rater, "
+                     "Pearson correlation with the mean of the other raters.",
+                     pd.DataFrame(rows)))
+    rows = []
+    for judge, dims in a["judges"].items():
+        for dim, m in dims.items():
+            if "qwk" not in m:
+                continue
+            c = a["human_ceiling"].get(dim, {})
+            alt = m.get("alt_test") or {}
+            rows.append({"judge": judge, "dimension": dim, "qwk": m["qwk"],
+                         "ceiling_qwk": c.get("qwk"), "spearman": m["spearman"],
+                         "ceiling_spearman": c.get("spearman"), "mae": m["mae"],
+                         "ceiling_mae": c.get("mae"), "bias": m["bias"],
+                         "alpha_humans": m["alpha_humans"],
+                         "alpha_with_judge": m["alpha_with_judge"],
+                         "self_consistency": m["self_consistency_alpha"],
+                         "alt_omega": alt.get("winning_rate"), "alt_rho": alt.get("advantage_prob"),
+                         "alt_pass": alt.get("passed"), "unscored": m.get("n_unscored")})
+    alt_meta = a["meta"]["alt_test"]
+    out.append(Table("judge_vs_ceiling", "Judges against humans, beside the human ceiling",
+                     "Judge metrics against the humans and the same metrics for each human "
+                     "against the other humans (leave one out; 'ceiling'). Alternative "
+                     f"annotator test (Calderon et al. 2025) with epsilon = {alt_meta['epsilon']}"
+                     ", Benjamini-Yekutieli q = .05; pass at omega >= .5.", pd.DataFrame(rows)))
+    rows, pairs, verdicts = [], [], []
+    calib = bundle["calibration"]
+    for dim, res in calib.items():
+        for cfg, c in res["configs"].items():
+            q, ql, qh = _ci(c["qwk"])
+            al, all_, alh = _ci(c["alpha_with_judge"])
+            mae, ml, mh = _ci(c["mae"])
+            v = c.get("verbosity") or {}
+            rows.append({"dimension": dim, "configuration": cfg, "qwk": q, "qwk_low": ql,
+                         "qwk_high": qh, "alpha_with_judge": al, "alpha_low": all_,
+                         "alpha_high": alh, "mae": mae, "mae_low": ml, "mae_high": mh,
+                         "bias": c.get("bias"), "unscored_rate": c.get("unscored_rate"),
+                         "verbosity_judge": v.get("judge"), "verbosity_humans": v.get("humans"),
+                         "self_consistency": c.get("self_consistency_alpha"),
+                         "alt_pass": (c.get("alt_test") or {}).get("passed")})
+        for p in res["pairs"]:
+            pairs.append({"dimension": dim, "a": p["a"], "b": p["b"], "metric": p["metric"],
+                          "difference": p["diff"], "low": p["low"], "high": p["high"],
+                          "p": p["p"], "p_holm": p.get("p_holm")})
+        verdicts.append({"dimension": dim, "best": res["verdict"]["best"],
+                         "can_replace": res["verdict"]["can_replace"],
+                         "verdict": res["verdict"]["text"],
+                         "caveats": "; ".join(res["verdict"].get("caveats", []))})
+    m = bundle["manifest"]["bootstrap"]
+    chow = f"paired item bootstrap, B = {m['B']}, seed = {m['seed']}, 95% percentile CIs"
+    out.append(Table("calibration", "Judge configurations compared",
+                     f"QWK, alpha with the judge and MAE per configuration ({chow}); bias = "
+                     "mean judge minus human mean; verbosity = Spearman correlation of score "
+                     "with reply length (judge, humans).", pd.DataFrame(rows),
+                     (("qwk", "qwk_low", "qwk_high"), ("alpha_with_judge", "alpha_low",
+                                                       "alpha_high"),
+                      ("mae", "mae_low", "mae_high"))))
+    out.append(Table("calibration_pairs", "Paired differences between configurations",
+                     f"Difference a minus b ({chow}); two-sided bootstrap p, Holm-corrected "
+                     "across dimensions per pair and metric.", pd.DataFrame(pairs),
+                     (("difference", "low", "high"),)))
+    out.append(Table("verdicts", "Can a judge replace a human rater?",
+                     "Best configuration per dimension (highest QWK) and the alternative "
+                     "annotator test's decision.", pd.DataFrame(verdicts)))
+    for src, board in bundle["leaderboards"].items():
+        cells = pd.DataFrame(board["cells"])
+        out.append(Table(f"leaderboard_{src}", f"Model leaderboard ({board['source']})",
+                         "Mean score per companion model, task family and dimension (item "
+                         f"means); item bootstrap, B = {board['B']}, seed = {board['seed']}, 95% "
+                         "percentile CIs.", cells, (("mean", "low", "high"),)))
+        if board["sap_vs_baseline"]:
+            out.append(Table(f"sap_vs_baseline_{src}",
+                             f"Secure Attachment Persona minus baseline ({board['source']})",
+                             "Difference in mean score, paired by scenario where possible; "
+                             f"bootstrap B = {board['B']}, seed = {board['seed']}.",
+                             pd.DataFrame(board["sap_vs_baseline"]),
+                             (("diff", "low", "high"),)))
+        if board["red_flags"]:
+            out.append(Table(f"red_flags_{src}", "Safety red flags per model",
+                             "Per item, the share of its raters who raised the safety red flag, "
+                             f"averaged over items; bootstrap B = {board['B']}.",
+                             pd.DataFrame(board["red_flags"]), (("share", "low", "high"),)))
+    return out
