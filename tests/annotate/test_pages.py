@@ -13,7 +13,7 @@ from tests.annotate.conftest import APP_DIR
 
 ADMIN_PAGES = ["study.py", "admin_import.py", "admin_raters.py", "admin_assign.py",
                "admin_progress.py", "admin_agreement.py", "admin_adjudicate.py",
-               "admin_export.py"]
+               "admin_export.py", "admin_report.py"]
 MODEL_WORDS = ("aster-70b", "birch-8b", "cedar-1b", "baseline")
 
 
@@ -109,3 +109,16 @@ def test_rater_navigation_has_no_admin_pages(demo_db):
     # the admin pages are not even registered for a rater
     with pytest.raises(ValueError, match=r"Known pages: \[[^\]]*rate\.py[^\]]*guidelines\.py'\]"):
         at.switch_page("views/admin_raters.py")
+
+
+def test_report_page_builds_a_download(demo_db):
+    import io
+    import zipfile
+
+    at = _page("admin_report.py", demo_db["admin"])
+    at.toggle[0].set_value(False)  # figures are exported in the report tests; keep this fast
+    at.button(key="h2h_build_report").click().run()
+    assert not at.exception
+    data = at.session_state["h2h_report_zip"]
+    names = zipfile.ZipFile(io.BytesIO(data)).namelist()
+    assert {"report/report.html", "report/tables.tex", "report/manifest.json"} <= set(names)
