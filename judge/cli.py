@@ -32,8 +32,8 @@ from .store import find_config, list_configs
 
 __all__ = ["judge_app", "register", "generate"]
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+# Tables stay readable when piped to a file (rich would otherwise assume 80 columns).
+out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
 judge_app = typer.Typer(help="Run LLM judges on the study's items with the study's rubric; "
                              "costs, batches and export.", no_args_is_help=True)
 

@@ -75,7 +75,7 @@ def anthropic_fake(monkeypatch) -> Iterator[FakeServer]:
 
 @pytest.fixture
 def openai_fake(monkeypatch) -> Iterator[FakeServer]:
-    fake = FakeServer("openai")
+    fake = FakeServer("openai", api_key=None)  # like a local Ollama / vLLM server
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     yield fake
     fake.close()

@@ -113,9 +113,10 @@ def request_key(body: dict) -> tuple[str | None, tuple[str, ...]]:
 
 
 class FakeServer:
-    """One fake provider on 127.0.0.1. ``kind`` is "anthropic" or "openai"."""
+    """One fake provider on 127.0.0.1. ``kind`` is "anthropic" or "openai"; with
+    ``api_key=None`` any key (or none) is accepted, like a local Ollama or vLLM server."""
 
-    def __init__(self, kind: str = "anthropic", *, api_key: str = "test-key",
+    def __init__(self, kind: str = "anthropic", *, api_key: str | None = "test-key",
                  delay: float = 0.0, usage: dict[str, int] | None = None,
                  batch_polls: int = 1):
         self.kind = kind
@@ -319,6 +320,8 @@ class FakeServer:
                     return False
 
             def _auth_ok(self) -> bool:
+                if fake.api_key is None:  # a local server that ignores keys
+                    return True
                 got = self.headers.get("authorization") or ""
                 key = self.headers.get("x-api-key") or got.removeprefix("Bearer ").strip()
                 return key == fake.api_key
