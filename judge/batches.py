@@ -25,7 +25,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
-from data.engine import read_session, write_session
+from data.engine import read_session, write_connection, write_session
 from data.errors import H2HError
 from data.models import Item, JudgeBatch, JudgeConfigRow, Judgment, utcnow
 from data.study import rubric_by_version
@@ -35,7 +35,7 @@ from .judging import ItemView, JudgePlan, JudgeSink, JudgeUnit
 from .prices import PriceTable
 from .providers.base import BatchFailure, BatchProvider, Provider
 from .runner import RunOptions, retrying
-from .store import save_config, store_judgments
+from .store import insert_ledger, save_config, store_judgments
 
 __all__ = ["custom_id", "submit_batches", "collect_batches", "CollectReport", "open_batches"]
 
@@ -144,11 +144,11 @@ async def _store_results(engine: Engine, batch: JudgeBatch, bp: BatchProvider,
     group: list[tuple[JudgeUnit, Any]] = []
 
     def write(pending: list[tuple[JudgeUnit, Any]]) -> None:
-        with write_session(engine) as s:
+        with write_connection(engine) as conn:
             for unit, res in pending:
                 if isinstance(res, BatchFailure):
-                    store_judgments(s, sink.spec.hash, sink.failure_rows(unit, res.reason))
-                    s.add(sink._ledger(unit, res.kind))
+                    store_judgments(conn, sink.spec.hash, sink.failure_rows(unit, res.reason))
+                    insert_ledger(conn, [sink.ledger(unit, res.kind)])
                     report.failed += len(unit.store)
                     report.reasons["request"] += len(unit.store)
                     continue
@@ -158,9 +158,9 @@ async def _store_results(engine: Engine, batch: JudgeBatch, bp: BatchProvider,
                                    output_tokens=u.output_tokens,
                                    cache_write_tokens=u.cache_write_tokens,
                                    cache_read_tokens=u.cache_read_tokens, batch=True)
-                store_judgments(s, sink.spec.hash, rows)
-                s.add(sink._ledger(unit, "ok" if not tally.unscored else "unscored answer", u,
-                                   cost))
+                store_judgments(conn, sink.spec.hash, rows)
+                insert_ledger(conn, [sink.ledger(
+                    unit, "ok" if not tally.unscored else "unscored answer", u, cost)])
                 report.scored += tally.scored
                 report.unscored += tally.unscored
                 report.reasons.update(tally.reasons)

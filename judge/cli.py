@@ -201,7 +201,7 @@ def run_cmd(
     table = load_prices(prices)
     options = _options(concurrency, rpm, tpm, max_retries, backoff)
     prov = make_provider(spec.provider, base_url=base_url, api_key_env=api_key_env,
-                         timeout=timeout, structured=spec.structured)
+                         timeout=timeout, structured=spec.structured, concurrency=concurrency)
     out.print(_describe(spec))
     if dry:
         from .judging import plan_judging
@@ -222,6 +222,10 @@ def run_cmd(
     plan, stats = run_judge(engine, spec, prov, filters=filters, options=options, prices=table,
                             show_progress=not quiet)
     _print_plan(plan)
+    if not plan.total_keys:
+        out.print("No items in scope: import items with `h2h import items` (or generate them "
+                  "with `h2h generate`), or check --items / --task / --dimensions.")
+        return
     if not plan.units:
         out.print("Nothing to ask: every judgment in scope is stored. No request was made.")
         return
@@ -466,19 +470,25 @@ def generate(
             _print_request(f"{unit.item_id}", build_generation_request(
                 unit.spec, unit.scenario, unit.condition))
         from .prices import estimate_tokens
-        inp = sum(estimate_tokens(r.system + "".join(m.text for m in r.messages)) for r in (
-            build_generation_request(u.spec, u.scenario, u.condition) for u in plan.units))
-        outp = sum(min(u.spec.max_tokens, 400) for u in plan.units)
-        costs = [table.cost(s.model, input_tokens=inp, output_tokens=outp) for s in specs[:1]]
-        cost = format_usd(costs[0]) if len(specs) == 1 and costs[0] is not None else "see "\
-            "`--model` prices"
+        inp = outp = 0
+        cost: float | None = 0.0
+        for u in plan.units:
+            r = build_generation_request(u.spec, u.scenario, u.condition)
+            i = estimate_tokens(r.system + "".join(m.text for m in r.messages))
+            o = min(u.spec.max_tokens, 400)
+            c = table.cost(u.spec.model, input_tokens=i, output_tokens=o)
+            inp, outp = inp + i, outp + o
+            cost = None if cost is None or c is None else cost + c
+        shown = format_usd(cost) if cost is not None else \
+            f"unknown (a model has no price in {table.source})"
         out.print(f"Dry run: {len(plan.units)} calls, about {inp:,} input and {outp:,} output "
-                  f"tokens; estimated cost {cost}. Nothing was sent.")
+                  f"tokens; estimated cost {shown}. Nothing was sent.")
         return
     if not plan.units:
         out.print("Nothing to generate: every response in scope exists. No request was made.")
         return
-    prov = make_provider(provider, base_url=base_url, api_key_env=api_key_env, timeout=timeout)
+    prov = make_provider(provider, base_url=base_url, api_key_env=api_key_env, timeout=timeout,
+                         concurrency=concurrency)
     stats = run_generation(engine, plan, prov, prices=table,
                            options=_options(concurrency, rpm, tpm, max_retries, backoff),
                            show_progress=not quiet)

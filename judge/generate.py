@@ -36,7 +36,7 @@ from .providers.base import PROVIDERS, Message, Provider, ProviderError, Reply, 
 from .run import run_async
 from .runner import RunOptions, RunStats, Tally, run_calls
 from .scenarios import Scenario
-from .store import ledger_entry
+from .store import insert_ledger, ledger_row
 
 __all__ = ["CONDITIONS", "GenSpec", "GenUnit", "GenPlan", "GenSink", "plan_generation",
            "build_generation_request", "run_generation", "item_id_for"]
@@ -186,7 +186,7 @@ class GenSink:
         return req, estimate_tokens(text) + min(unit.spec.max_tokens, 400)
 
     def _ledger(self, unit: GenUnit, status: str, usage=None, cost: float | None = 0.0):
-        return ledger_entry(config_hash=unit.spec.hash, item_id=unit.item_id,
+        return ledger_row(config_hash=unit.spec.hash, item_id=unit.item_id,
                             call_kind="generate", provider=unit.spec.provider,
                             model=unit.spec.model, status=status, usage=usage, cost=cost)
 
@@ -203,7 +203,7 @@ class GenSink:
 
     def attempt_failed(self, unit: GenUnit, err: ProviderError) -> None:
         with write_session(self.engine) as s:
-            s.add(self._ledger(unit, err.label))
+            insert_ledger(s.connection(), [self._ledger(unit, err.label)])
 
     def succeeded(self, unit: GenUnit, reply: Reply) -> Tally:
         u = reply.usage
@@ -214,7 +214,8 @@ class GenSink:
         text = reply.text.strip()
         tally = Tally(cost=cost)
         with write_session(self.engine) as s:
-            s.add(self._ledger(unit, "ok" if text else "empty reply", u, cost))
+            insert_ledger(s.connection(), [self._ledger(unit, "ok" if text else "empty reply",
+                                                        u, cost)])
             common = {"raw_reply": reply.text, "input_tokens": u.input_tokens,
                       "output_tokens": u.output_tokens}
             if not text:

@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
-from data.engine import read_session, write_session
+from data.engine import read_session, write_connection
 from data.errors import H2HError
 from data.migrate import ensure_current
 from data.models import Item
@@ -31,10 +31,16 @@ from .prompts import dimension_values, item_values, render, render_dimension, ru
 from .providers.base import Message, ProviderError, Reply, Request
 from .runner import Tally
 from .schema import answer_schema, output_instructions, tool_name
-from .store import existing_judgments, ledger_entry, open_batch_keys, store_judgments
+from .store import (
+    existing_judgments,
+    insert_ledger,
+    ledger_row,
+    open_batch_keys,
+    store_judgments,
+)
 
 __all__ = ["Filters", "ItemView", "JudgeUnit", "JudgePlan", "plan_judging", "build_request",
-           "JudgeSink", "expected_output_tokens"]
+           "unit_request", "JudgeSink", "expected_output_tokens"]
 
 
 @dataclass(frozen=True)
@@ -184,6 +190,14 @@ def build_request(spec: JudgeSpec, rubric: Rubric, item: ItemView,
                    schema_description="Record your scores for the companion's reply.")
 
 
+def unit_request(plan: JudgePlan, unit: JudgeUnit) -> tuple[Request, int]:
+    """The request for one unit and its estimated tokens (prompt plus expected answer)."""
+    dims = [plan.rubric.dimension(k) for k in unit.ask]
+    req = build_request(plan.spec, plan.rubric, plan.items[unit.item_id], dims)
+    text = req.system + "".join(m.text for m in req.messages)
+    return req, estimate_tokens(text) + expected_output_tokens(plan.spec, len(unit.ask))
+
+
 class JudgeSink:
     """Builds each unit's request and stores its outcome with the ledger entry."""
 
@@ -199,20 +213,18 @@ class JudgeSink:
         return [self.plan.rubric.dimension(k) for k in unit.ask]
 
     def request_for(self, unit: JudgeUnit) -> tuple[Request, int]:
-        req = build_request(self.spec, self.plan.rubric, self.plan.items[unit.item_id],
-                            self.dims(unit))
-        text = req.system + "".join(m.text for m in req.messages)
-        return req, estimate_tokens(text) + expected_output_tokens(self.spec, len(unit.ask))
+        return unit_request(self.plan, unit)
 
-    def _ledger(self, unit: JudgeUnit, status: str, usage=None, cost: float | None = 0.0):
-        return ledger_entry(config_hash=self.spec.hash, item_id=unit.item_id,
+    def ledger(self, unit: JudgeUnit, status: str, usage=None,
+               cost: float | None = 0.0) -> dict[str, Any]:
+        return ledger_row(config_hash=self.spec.hash, item_id=unit.item_id,
                             call_kind="judge", provider=self.spec.provider,
                             model=self.spec.model, status=status, usage=usage, cost=cost,
                             batch=self.batch_id is not None)
 
     def attempt_failed(self, unit: JudgeUnit, err: ProviderError) -> None:
-        with write_session(self.engine) as s:
-            s.add(self._ledger(unit, err.label))
+        with write_connection(self.engine) as conn:
+            insert_ledger(conn, [self.ledger(unit, err.label)])
 
     def rows_for(self, unit: JudgeUnit, reply: Reply) -> tuple[list[dict[str, Any]], Tally]:
         parsed = parse_answer(reply.text, reply.data, self.dims(unit),
@@ -245,9 +257,9 @@ class JudgeSink:
                                       cache_read_tokens=u.cache_read_tokens,
                                       batch=self.batch_id is not None)
         status = "ok" if not tally.unscored else "unscored answer"
-        with write_session(self.engine) as s:
-            store_judgments(s, self.spec.hash, rows)
-            s.add(self._ledger(unit, status, u, tally.cost))
+        with write_connection(self.engine) as conn:  # the answer and its cost, together
+            store_judgments(conn, self.spec.hash, rows)
+            insert_ledger(conn, [self.ledger(unit, status, u, tally.cost)])
         return tally
 
     def failure_rows(self, unit: JudgeUnit, reason: str) -> list[dict[str, Any]]:
@@ -259,7 +271,7 @@ class JudgeSink:
                 for key in unit.store]
 
     def gave_up(self, unit: JudgeUnit, err: ProviderError) -> Tally:
-        with write_session(self.engine) as s:
-            store_judgments(s, self.spec.hash, self.failure_rows(
+        with write_connection(self.engine) as conn:
+            store_judgments(conn, self.spec.hash, self.failure_rows(
                 unit, f"{err.message} (gave up after retries; asked again on the next run)"))
         return Tally(failed=len(unit.store), reasons=Counter({"request": len(unit.store)}))

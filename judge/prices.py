@@ -139,5 +139,5 @@ def load_prices(path: str | Path | None = None) -> PriceTable:
 def estimate_tokens(text: str) -> int:
     """A rough token count without a tokenizer: about 4 ASCII characters per token, and one
     token per other character (CJK text runs close to one token per character)."""
-    ascii_chars = sum(1 for ch in text if ord(ch) < 128)
+    ascii_chars = len(text.encode("ascii", "ignore"))
     return math.ceil(ascii_chars / 4) + (len(text) - ascii_chars)

@@ -16,8 +16,15 @@ from data.engine import read_session
 from data.errors import H2HError
 
 from .config import JudgeSpec
-from .judging import Filters, JudgePlan, JudgeSink, expected_output_tokens, plan_judging
-from .prices import PriceTable, estimate_tokens
+from .judging import (
+    Filters,
+    JudgePlan,
+    JudgeSink,
+    expected_output_tokens,
+    plan_judging,
+    unit_request,
+)
+from .prices import PriceTable
 from .progress import RunProgress
 from .providers.base import Provider, Request
 from .runner import RunOptions, RunStats, run_calls
@@ -41,13 +48,13 @@ class DryRun:
 def dry_run(plan: JudgePlan, prices: PriceTable, *, show: int = 1,
             batch: bool = False) -> DryRun:
     """Render every prompt and estimate tokens and cost; nothing is sent or written."""
-    sink = JudgeSink(engine=None, plan=plan, prices=prices)  # type: ignore[arg-type]
     inp = out = 0
     prompts: list[tuple[str, Request]] = []
     for unit in plan.units:
-        req, _ = sink.request_for(unit)
-        inp += estimate_tokens(req.system + "".join(m.text for m in req.messages))
-        out += expected_output_tokens(plan.spec, len(unit.ask))
+        req, total = unit_request(plan, unit)
+        answer = expected_output_tokens(plan.spec, len(unit.ask))
+        inp += total - answer
+        out += answer
         if len(prompts) < show:
             label = f"item {unit.item_id}, {'+'.join(unit.ask)}, sample {unit.sample}"
             prompts.append((label, req))

@@ -8,21 +8,23 @@ never replaced unless it was a request failure or the item's content changed sin
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
+import sqlalchemy as sa
 from sqlalchemy import func
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from data.engine import read_session, write_session
+from data.engine import read_session, write_connection, write_session
 from data.errors import H2HError
 from data.models import CostEntry, JudgeBatch, JudgeConfigRow, Judgment, utcnow
 
-__all__ = ["Key", "ExistingJudgment", "save_config", "find_config", "list_configs",
-           "existing_judgments", "open_batch_keys", "store_judgments", "add_ledger",
-           "ledger_entry"]
+__all__ = ["Key", "ExistingJudgment", "save_config", "check_name_free", "find_config",
+           "list_configs", "existing_judgments", "open_batch_keys", "store_judgments",
+           "ledger_row", "insert_ledger", "add_ledger"]
 
 Key = tuple[str, str, int]  # (item_id, dimension, sample)
 
@@ -111,48 +113,61 @@ def open_batch_keys(engine: Engine, config_hash: str) -> set[Key]:
     return out
 
 
-def _replaceable(old: Judgment, item_hash: str) -> bool:
-    return old.outcome == "request_failed" or old.item_hash != item_hash
+_KEY = ("config_hash", "item_id", "dimension", "sample")
 
 
-def store_judgments(s: Session, config_hash: str, rows: Iterable[dict[str, Any]]) -> int:
-    """Insert or replace judgment rows inside the caller's transaction; returns rows written.
+@lru_cache(maxsize=8)
+def _upsert(dialect: str, columns: tuple[str, ...]):
+    """The statement, built once: constructing ``excluded`` costs more than running it."""
+    if dialect == "sqlite":
+        from sqlalchemy.dialects.sqlite import insert
+    elif dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    else:  # pragma: no cover - studies live on SQLite or PostgreSQL
+        raise H2HError(f"judging needs SQLite or PostgreSQL, not {dialect}")
+    table = Judgment.__table__
+    stmt = insert(table)
+    return stmt.on_conflict_do_update(
+        index_elements=list(_KEY),
+        set_={c: stmt.excluded[c] for c in columns if c not in _KEY},
+        where=sa.or_(table.c.outcome == "request_failed",
+                     table.c.item_hash != stmt.excluded.item_hash))
 
-    A stored answer for the same item content is kept (the first answer counts; nothing is
-    paid for twice); request failures and answers about an older version of the item are
-    replaced.
+
+def store_judgments(conn: sa.Connection, config_hash: str,
+                    rows: Iterable[dict[str, Any]]) -> None:
+    """Insert judgment rows, or replace a stored row - inside the caller's transaction.
+
+    One statement per row lets the database decide atomically (``INSERT … ON CONFLICT DO
+    UPDATE … WHERE``): a stored answer about the same item content is kept (the first answer
+    counts; nothing is paid for twice), while a request failure or an answer about an older
+    version of the item is replaced.
     """
-    written = 0
     now = utcnow()
-    for r in rows:
-        old = s.exec(select(Judgment).where(
-            Judgment.config_hash == config_hash, Judgment.item_id == r["item_id"],
-            Judgment.dimension == r["dimension"], Judgment.sample == r["sample"])).first()
-        if old is not None and not _replaceable(old, r["item_hash"]):
-            continue
-        if old is None:
-            old = Judgment(config_hash=config_hash, created_at=now, **r)
-        else:
-            for k, v in r.items():
-                setattr(old, k, v)
-            old.created_at = now
-        s.add(old)
-        written += 1
-    return written
+    values = [{**r, "config_hash": config_hash, "created_at": now} for r in rows]
+    if values:
+        conn.execute(_upsert(conn.dialect.name, tuple(values[0])), values)
 
 
-def ledger_entry(*, config_hash: str, item_id: str | None, call_kind: str, provider: str,
-                 model: str, status: str, usage=None, cost: float | None = 0.0,
-                 batch: bool = False) -> CostEntry:
-    return CostEntry(config_hash=config_hash, item_id=item_id, call_kind=call_kind,
-                     provider=provider, model=model, status=status[:60],
-                     input_tokens=usage.input_tokens if usage else 0,
-                     output_tokens=usage.output_tokens if usage else 0,
-                     cache_write_tokens=usage.cache_write_tokens if usage else 0,
-                     cache_read_tokens=usage.cache_read_tokens if usage else 0,
-                     cost_usd=cost, batch=batch, created_at=utcnow())
+def ledger_row(*, config_hash: str, item_id: str | None, call_kind: str, provider: str,
+               model: str, status: str, usage=None, cost: float | None = 0.0,
+               batch: bool = False) -> dict[str, Any]:
+    """One cost-ledger entry as a row (``usage`` None for an attempt that got no answer)."""
+    return {"config_hash": config_hash, "item_id": item_id, "call_kind": call_kind,
+            "provider": provider, "model": model, "status": status[:60],
+            "input_tokens": usage.input_tokens if usage else 0,
+            "output_tokens": usage.output_tokens if usage else 0,
+            "cache_write_tokens": usage.cache_write_tokens if usage else 0,
+            "cache_read_tokens": usage.cache_read_tokens if usage else 0,
+            "cost_usd": cost, "batch": batch, "created_at": utcnow()}
 
 
-def add_ledger(engine: Engine, entry: CostEntry) -> None:
-    with write_session(engine) as s:
-        s.add(entry)
+def insert_ledger(conn: sa.Connection, rows: Sequence[dict[str, Any]]) -> None:
+    if rows:
+        conn.execute(sa.insert(CostEntry.__table__), list(rows))
+
+
+def add_ledger(engine: Engine, row: dict[str, Any]) -> None:
+    """One ledger entry in its own transaction."""
+    with write_connection(engine) as conn:
+        insert_ledger(conn, [row])

@@ -39,14 +39,18 @@ class OpenAIProvider:
     name = "openai"
 
     def __init__(self, *, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
-                 timeout: float = 120.0, structured: bool = True):
+                 timeout: float = 120.0, structured: bool = True, concurrency: int = 8):
         self.api_key_env = api_key_env
         explicit = base_url or os.environ.get("OPENAI_BASE_URL")
         self.local = explicit is not None and explicit.rstrip("/") != _OPENAI_URL
         self.base_url = explicit or _OPENAI_URL
         self.timeout = timeout
         self.structured = structured
-        self._client = None
+        # One SDK client per 10 concurrent calls: the SDK's pool scans every connection on
+        # each request, so smaller pools cost less CPU per call.
+        self._n_clients = max(1, -(-concurrency // 10))
+        self._clients: list = []
+        self._next = 0
 
     def _key(self) -> str:
         key = os.environ.get(self.api_key_env, "").strip()
@@ -59,12 +63,16 @@ class OpenAIProvider:
 
     @property
     def client(self):
-        if self._client is None:
+        """The next SDK client (round robin), created on first use."""
+        if not self._clients:
             sdk = _import_sdk()
+            key = self._key()
             # max_retries=0: the runner retries itself, so each attempt is logged and costed.
-            self._client = sdk.AsyncOpenAI(api_key=self._key(), base_url=self.base_url,
-                                           timeout=self.timeout, max_retries=0)
-        return self._client
+            self._clients = [sdk.AsyncOpenAI(api_key=key, base_url=self.base_url,
+                                             timeout=self.timeout, max_retries=0)
+                             for _ in range(self._n_clients)]
+        self._next = (self._next + 1) % len(self._clients)
+        return self._clients[self._next]
 
     def _error(self, exc: Exception) -> ProviderError:
         sdk = _import_sdk()
@@ -138,9 +146,9 @@ class OpenAIProvider:
                      stop_reason=choice.finish_reason if choice is not None else None)
 
     async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
+        for c in self._clients:
+            await c.close()
+        self._clients = []
 
 
 def _body_message(body: object) -> str | None:

@@ -298,6 +298,9 @@ class FakeServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out as two writes; without TCP_NODELAY the second waits for
+            # the client's delayed ACK (~40 ms per keep-alive request), which no real API adds.
+            disable_nagle_algorithm = True
 
             def log_message(self, *args) -> None:  # quiet
                 pass

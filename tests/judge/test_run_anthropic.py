@@ -39,10 +39,14 @@ def test_scores_are_stored_per_item_dimension_and_sample(study, anthropic_fake, 
 
 
 def test_all_dimensions_in_one_call(study, anthropic_fake, prices):
-    _, stats = judge(study, anthropic_fake, prices, mode="all")
+    _, stats = judge(study, anthropic_fake, prices, mode="all", temperature=0.0,
+                     max_tokens=300)
     assert stats.calls == 4 and stats.scored == N_PAIRS
     asked = sorted(len(r.dims) for r in anthropic_fake.calls("judge"))
     assert asked == [3, 3, 4, 4]
+    body = anthropic_fake.calls("judge")[0].body
+    assert (body["temperature"], body["max_tokens"]) == (0.0, 300)
+    assert body["tools"][0]["name"] == "score_all"
     assert len(judgments(study)) == N_PAIRS
 
 
