@@ -50,7 +50,9 @@ def analyze_cmd(
                                                       "Without it, the study database is read.")]
     = None,
     judges: Annotated[Path | None, typer.Option(help="Long CSV item_id,judge,dimension,score"
-                                                     "[,sample].")] = None,
+                                                     "[,sample]. From the study database, the "
+                                                     "stored LLM judgments are always "
+                                                     "included.")] = None,
     db: Annotated[str | None, typer.Option("--db", help="Study database (when no --ratings).")]
     = None,
     bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples B.")] = 1000,
@@ -84,6 +86,7 @@ def analyze_cmd(
     if bootstrap < 1:
         raise H2HError("--bootstrap must be at least 1")
     context: dict = {}
+    stored_judges = None
     if ratings is not None:
         df = read_long_csv(ratings, RATINGS_REQUIRED, ("comment",))
         scales, notes = infer_scales(df, level)  # type: ignore[arg-type]
@@ -95,14 +98,17 @@ def analyze_cmd(
     else:
         from data.engine import get_engine
 
-        from .study import study_frames
-        df, scales, context = study_frames(get_engine(db))
+        from .study import study_frames, study_judges
+        engine = get_engine(db)
+        df, scales, context = study_frames(engine)
         if df.empty:
             raise H2HError("the study has no ratings yet")
-    jdf = None
+        stored_judges = study_judges(engine)  # the study's own LLM judges join in by name
+    jdf = stored_judges if stored_judges is not None and not stored_judges.empty else None
     if judges is not None:
-        jdf = read_long_csv(judges, JUDGES_REQUIRED, ("sample",))
+        from_csv = read_long_csv(judges, JUDGES_REQUIRED, ("sample",))
         context.setdefault("source", {})["judges"] = judges.name
+        jdf = from_csv if jdf is None else _merge_judges(jdf, from_csv)
     opts = AnalysisOptions(B=bootstrap, seed=seed, alpha_min=alpha_min,
                            ci_method=ci_method, alt_epsilon=alt_epsilon,  # type: ignore[arg-type]
                            alt_scoring=alt_scoring)  # type: ignore[arg-type]
@@ -117,6 +123,17 @@ def analyze_cmd(
         sys.stdout.write(text + "\n")
     elif out_file is None or not as_json:
         print_tables(res)
+
+
+def _merge_judges(stored, from_csv):
+    """Stored judgments plus a judges CSV; one judge name may come from only one of them."""
+    import pandas as pd
+
+    clash = sorted(set(stored["judge"].astype(str)) & set(from_csv["judge"].astype(str)))
+    if clash:
+        raise H2HError(f"--judges: judge '{clash[0]}' is both in the CSV and stored in the "
+                       "study; rename it in the CSV")
+    return pd.concat([stored, from_csv], ignore_index=True)
 
 
 def _f(x, nd: int = 3) -> str:

@@ -7,12 +7,12 @@ from sqlalchemy.engine import Engine
 from sqlmodel import select
 
 from data.engine import read_session
-from data.models import Rater, Rating
+from data.models import JudgeConfigRow, Judgment, Rater, Rating
 from data.study import current_rubric, get_study
 
 from .analyze import Scale, scales_from_rubric
 
-__all__ = ["study_frames"]
+__all__ = ["study_frames", "study_judges"]
 
 
 def study_frames(engine: Engine) -> tuple[pd.DataFrame, dict[str, Scale], dict]:
@@ -26,3 +26,18 @@ def study_frames(engine: Engine) -> tuple[pd.DataFrame, dict[str, Scale], dict]:
     context = {"study": study.name, "rubric": {"name": rubric.name, "version": rubric.version},
                "simulated_raters": sorted(df.loc[df["simulated"], "rater"].unique().tolist())}
     return df.drop(columns="simulated"), scales_from_rubric(rubric.dimensions), context
+
+
+def study_judges(engine: Engine) -> pd.DataFrame:
+    """Every stored judgment, long: ``item_id, judge, dimension, score, sample``.
+
+    The judge is named by its configuration's name; unscored judgments have a NaN score, so the
+    analysis counts them instead of dropping them silently.
+    """
+    with read_session(engine) as s:
+        rows = s.exec(select(Judgment.item_id, JudgeConfigRow.name, Judgment.dimension,
+                             Judgment.score, Judgment.sample)
+                      .join(JudgeConfigRow, JudgeConfigRow.hash == Judgment.config_hash)).all()
+    df = pd.DataFrame(rows, columns=["item_id", "judge", "dimension", "score", "sample"])
+    df["score"] = pd.to_numeric(df["score"], errors="coerce")
+    return df

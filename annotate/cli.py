@@ -21,6 +21,7 @@ from data import cli as data_cli
 from data.engine import describe_url, get_engine, resolve_url
 from data.errors import H2HError
 from data.migrate import ensure_current
+from judge import cli as judge_cli
 
 __all__ = ["app", "main"]
 
@@ -35,6 +36,7 @@ err = Console(stderr=True, highlight=False, soft_wrap=True)
 out = Console(highlight=False, soft_wrap=True)
 data_cli.register(app)
 analysis_cli.register(app)
+judge_cli.register(app)
 
 APP_FILE = Path(__file__).with_name("app.py")
 

@@ -26,7 +26,7 @@ from sqlmodel import Session
 from .errors import H2HError
 
 __all__ = ["DEFAULT_DB", "resolve_url", "get_engine", "read_session", "write_session",
-           "describe_url"]
+           "write_connection", "describe_url"]
 
 DEFAULT_DB = "h2h.db"
 _WRITE = "h2h_write"
@@ -116,3 +116,11 @@ def write_session(engine: Engine) -> Iterator[Session]:
         except BaseException:
             s.rollback()
             raise
+
+
+@contextmanager
+def write_connection(engine: Engine) -> Iterator[sa.Connection]:
+    """Like :func:`write_session` for Core statements: one transaction on one connection,
+    committed on success, rolled back whole on any error (no ORM bookkeeping, for hot paths)."""
+    with engine.execution_options(**{_WRITE: True}).begin() as conn:
+        yield conn

@@ -26,6 +26,13 @@ __all__ = [
     "RepeatRating",
     "Adjudication",
     "ROLES",
+    "JudgeConfigRow",
+    "Judgment",
+    "JudgeBatch",
+    "CostEntry",
+    "GenerationConfigRow",
+    "Generation",
+    "OUTCOMES",
 ]
 
 ROLES = ("rater", "admin")
@@ -219,3 +226,149 @@ class RatingRevision(SQLModel, table=True):
     rubric_version: str = Field(max_length=64)
     seconds_spent: float | None = Field(default=None)
     changed_at: datetime = _ts(nullable=False)
+
+
+# --- LLM judges and response generation (migration 0004) -----------------------------------
+
+OUTCOMES = ("scored", "invalid_reply", "request_failed")
+"""How a judge call ended for one (item, dimension, sample): a score on the scale; a reply that
+was received but is malformed, off the scale or missing the dimension (paid for, never asked
+again); or no usable answer from the service (re-asked on the next run)."""
+
+
+class JudgeConfigRow(SQLModel, table=True):
+    """A judge configuration: provider + model + prompt template + parameters.
+
+    ``hash`` is the content hash of everything that shapes the prompt and the reply
+    (provider, model, template, rubric version, mode, reason-first, temperature, max tokens);
+    every judgment stores it. ``samples`` is the largest number of samples per item asked for.
+    """
+
+    __tablename__ = "judge_config"
+    hash: str = Field(primary_key=True, max_length=64)
+    name: str = Field(max_length=200, unique=True)
+    provider: str = Field(max_length=40)
+    model: str = Field(max_length=200)
+    template_name: str = Field(max_length=200)
+    template_hash: str = Field(max_length=64)
+    template: dict = Field(sa_type=sa.JSON, nullable=False)
+    rubric_version: str = Field(max_length=64)
+    mode: str = Field(max_length=20)
+    reason_first: bool = Field(default=False)
+    structured: bool = Field(default=True)
+    temperature: float | None = Field(default=None)
+    max_tokens: int
+    samples: int = Field(default=1)
+    created_at: datetime = _ts(nullable=False)
+
+
+class Judgment(SQLModel, table=True):
+    """One judge score for one item, dimension and sample; ``score`` None means unscored, and
+    ``unscored_reason`` says why. The raw reply is always kept."""
+
+    __tablename__ = "judgment"
+    __table_args__ = (
+        sa.UniqueConstraint("config_hash", "item_id", "dimension", "sample",
+                            name="uq_judgment_config_item_dim_sample"),
+    )
+    id: int | None = Field(default=None, primary_key=True)
+    config_hash: str = Field(foreign_key="judge_config.hash", ondelete="CASCADE", max_length=64,
+                             index=True)
+    item_id: str = Field(foreign_key="item.id", ondelete="CASCADE", max_length=200, index=True)
+    item_hash: str = Field(max_length=64)
+    dimension: str = Field(max_length=40)
+    sample: int = Field(default=0)
+    score: float | None = Field(default=None)
+    outcome: str = Field(max_length=20)
+    unscored_reason: str | None = Field(default=None)
+    raw_reply: str = Field(default="")
+    reasoning: str = Field(default="")
+    input_tokens: int = Field(default=0)
+    output_tokens: int = Field(default=0)
+    batch_id: str | None = Field(default=None, max_length=100)
+    created_at: datetime = _ts(nullable=False)
+
+
+class JudgeBatch(SQLModel, table=True):
+    """An Anthropic Message Batch submitted for a judge configuration.
+
+    ``requests`` maps each ``custom_id`` to ``[item_id, dimension or "*", sample]``;
+    ``collected_at`` is set once every result is stored.
+    """
+
+    __tablename__ = "judge_batch"
+    id: int | None = Field(default=None, primary_key=True)
+    provider_batch_id: str = Field(max_length=100, unique=True)
+    config_hash: str = Field(foreign_key="judge_config.hash", ondelete="CASCADE", max_length=64,
+                             index=True)
+    status: str = Field(max_length=20)
+    request_count: int
+    requests: dict = Field(sa_type=sa.JSON, nullable=False)
+    submitted_at: datetime = _ts(nullable=False)
+    ended_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    collected_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+
+
+class CostEntry(SQLModel, table=True):
+    """One attempt at a provider call and what it cost, priced when it was made.
+
+    Failed attempts (rate limited, timed out, server error) are recorded with zero tokens so
+    retries are visible. ``cost_usd`` is None when the model has no price in the table.
+    """
+
+    __tablename__ = "cost_ledger"
+    id: int | None = Field(default=None, primary_key=True)
+    config_hash: str = Field(max_length=64, index=True)
+    item_id: str | None = Field(default=None, max_length=200)
+    call_kind: str = Field(max_length=20)
+    provider: str = Field(max_length=40)
+    model: str = Field(max_length=200)
+    status: str = Field(max_length=60)
+    input_tokens: int = Field(default=0)
+    output_tokens: int = Field(default=0)
+    cache_write_tokens: int = Field(default=0)
+    cache_read_tokens: int = Field(default=0)
+    cost_usd: float | None = Field(default=None)
+    batch: bool = Field(default=False)
+    created_at: datetime = _ts(nullable=False)
+
+
+class GenerationConfigRow(SQLModel, table=True):
+    """A response generator: provider + model + generation templates + SAP text + parameters."""
+
+    __tablename__ = "generation_config"
+    hash: str = Field(primary_key=True, max_length=64)
+    name: str = Field(max_length=200, unique=True)
+    provider: str = Field(max_length=40)
+    model: str = Field(max_length=200)
+    templates_hash: str = Field(max_length=64)
+    sap_hash: str = Field(max_length=64)
+    temperature: float | None = Field(default=None)
+    max_tokens: int
+    created_at: datetime = _ts(nullable=False)
+
+
+class Generation(SQLModel, table=True):
+    """One generated companion response for a scenario under a condition ("sap"/"baseline").
+
+    ``item_id`` names the item it became; None when the call gave no usable reply (``reason``).
+    """
+
+    __tablename__ = "generation"
+    __table_args__ = (
+        sa.UniqueConstraint("config_hash", "scenario", "condition",
+                            name="uq_generation_config_scenario_condition"),
+    )
+    id: int | None = Field(default=None, primary_key=True)
+    config_hash: str = Field(foreign_key="generation_config.hash", ondelete="CASCADE",
+                             max_length=64, index=True)
+    scenario: str = Field(max_length=200)
+    condition: str = Field(max_length=100)
+    item_id: str | None = Field(default=None, foreign_key="item.id", ondelete="SET NULL",
+                                max_length=200)
+    outcome: str = Field(max_length=20)
+    reason: str | None = Field(default=None)
+    raw_reply: str = Field(default="")
+    input_tokens: int = Field(default=0)
+    output_tokens: int = Field(default=0)
+    created_at: datetime = _ts(nullable=False)

@@ -7,7 +7,8 @@ import json
 import sqlalchemy as sa
 
 TABLES = ("study", "rubric", "dimension", "item", "rater", "assignment", "rating",
-          "rating_revision", "repeat_rating", "adjudication")
+          "rating_revision", "repeat_rating", "adjudication", "judge_config", "judgment",
+          "judge_batch", "cost_ledger", "generation_config", "generation")
 
 
 def item(id: str, task: str = "dialogue", **kw) -> dict:

@@ -1,0 +1,501 @@
+"""`h2h judge run|collect|cost|export|configs` and `h2h generate`.
+
+Mounted on the root command in ``annotate/cli.py``. Commands are thin: they parse options, call
+the functions in this package and print. Every user error is an :class:`H2HError`.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from data.cli import DbOption
+from data.engine import get_engine
+from data.errors import H2HError
+from data.study import current_rubric
+
+from .config import MODES, JudgeSpec, spec_from_row
+from .judging import Filters, JudgePlan
+from .prices import load_prices
+from .progress import format_usd
+from .prompts import load_judge_template
+from .providers import make_provider
+from .providers.base import Request
+from .run import dry_run, run_async, run_judge
+from .runner import RunOptions, RunStats
+from .store import find_config, list_configs
+
+__all__ = ["judge_app", "register", "generate"]
+
+# Tables stay readable when piped to a file (rich would otherwise assume 80 columns).
+out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
+judge_app = typer.Typer(help="Run LLM judges on the study's items with the study's rubric; "
+                             "costs, batches and export.", no_args_is_help=True)
+
+# --- shared options ---------------------------------------------------------------------------
+ProviderOpt = Annotated[str | None, typer.Option(
+    help="anthropic, or openai (also Ollama, vLLM, llama.cpp servers via --base-url).")]
+BaseUrlOpt = Annotated[str | None, typer.Option(
+    "--base-url", help="Server URL, e.g. http://127.0.0.1:11434/v1 for Ollama. Default: "
+    "$ANTHROPIC_BASE_URL / $OPENAI_BASE_URL, else the provider's own.")]
+KeyEnvOpt = Annotated[str | None, typer.Option(
+    "--api-key-env", help="Environment variable holding the API key. Default: "
+    "ANTHROPIC_API_KEY / OPENAI_API_KEY.")]
+ConcurrencyOpt = Annotated[int, typer.Option(help="Calls in flight at once.")]
+RpmOpt = Annotated[float | None, typer.Option("--rpm", help="At most this many requests per "
+                                              "minute.")]
+TpmOpt = Annotated[float | None, typer.Option("--tpm", help="At most about this many tokens per "
+                                              "minute (estimated before, settled after).")]
+RetriesOpt = Annotated[int, typer.Option("--max-retries", help="Retries of a call on 429, "
+                                         "5xx, overloaded and timeouts.")]
+TimeoutOpt = Annotated[float, typer.Option(help="Seconds to wait for one reply.")]
+BackoffOpt = Annotated[float, typer.Option(help="First retry delay in seconds when the server "
+                                           "gives no retry-after (doubles each retry).")]
+PricesOpt = Annotated[Path | None, typer.Option(help="Price table TOML (default: $H2H_PRICES, "
+                                                "else the bundled data/prices.toml).")]
+DryOpt = Annotated[bool, typer.Option("--dry-run", help="Render the prompts and estimate tokens "
+                                      "and cost; call nothing, write nothing.")]
+ShowOpt = Annotated[int, typer.Option(help="With --dry-run, print this many prompts in full.")]
+QuietOpt = Annotated[bool, typer.Option("--quiet", help="No progress bar.")]
+TempOpt = Annotated[float | None, typer.Option(help="Sampling temperature (default: the "
+                                               "provider's).")]
+
+
+def _csv_list(values: list[str] | None) -> tuple[str, ...]:
+    out_: list[str] = []
+    for v in values or []:
+        out_ += [p.strip() for p in v.split(",") if p.strip()]
+    return tuple(dict.fromkeys(out_))
+
+
+def _options(concurrency, rpm, tpm, max_retries, backoff) -> RunOptions:
+    return RunOptions(concurrency=concurrency, rpm=rpm, tpm=tpm, max_retries=max_retries,
+                      backoff=backoff)
+
+
+def _print_request(label: str, req: Request) -> None:
+    out.rule(label)
+    out.print("[bold]system[/bold]", markup=True)
+    out.print(req.system, markup=False)
+    for m in req.messages:
+        out.print(f"[bold]{m.role}[/bold]", markup=True)
+        out.print(m.text, markup=False)
+    out.rule()
+
+
+def _print_stats(stats: RunStats, what: str = "judgments") -> None:
+    stored = stats.scored + stats.unscored + stats.request_failed
+    out.print(f"Done in {stats.elapsed:.1f} s: {stats.calls} calls "
+              f"({stats.failed_attempts} failed attempts retried or given up); stored {stored} "
+              f"{what}: {stats.scored} ok, {stats.unscored} unscored, {stats.request_failed} "
+              f"request failures; cost {format_usd(stats.cost, stats.unpriced)}")
+    if stats.reasons:
+        out.print("Not scored: " + ", ".join(f"{k} {v}" for k, v in stats.reasons.most_common())
+                  + " (see `h2h judge export`; request failures are asked again next run)")
+
+
+def _describe(spec: JudgeSpec) -> str:
+    extra = ", reason-first" if spec.reason_first else ""
+    temp = "" if spec.temperature is None else f", temperature {spec.temperature:g}"
+    return (f"Judge '{spec.display_name}' ({spec.hash[:8]}): {spec.provider} {spec.model}, "
+            f"template '{spec.template.name}', {spec.mode}{extra}{temp}, "
+            f"{spec.samples} sample(s)")
+
+
+def _print_plan(plan: JudgePlan) -> None:
+    redo = "".join(f"; {n} again ({why})" for why, n in plan.redo.items())
+    out.print(f"{plan.total_keys} (item, dimension, sample) judgments in scope: "
+              f"{plan.done_keys} already stored, {plan.in_batches} waiting in batches, "
+              f"{plan.pending_keys} to ask in {len(plan.units)} calls{redo}")
+
+
+# --- h2h judge run ----------------------------------------------------------------------------
+
+@judge_app.command("run")
+def run_cmd(
+    db: DbOption = None,
+    config: Annotated[str | None, typer.Option(help="Re-run (or resume) a stored configuration "
+                                               "by name or hash.")] = None,
+    provider: ProviderOpt = None,
+    model: Annotated[str | None, typer.Option(help="Model name as the provider knows it.")]
+    = None,
+    name: Annotated[str | None, typer.Option(help="Name of this configuration (default: model "
+                                             "and hash). Judges appear by this name in "
+                                             "analyses.")] = None,
+    template: Annotated[Path | None, typer.Option(help="Prompt template TOML (default: the "
+                                                  "bundled data/prompts/judge_default.toml).")]
+    = None,
+    mode: Annotated[str | None, typer.Option(help="per-dimension (one call each) or all (every "
+                                             "dimension in one call).")] = None,
+    reason_first: Annotated[bool, typer.Option("--reason-first", help="Ask for reasoning "
+                                               "before the score.")] = False,
+    temperature: TempOpt = None,
+    max_tokens: Annotated[int | None, typer.Option(help="Longest answer in tokens (1024).")]
+    = None,
+    samples: Annotated[int | None, typer.Option(help="Samples per item and dimension (1).")]
+    = None,
+    structured: Annotated[bool, typer.Option("--structured/--no-structured", help="Ask for "
+                                             "schema-bound output (tool use / json_schema); "
+                                             "--no-structured for servers without it.")] = True,
+    items: Annotated[list[str] | None, typer.Option(help="Only these item ids (comma-separated "
+                                                    "or repeated).")] = None,
+    task: Annotated[str | None, typer.Option(help="Only items of this task family.")] = None,
+    limit: Annotated[int | None, typer.Option(help="At most this many items (study order).")]
+    = None,
+    dimensions: Annotated[list[str] | None, typer.Option(help="Only these dimensions.")] = None,
+    base_url: BaseUrlOpt = None,
+    api_key_env: KeyEnvOpt = None,
+    concurrency: ConcurrencyOpt = 8,
+    rpm: RpmOpt = None,
+    tpm: TpmOpt = None,
+    max_retries: RetriesOpt = 6,
+    timeout: TimeoutOpt = 120.0,
+    backoff: BackoffOpt = 1.0,
+    batch: Annotated[bool, typer.Option("--batch", help="Submit as Anthropic Message Batches "
+                                        "(half price; results within 24 h).")] = False,
+    wait: Annotated[bool, typer.Option("--wait", help="With --batch, wait and collect the "
+                                       "results.")] = False,
+    poll: Annotated[float, typer.Option(help="With --wait, seconds between status checks.")]
+    = 60.0,
+    dry: DryOpt = False,
+    show: ShowOpt = 1,
+    prices: PricesOpt = None,
+    quiet: QuietOpt = False,
+) -> None:
+    """Judge the study's items: only what is not stored yet, each result saved as it arrives.
+
+    A killed or interrupted run continues where it stopped when run again; a finished
+    configuration makes no request at all.
+
+    Example: h2h judge run --provider anthropic --model claude-sonnet-4-5 --name sonnet-v1
+    """
+    engine = get_engine(db)
+    rubric = current_rubric(engine)
+    if config is not None:
+        given = [o for o, v in (("--provider", provider), ("--model", model), ("--name", name),
+                                ("--template", template), ("--mode", mode),
+                                ("--temperature", temperature), ("--max-tokens", max_tokens))
+                 if v is not None] + (["--reason-first"] if reason_first else [])
+        if given:
+            raise H2HError(f"--config re-runs a stored configuration as it was; leave out "
+                           f"{', '.join(given)} (or drop --config to make a new one)")
+        spec = spec_from_row(find_config(engine, config), samples=samples)
+    else:
+        if provider is None or model is None:
+            raise H2HError("give --provider and --model (or --config NAME to re-run a stored "
+                           "configuration)")
+        if mode is not None and mode not in MODES:
+            raise H2HError(f"--mode: '{mode}' is not one of {', '.join(MODES)}")
+        spec = JudgeSpec(provider=provider, model=model, template=load_judge_template(template),
+                         rubric_version=rubric.version, mode=mode or "per-dimension",
+                         reason_first=reason_first, structured=structured,
+                         temperature=temperature, max_tokens=max_tokens or 1024,
+                         samples=samples or 1, name=name)
+    filters = Filters(items=_csv_list(items), task=task, limit=limit,
+                      dimensions=_csv_list(dimensions))
+    table = load_prices(prices)
+    options = _options(concurrency, rpm, tpm, max_retries, backoff)
+    prov = make_provider(spec.provider, base_url=base_url, api_key_env=api_key_env,
+                         timeout=timeout, structured=spec.structured, concurrency=concurrency)
+    out.print(_describe(spec))
+    if dry:
+        from .judging import plan_judging
+        plan = plan_judging(engine, spec, filters)
+        _print_plan(plan)
+        d = dry_run(plan, table, show=show, batch=batch)
+        for label, req in d.prompts:
+            _print_request(label, req)
+        cost = format_usd(d.cost) if d.cost is not None else \
+            f"unknown (no price for '{spec.model}' in {table.source})"
+        out.print(f"Dry run: {d.calls} calls, about {d.input_tokens:,} input and "
+                  f"{d.output_tokens:,} output tokens; estimated cost {cost}"
+                  f"{' at the batch discount' if batch else ''}. Nothing was sent.")
+        return
+    if batch:
+        _run_batch(engine, spec, filters, prov, table, options, wait, poll)
+        return
+    plan, stats = run_judge(engine, spec, prov, filters=filters, options=options, prices=table,
+                            show_progress=not quiet)
+    _print_plan(plan)
+    if not plan.total_keys:
+        out.print("No items in scope: import items with `h2h import items` (or generate them "
+                  "with `h2h generate`), or check --items / --task / --dimensions.")
+        return
+    if not plan.units:
+        out.print("Nothing to ask: every judgment in scope is stored. No request was made.")
+        return
+    _print_stats(stats)
+
+
+def _run_batch(engine, spec, filters, prov, table, options, wait, poll) -> None:
+    from .batches import collect_batches, submit_batches
+    from .judging import plan_judging
+    plan = plan_judging(engine, spec, filters)
+    _print_plan(plan)
+    if not plan.units:
+        out.print("Nothing to submit: every judgment in scope is stored or waiting in a batch.")
+        return
+
+    async def go():
+        try:
+            ids = await submit_batches(engine, plan, prov, table, options, say=out.print)
+            if not wait:
+                return ids, None
+            rep = await collect_batches(engine, prov, table, config_hash=spec.hash, wait=True,
+                                        poll=poll, options=options, say=out.print)
+            return ids, rep
+        finally:
+            await prov.aclose()
+
+    ids, rep = run_async(go())
+    if rep is None:
+        out.print(f"Submitted {len(ids)} batch(es). Collect the results later with "
+                  f"`h2h judge collect --config {spec.display_name}`.")
+    else:
+        _print_collect(rep)
+
+
+def _print_collect(rep) -> None:
+    out.print(f"Collected {len(rep.collected)} batch(es): {rep.scored} scored, {rep.unscored} "
+              f"unscored, {rep.failed} request failures; cost "
+              f"{format_usd(rep.cost, rep.unpriced)} (batch discount applied)")
+    if rep.reasons:
+        out.print("Not scored: " + ", ".join(f"{k} {v}" for k, v in rep.reasons.most_common()))
+    if rep.pending:
+        out.print(f"{len(rep.pending)} batch(es) still processing: "
+                  + ", ".join(b for b, _ in rep.pending) + "; run `h2h judge collect` later")
+
+
+@judge_app.command("collect")
+def collect_cmd(
+    db: DbOption = None,
+    config: Annotated[str | None, typer.Option(help="Only batches of this configuration.")]
+    = None,
+    wait: Annotated[bool, typer.Option("--wait", help="Poll until every batch has ended.")]
+    = False,
+    poll: Annotated[float, typer.Option(help="Seconds between status checks.")] = 60.0,
+    cancel: Annotated[bool, typer.Option("--cancel", help="Cancel the open batches first "
+                                         "(requests not yet run are stored as canceled).")]
+    = False,
+    base_url: BaseUrlOpt = None,
+    api_key_env: KeyEnvOpt = None,
+    timeout: TimeoutOpt = 120.0,
+    prices: PricesOpt = None,
+) -> None:
+    """Collect the results of submitted Anthropic Message Batches into the study.
+
+    Example: h2h judge collect --db pilot.db --wait --poll 300
+    """
+    from .batches import collect_batches, open_batches
+    engine = get_engine(db)
+    current_rubric(engine)
+    config_hash = find_config(engine, config).hash if config else None
+    if not open_batches(engine, config_hash):
+        out.print("No batches waiting to be collected.")
+        return
+    prov = make_provider("anthropic", base_url=base_url, api_key_env=api_key_env,
+                         timeout=timeout)
+    table = load_prices(prices)
+
+    async def go():
+        try:
+            return await collect_batches(engine, prov, table, config_hash=config_hash,
+                                         wait=wait, poll=poll, cancel=cancel, say=out.print)
+        finally:
+            await prov.aclose()
+
+    _print_collect(run_async(go()))
+
+
+@judge_app.command("cost")
+def cost_cmd(
+    db: DbOption = None,
+    config: Annotated[list[str] | None, typer.Option(help="Only these configurations.")] = None,
+) -> None:
+    """What each judge and generator cost: calls, retries, tokens (with cache) and USD.
+
+    Example: h2h judge cost --db pilot.db
+    """
+    from .reports import cost_summary
+    engine = get_engine(db)
+    current_rubric(engine)
+    hashes = [find_config(engine, c).hash for c in _csv_list(config)] or None
+    lines = cost_summary(engine, hashes)
+    if not lines:
+        out.print("No calls recorded yet.")
+        return
+    t = Table("configuration", "kind", "model", "calls", "batch", "failed attempts", "input",
+              "output", "cache write", "cache read", "cost (USD)")
+    total = 0.0
+    unpriced = 0
+    for ln in lines:
+        total += ln.cost
+        unpriced += ln.unpriced_calls
+        cost = format_usd(ln.cost, bool(ln.unpriced_calls)) if ln.calls > ln.unpriced_calls \
+            else "—"
+        t.add_row(f"{ln.name} ({ln.config_hash[:8]})", ln.kind, f"{ln.provider} {ln.model}",
+                  str(ln.calls), str(ln.batch_calls), str(ln.failed_attempts),
+                  f"{ln.input_tokens:,}", f"{ln.output_tokens:,}", f"{ln.cache_write_tokens:,}",
+                  f"{ln.cache_read_tokens:,}", cost)
+    out.print(t)
+    out.print(f"Total: {format_usd(total)}"
+              + (f" plus {unpriced} calls without a price (add their model to the price "
+                 "table)" if unpriced else ""))
+
+
+@judge_app.command("export")
+def export_cmd(
+    db: DbOption = None,
+    out_file: Annotated[Path | None, typer.Option("--out", "-o", help="Output CSV (default: "
+                                                  "standard output).")] = None,
+    config: Annotated[list[str] | None, typer.Option(help="Only these configurations.")] = None,
+    label: Annotated[str, typer.Option(help="Name judges by configuration 'name' or "
+                                       "'hash'.")] = "name",
+) -> None:
+    """Write the judges CSV (item_id, judge, dimension, score, sample, ...) for `h2h analyze`.
+
+    Unscored judgments are kept with an empty score and their reason.
+
+    Example: h2h judge export --db pilot.db --out judges.csv
+    """
+    from .reports import export_judgments_csv
+    if label not in ("name", "hash"):
+        raise H2HError(f"--label: '{label}' is not name or hash")
+    engine = get_engine(db)
+    current_rubric(engine)
+    hashes = [find_config(engine, c).hash for c in _csv_list(config)] or None
+    text, n, unscored = export_judgments_csv(engine, hashes, label=label)
+    if out_file is None:
+        sys.stdout.write(text)
+        return
+    out_file.write_text(text, encoding="utf-8")
+    out.print(f"Wrote {n} judgments ({unscored} unscored) to {out_file}")
+
+
+@judge_app.command("configs")
+def configs_cmd(db: DbOption = None) -> None:
+    """List the judge configurations with their judgment counts.
+
+    Example: h2h judge configs --db pilot.db
+    """
+    engine = get_engine(db)
+    current_rubric(engine)
+    rows = list_configs(engine)
+    if not rows:
+        out.print("No judge configurations yet; start one with `h2h judge run`.")
+        return
+    t = Table("name", "hash", "provider / model", "template", "mode", "samples", "items",
+              "scored", "unscored", "request failures")
+    for r in rows:
+        c = r["row"]
+        mode = c.mode + (", reason-first" if c.reason_first else "")
+        t.add_row(c.name, c.hash[:8], f"{c.provider} {c.model}", c.template_name, mode,
+                  str(c.samples), str(r["items"]), str(r["scored"]), str(r["unscored"]),
+                  str(r["request_failed"]))
+    out.print(t)
+
+
+# --- h2h generate -----------------------------------------------------------------------------
+
+def generate(
+    db: DbOption = None,
+    provider: ProviderOpt = None,
+    model: Annotated[list[str] | None, typer.Option(help="Model to generate with (repeat for "
+                                                    "several).")] = None,
+    name: Annotated[str | None, typer.Option(help="Name written as the items' model (one "
+                                             "--model only; default: the model).")] = None,
+    conditions: Annotated[str, typer.Option(help="sap, baseline, or both "
+                                            "(comma-separated).")] = "sap,baseline",
+    scenarios: Annotated[Path | None, typer.Option(help="Scenario JSONL (default: the study's "
+                                                   "own scenarios).")] = None,
+    only: Annotated[list[str] | None, typer.Option(help="Only these scenario ids.")] = None,
+    task: Annotated[str | None, typer.Option(help="Only scenarios of this task family.")] = None,
+    limit: Annotated[int | None, typer.Option(help="At most this many scenarios.")] = None,
+    templates: Annotated[Path | None, typer.Option(help="Folder with generate_<task>.toml "
+                                                   "overrides.")] = None,
+    sap: Annotated[Path | None, typer.Option(help="SAP system prompt file (default: "
+                                             "data/prompts/sap.txt).")] = None,
+    temperature: TempOpt = None,
+    max_tokens: Annotated[int, typer.Option(help="Longest response in tokens.")] = 1024,
+    base_url: BaseUrlOpt = None,
+    api_key_env: KeyEnvOpt = None,
+    concurrency: ConcurrencyOpt = 8,
+    rpm: RpmOpt = None,
+    tpm: TpmOpt = None,
+    max_retries: RetriesOpt = 6,
+    timeout: TimeoutOpt = 120.0,
+    backoff: BackoffOpt = 1.0,
+    dry: DryOpt = False,
+    show: ShowOpt = 1,
+    prices: PricesOpt = None,
+    quiet: QuietOpt = False,
+) -> None:
+    """Generate companion responses for the study's scenarios, with and without the Secure
+    Attachment Persona; each becomes an item <scenario>-<model>-<condition>.
+
+    Resumable: what was generated is never asked again.
+
+    Example: h2h generate --provider anthropic --model claude-haiku-4-5 --db pilot.db
+    """
+    from .generate import GenSpec, build_generation_request, plan_generation, run_generation
+    from .prompts import load_generation_templates, load_sap
+    from .scenarios import read_scenarios, select_scenarios, study_scenarios
+    engine = get_engine(db)
+    rubric = current_rubric(engine)
+    models = _csv_list(model)
+    if provider is None or not models:
+        raise H2HError("give --provider and at least one --model")
+    if name is not None and len(models) > 1:
+        raise H2HError("--name names one model; with several --model options leave it out")
+    conds = _csv_list([conditions])
+    tmpl = load_generation_templates(templates)
+    sap_text = load_sap(sap)
+    specs = [GenSpec(provider, m, tmpl, sap_text, temperature, max_tokens, name) for m in models]
+    pool = read_scenarios(scenarios, rubric.tasks) if scenarios else study_scenarios(engine)
+    chosen = select_scenarios(pool, ids=_csv_list(only), task=task, limit=limit)
+    if not chosen:
+        raise H2HError("no scenarios to generate for (import items or pass --scenarios FILE)")
+    plan = plan_generation(engine, specs, chosen, conds)
+    out.print(f"{plan.total} responses in scope ({len(chosen)} scenarios × {len(specs)} "
+              f"model(s) × {len(conds)} condition(s)): {plan.done} already generated, "
+              f"{len(plan.units)} to generate")
+    table = load_prices(prices)
+    if dry:
+        for unit in plan.units[:show]:
+            _print_request(f"{unit.item_id}", build_generation_request(
+                unit.spec, unit.scenario, unit.condition))
+        from .prices import estimate_tokens
+        inp = outp = 0
+        cost: float | None = 0.0
+        for u in plan.units:
+            r = build_generation_request(u.spec, u.scenario, u.condition)
+            i = estimate_tokens(r.system + "".join(m.text for m in r.messages))
+            o = min(u.spec.max_tokens, 400)
+            c = table.cost(u.spec.model, input_tokens=i, output_tokens=o)
+            inp, outp = inp + i, outp + o
+            cost = None if cost is None or c is None else cost + c
+        shown = format_usd(cost) if cost is not None else \
+            f"unknown (a model has no price in {table.source})"
+        out.print(f"Dry run: {len(plan.units)} calls, about {inp:,} input and {outp:,} output "
+                  f"tokens; estimated cost {shown}. Nothing was sent.")
+        return
+    if not plan.units:
+        out.print("Nothing to generate: every response in scope exists. No request was made.")
+        return
+    prov = make_provider(provider, base_url=base_url, api_key_env=api_key_env, timeout=timeout,
+                         concurrency=concurrency)
+    stats = run_generation(engine, plan, prov, prices=table,
+                           options=_options(concurrency, rpm, tpm, max_retries, backoff),
+                           show_progress=not quiet)
+    _print_stats(stats, what="responses")
+
+
+def register(app: typer.Typer) -> None:
+    """Mount ``h2h judge …`` and ``h2h generate`` on the root app."""
+    app.add_typer(judge_app, name="judge")
+    app.command("generate")(generate)

@@ -1,0 +1,112 @@
+"""A judge configuration as a value: provider, model, template and parameters, named by a hash.
+
+The hash covers everything that shapes the prompt or the answer: provider, model, the
+template's texts, the rubric version (its anchors are in the prompt), the mode, reason-first,
+structured output, temperature and max tokens. It leaves out ``samples``: asking for 3 samples
+after a run with 1 keeps sample 0 and asks only for samples 1 and 2, instead of paying for
+sample 0 again under a new name. It also leaves out where the model is served (base URL).
+
+Example
+-------
+>>> from judge.prompts import load_judge_template
+>>> a = JudgeSpec("anthropic", "claude-sonnet-4-5", load_judge_template(None), "v1")
+>>> b = JudgeSpec("anthropic", "claude-sonnet-4-5", load_judge_template(None), "v1", samples=3)
+>>> a.hash == b.hash, len(a.hash)
+(True, 16)
+>>> a.hash == JudgeSpec("anthropic", "claude-sonnet-4-5", load_judge_template(None), "v1",
+...                     reason_first=True).hash
+False
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from data.errors import H2HError
+from data.models import JudgeConfigRow
+
+from .prompts import JudgeTemplate, text_hash
+from .providers.base import PROVIDERS
+
+__all__ = ["Mode", "MODES", "JudgeSpec", "slug", "spec_from_row"]
+
+Mode = Literal["per-dimension", "all"]
+MODES: tuple[str, ...] = ("per-dimension", "all")
+
+
+def slug(text: str) -> str:
+    """A name safe in ids and file names: ``claude-sonnet-4-5``, ``llama3.1-8b``."""
+    s = re.sub(r"[^a-z0-9.]+", "-", text.lower()).strip("-.")
+    return s or "model"
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    provider: str
+    model: str
+    template: JudgeTemplate
+    rubric_version: str
+    mode: Mode = "per-dimension"
+    reason_first: bool = False
+    structured: bool = True
+    temperature: float | None = None
+    max_tokens: int = 1024
+    samples: int = 1
+    name: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.provider not in PROVIDERS:
+            raise H2HError(f"--provider: '{self.provider}' is not one of {', '.join(PROVIDERS)}")
+        if not self.model.strip():
+            raise H2HError("--model: give the model name, e.g. claude-sonnet-4-5")
+        if self.mode not in MODES:
+            raise H2HError(f"--mode: '{self.mode}' is not one of {', '.join(MODES)}")
+        if self.mode == "all" and not self.template.user_all:
+            raise H2HError(f"--mode all: the template '{self.template.source}' has no user_all "
+                           "text (the prompt that rates every dimension in one call)")
+        if self.samples < 1:
+            raise H2HError(f"--samples must be at least 1, got {self.samples}")
+        if self.max_tokens < 1:
+            raise H2HError(f"--max-tokens must be at least 1, got {self.max_tokens}")
+        if self.temperature is not None and not 0 <= self.temperature <= 2:
+            raise H2HError(f"--temperature must be between 0 and 2, got {self.temperature}")
+        if self.name is not None and not self.name.strip():
+            raise H2HError("--name must not be empty")
+
+    @property
+    def all_mode(self) -> bool:
+        return self.mode == "all"
+
+    @property
+    def hash(self) -> str:
+        return text_hash({"provider": self.provider, "model": self.model,
+                          "template": self.template.hash, "rubric": self.rubric_version,
+                          "mode": self.mode, "reason_first": self.reason_first,
+                          "structured": self.structured, "temperature": self.temperature,
+                          "max_tokens": self.max_tokens})
+
+    @property
+    def display_name(self) -> str:
+        """The given name, else ``<model>-<first 8 characters of the hash>``."""
+        return self.name.strip() if self.name else f"{slug(self.model)}-{self.hash[:8]}"
+
+    def row(self) -> JudgeConfigRow:
+        return JudgeConfigRow(hash=self.hash, name=self.display_name, provider=self.provider,
+                              model=self.model, template_name=self.template.name,
+                              template_hash=self.template.hash, template=self.template.as_dict(),
+                              rubric_version=self.rubric_version, mode=self.mode,
+                              reason_first=self.reason_first, structured=self.structured,
+                              temperature=self.temperature, max_tokens=self.max_tokens,
+                              samples=self.samples)
+
+
+def spec_from_row(row: JudgeConfigRow, samples: int | None = None) -> JudgeSpec:
+    """The stored configuration again (to re-run or resume it by name)."""
+    return JudgeSpec(provider=row.provider, model=row.model,
+                     template=JudgeTemplate.from_dict(row.template),
+                     rubric_version=row.rubric_version, mode=row.mode,  # type: ignore[arg-type]
+                     reason_first=row.reason_first, structured=row.structured,
+                     temperature=row.temperature, max_tokens=row.max_tokens,
+                     samples=samples or row.samples, name=row.name)

@@ -1,0 +1,84 @@
+"""The progress bar of a run: done / total, rate, ETA, failures, unscored answers, running cost."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    TextColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
+
+if TYPE_CHECKING:
+    from .runner import Tally
+
+__all__ = ["RunProgress", "format_usd"]
+
+
+def format_usd(value: float | None, unpriced: bool = False) -> str:
+    if value is None:
+        return "—"
+    text = f"${value:,.4f}" if value < 1 else f"${value:,.2f}"
+    return text + (" + unpriced" if unpriced else "")
+
+
+class _Rate(ProgressColumn):
+    def render(self, task) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text("—/min" if not speed else f"{speed * 60:,.0f}/min", style="cyan")
+
+
+class RunProgress:
+    """A rich progress bar on stderr; with ``enabled=False`` it only counts."""
+
+    def __init__(self, description: str, total: int, *, enabled: bool = True,
+                 console: Console | None = None):
+        self.failed_attempts = 0
+        self.unscored = 0
+        self.request_failed = 0
+        self.cost = 0.0
+        self.unpriced = False
+        self._bar: Progress | None = None
+        if enabled and total:
+            self._bar = Progress(
+                TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                _Rate(), TextColumn("ETA"), TimeRemainingColumn(),
+                TextColumn("{task.fields[status]}"),
+                console=console or Console(stderr=True), transient=False)
+            self._task = self._bar.add_task(description, total=total, status=self._status())
+
+    def _status(self) -> str:
+        return (f"retries {self.failed_attempts} · failed {self.request_failed} · "
+                f"unscored {self.unscored} · {format_usd(self.cost, self.unpriced)}")
+
+    def __enter__(self) -> RunProgress:
+        if self._bar is not None:
+            self._bar.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+    def failed_attempt(self) -> None:
+        self.failed_attempts += 1
+        self._refresh(0)
+
+    def done(self, tally: Tally) -> None:
+        self.unscored += tally.unscored
+        self.request_failed += tally.failed
+        if tally.cost is None:
+            self.unpriced = True
+        else:
+            self.cost += tally.cost
+        self._refresh(1)
+
+    def _refresh(self, advance: int) -> None:
+        if self._bar is not None:
+            self._bar.update(self._task, advance=advance, status=self._status())

@@ -1,0 +1,42 @@
+"""LLM providers behind one :class:`Provider` protocol; each SDK is imported on first use."""
+
+from __future__ import annotations
+
+from data.errors import H2HError
+
+from .base import (
+    PROVIDERS,
+    BatchFailure,
+    BatchInfo,
+    BatchProvider,
+    Message,
+    Provider,
+    ProviderError,
+    Reply,
+    Request,
+    Usage,
+)
+
+__all__ = ["PROVIDERS", "BatchFailure", "BatchInfo", "BatchProvider", "Message", "Provider",
+           "ProviderError", "Reply", "Request", "Usage", "make_provider"]
+
+
+def make_provider(name: str, *, base_url: str | None = None, api_key_env: str | None = None,
+                  timeout: float = 120.0, structured: bool = True,
+                  concurrency: int = 8) -> Provider:
+    """The provider called ``name`` ("anthropic" or "openai"), configured but not yet connected.
+
+    No SDK is imported and no key is read until the first call (``preflight``).
+    ``concurrency`` is how many calls will be in flight at once (it sizes the client pool).
+    """
+    if name == "anthropic":
+        from .anthropic_provider import AnthropicProvider
+        return AnthropicProvider(base_url=base_url, timeout=timeout, concurrency=concurrency,
+                                 api_key_env=api_key_env or "ANTHROPIC_API_KEY")
+    if name == "openai":
+        from .openai_provider import OpenAIProvider
+        return OpenAIProvider(base_url=base_url, timeout=timeout, structured=structured,
+                              concurrency=concurrency,
+                              api_key_env=api_key_env or "OPENAI_API_KEY")
+    raise H2HError(f"--provider: '{name}' is not one of {', '.join(PROVIDERS)} "
+                   "(use openai for Ollama, vLLM and llama.cpp servers)")

@@ -1,0 +1,258 @@
+"""Anthropic's Messages API through the official ``anthropic`` SDK (imported on first use).
+
+* Key from ``$ANTHROPIC_API_KEY`` (or the variable named by ``api_key_env``); base URL from
+  ``base_url``, else ``$ANTHROPIC_BASE_URL``, else the SDK default.
+* Structured output: a forced tool call whose ``input_schema`` bounds each score to the
+  dimension's scale (``enum`` of the allowed values).
+* The system prompt is marked for prompt caching: it is identical for every call of a judge
+  configuration, so after the first call it is read from the cache at a tenth of the price
+  (the ledger records cache writes and reads separately).
+* Message Batches: ``submit_batch`` / ``batch_status`` / ``batch_results`` / ``cancel_batch``.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import os
+import time
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from data.errors import H2HError
+
+from .base import BatchFailure, BatchInfo, ProviderError, Reply, Request, Usage
+
+__all__ = ["AnthropicProvider", "retry_after_seconds"]
+
+# API limits of one Message Batch (https://docs.anthropic.com/en/api/creating-message-batches).
+MAX_BATCH_REQUESTS = 100_000
+MAX_BATCH_BYTES = 256 * 1024 * 1024
+
+
+def retry_after_seconds(headers: Any) -> float | None:
+    """The server's ``retry-after-ms`` / ``retry-after`` (seconds or HTTP date), if any."""
+    if headers is None:
+        return None
+    ms = headers.get("retry-after-ms")
+    try:
+        return max(float(ms) / 1000, 0.0)
+    except (TypeError, ValueError):
+        pass
+    raw = headers.get("retry-after")
+    if raw is None:
+        return None
+    try:
+        return max(float(raw), 0.0)
+    except ValueError:
+        parsed = email.utils.parsedate_tz(raw)
+        return None if parsed is None else max(email.utils.mktime_tz(parsed) - time.time(), 0.0)
+
+
+def _import_sdk():
+    try:
+        import anthropic
+    except ImportError:  # pragma: no cover - it is a declared dependency
+        raise H2HError("the anthropic package is not installed; pip install anthropic") from None
+    return anthropic
+
+
+class AnthropicProvider:
+    """The ``anthropic`` provider (implements :class:`~judge.providers.base.BatchProvider`)."""
+
+    name = "anthropic"
+    max_batch_requests = MAX_BATCH_REQUESTS
+    max_batch_bytes = MAX_BATCH_BYTES
+
+    def __init__(self, *, base_url: str | None = None, api_key_env: str = "ANTHROPIC_API_KEY",
+                 timeout: float = 120.0, concurrency: int = 8):
+        self.api_key_env = api_key_env
+        self.base_url = (base_url or os.environ.get("ANTHROPIC_BASE_URL")
+                         or "https://api.anthropic.com")
+        self.timeout = timeout
+        # The SDK's connection pool scans every pooled connection on each request, so one pool
+        # of 50 connections costs more CPU per call than five pools of ten: calls are spread
+        # over one client per 10 concurrent calls.
+        self._n_clients = max(1, -(-concurrency // 10))
+        self._clients: list = []
+        self._next = 0
+
+    # --- client and errors ---------------------------------------------------------------
+
+    def _key(self) -> str:
+        key = os.environ.get(self.api_key_env, "").strip()
+        if not key:
+            raise H2HError(f"anthropic: no API key; set {self.api_key_env} "
+                           f"(export {self.api_key_env}=sk-ant-...) and run again")
+        return key
+
+    @property
+    def client(self):
+        """The next SDK client (round robin), created on first use."""
+        if not self._clients:
+            sdk = _import_sdk()
+            key = self._key()
+            # max_retries=0: the runner retries itself, so each attempt is logged and costed.
+            self._clients = [sdk.AsyncAnthropic(api_key=key, base_url=self.base_url,
+                                                timeout=self.timeout, max_retries=0)
+                             for _ in range(self._n_clients)]
+        self._next = (self._next + 1) % len(self._clients)
+        return self._clients[self._next]
+
+    def _error(self, exc: Exception) -> ProviderError:
+        sdk = _import_sdk()
+        if isinstance(exc, sdk.APITimeoutError):
+            return ProviderError("timeout", f"no reply within {self.timeout:g} s")
+        if isinstance(exc, sdk.APIConnectionError):
+            return ProviderError("connection", f"cannot reach {self.base_url}: "
+                                               f"{exc.__cause__ or exc}")
+        if isinstance(exc, sdk.APIStatusError):
+            status = exc.status_code
+            msg = getattr(exc, "api_message", None) or _body_message(exc.body) or str(exc)
+            after = retry_after_seconds(exc.response.headers)
+            kind = ("auth" if status in (401, 403) else "rate_limit" if status == 429 else
+                    "overloaded" if status == 529 else "timeout" if status == 408 else
+                    "not_found" if status == 404 else
+                    "server" if status >= 500 or status == 409 else "invalid_request")
+            return ProviderError(kind, f"anthropic answered {status}: {msg}", status=status,
+                                 retry_after=after)
+        return ProviderError("other", f"{type(exc).__name__}: {exc}")
+
+    # --- calls ---------------------------------------------------------------------------
+
+    async def preflight(self) -> None:
+        """One cheap authenticated call (list one model) so a bad key or URL fails at once."""
+        try:
+            await self.client.models.list(limit=1, timeout=min(self.timeout, 20.0))
+        except Exception as exc:  # noqa: BLE001 - translated below
+            err = self._error(exc)
+            if err.kind == "auth":
+                raise H2HError(f"anthropic rejected the API key in {self.api_key_env} "
+                               f"({err.message}); check the key and run again") from None
+            if err.kind in ("connection", "timeout"):
+                raise H2HError(f"anthropic: cannot reach {self.base_url} ({err.message}); "
+                               "check the network or --base-url / ANTHROPIC_BASE_URL") from None
+            if err.kind == "not_found":
+                return  # a proxy without the models endpoint: reachable, key checked later
+            raise H2HError(f"anthropic: the service is not usable now ({err.message})") \
+                from None
+
+    def batch_params(self, request: Request) -> dict[str, Any]:
+        """The Messages API parameters for ``request`` (also one batch request's ``params``)."""
+        params: dict[str, Any] = {
+            "model": request.model,
+            "max_tokens": request.max_tokens,
+            "messages": [{"role": m.role, "content": m.text} for m in request.messages],
+        }
+        if request.system:
+            params["system"] = [{"type": "text", "text": request.system,
+                                 "cache_control": {"type": "ephemeral"}}]
+        if request.schema is not None:
+            params["tools"] = [{"name": request.schema_name,
+                                "description": request.schema_description
+                                or "Record the answer.",
+                                "input_schema": request.schema}]
+            params["tool_choice"] = {"type": "tool", "name": request.schema_name}
+        if request.temperature is not None:
+            params["temperature"] = request.temperature
+        return params
+
+    async def complete(self, request: Request) -> Reply:
+        params = self.batch_params(request)
+        extra = {}
+        if "temperature" in params:
+            # Recent SDKs no longer name the parameter; the API field is passed through as is.
+            extra["extra_body"] = {"temperature": params.pop("temperature")}
+        try:
+            msg = await self.client.messages.create(**params, **extra)
+        except Exception as exc:  # noqa: BLE001 - translated
+            raise self._error(exc) from exc
+        return _reply(msg, request.schema_name)
+
+    async def aclose(self) -> None:
+        for c in self._clients:
+            await c.close()
+        self._clients = []
+
+    # --- Message Batches -----------------------------------------------------------------
+
+    async def submit_batch(self, requests: Sequence[tuple[str, dict[str, Any]]]) -> BatchInfo:
+        try:
+            b = await self.client.messages.batches.create(
+                requests=[{"custom_id": cid, "params": params} for cid, params in requests])
+        except Exception as exc:  # noqa: BLE001
+            raise self._error(exc) from exc
+        return _batch_info(b)
+
+    async def batch_status(self, batch_id: str) -> BatchInfo:
+        try:
+            return _batch_info(await self.client.messages.batches.retrieve(batch_id))
+        except Exception as exc:  # noqa: BLE001
+            raise self._error(exc) from exc
+
+    async def cancel_batch(self, batch_id: str) -> BatchInfo:
+        try:
+            return _batch_info(await self.client.messages.batches.cancel(batch_id))
+        except Exception as exc:  # noqa: BLE001
+            raise self._error(exc) from exc
+
+    async def batch_results(self, batch_id: str
+                            ) -> AsyncIterator[tuple[str, Reply | BatchFailure]]:
+        try:
+            decoder = await self.client.messages.batches.results(batch_id)
+            async for line in decoder:
+                res = line.result
+                if res.type == "succeeded":
+                    yield line.custom_id, _reply(res.message, None)
+                elif res.type == "errored":
+                    err = getattr(res.error, "error", None)
+                    what = getattr(err, "type", "error")
+                    text = getattr(err, "message", "") or ""
+                    yield line.custom_id, BatchFailure("errored", f"errored: {what}: {text}")
+                else:
+                    yield line.custom_id, BatchFailure(res.type, f"{res.type} before it ran")
+        except ProviderError:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            raise self._error(exc) from exc
+
+
+def _body_message(body: object) -> str | None:
+    if isinstance(body, dict):
+        err = body.get("error")
+        if isinstance(err, dict) and isinstance(err.get("message"), str):
+            return err["message"]
+    return None
+
+
+def _reply(msg: Any, tool_name: str | None) -> Reply:
+    texts: list[str] = []
+    data: dict[str, Any] | None = None
+    raw = ""
+    for block in msg.content or []:
+        kind = getattr(block, "type", None)
+        if kind == "text":
+            texts.append(block.text)
+        elif kind == "tool_use" and (tool_name is None or block.name == tool_name):
+            payload = block.input
+            raw = json.dumps(payload, ensure_ascii=False) if not isinstance(payload, str) \
+                else payload
+            data = payload if isinstance(payload, dict) else None
+            if data is None:
+                raw = raw or repr(payload)
+    u = msg.usage
+    usage = Usage(input_tokens=u.input_tokens or 0, output_tokens=u.output_tokens or 0,
+                  cache_write_tokens=u.cache_creation_input_tokens or 0,
+                  cache_read_tokens=u.cache_read_input_tokens or 0)
+    text = "".join(texts)
+    if raw and text:
+        raw = f"{text}\n{raw}"
+    return Reply(text=text, data=data, usage=usage, stop_reason=msg.stop_reason, raw=raw)
+
+
+def _batch_info(b: Any) -> BatchInfo:
+    rc = b.request_counts
+    counts = {k: getattr(rc, k, 0) or 0 for k in ("processing", "succeeded", "errored",
+                                                  "canceled", "expired")}
+    return BatchInfo(id=b.id, status=b.processing_status, counts=counts,
+                     ended=b.processing_status == "ended")

@@ -1,0 +1,224 @@
+"""Running many provider calls: a pool of asyncio workers, a rate limiter, retries, a progress
+bar, and a sink that stores each result the moment it arrives.
+
+Retry policy. The SDK clients are built with ``max_retries=0`` and this module retries itself:
+the SDKs would retry 429/5xx silently, so neither the cost ledger nor the progress bar could see
+the attempts, and a ``retry-after`` from one worker could not hold back the others. Retried:
+429 (rate limited), 529 (overloaded), other 5xx, 408/409, timeouts and dropped connections -
+waiting the server's ``retry-after`` when it gives one, else exponential backoff with jitter
+(``backoff × 2^attempt``, at most ``max_backoff``). Not retried: authentication and permission
+errors (401/403) and invalid requests (400/404/413/422); they stop the whole run with one
+message, keeping every result stored so far.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Generic, Protocol, TypeVar
+
+from data.errors import H2HError
+
+from .limits import RateLimiter
+from .progress import RunProgress
+from .providers.base import Provider, ProviderError, Reply, Request
+
+__all__ = ["RunOptions", "Tally", "RunStats", "Sink", "run_calls", "retrying", "backoff_delay"]
+
+U = TypeVar("U")
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How hard to push the provider."""
+
+    concurrency: int = 8
+    rpm: float | None = None
+    tpm: float | None = None
+    max_retries: int = 6
+    backoff: float = 1.0
+    max_backoff: float = 60.0
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 1:
+            raise H2HError(f"--concurrency must be at least 1, got {self.concurrency}")
+        if self.max_retries < 0:
+            raise H2HError(f"--max-retries must be 0 or more, got {self.max_retries}")
+        for name in ("rpm", "tpm"):
+            v = getattr(self, name)
+            if v is not None and v <= 0:
+                raise H2HError(f"--{name} must be positive, got {v}")
+
+
+@dataclass
+class Tally:
+    """What storing one call's result added."""
+
+    scored: int = 0
+    unscored: int = 0
+    failed: int = 0
+    cost: float | None = 0.0
+    reasons: Counter = field(default_factory=Counter)
+
+
+@dataclass
+class RunStats:
+    planned: int = 0
+    calls: int = 0
+    failed_attempts: int = 0
+    scored: int = 0
+    unscored: int = 0
+    request_failed: int = 0
+    cost: float = 0.0
+    unpriced: bool = False
+    reasons: Counter = field(default_factory=Counter)
+    elapsed: float = 0.0
+
+    def add(self, t: Tally) -> None:
+        self.scored += t.scored
+        self.unscored += t.unscored
+        self.request_failed += t.failed
+        self.reasons.update(t.reasons)
+        if t.cost is None:
+            self.unpriced = True
+        else:
+            self.cost += t.cost
+
+
+class Sink(Protocol[U]):
+    """Stores results. Called from one database thread, one call at a time."""
+
+    def request_for(self, unit: U) -> tuple[Request, int]: ...
+
+    def attempt_failed(self, unit: U, err: ProviderError) -> None: ...
+
+    def succeeded(self, unit: U, reply: Reply) -> Tally: ...
+
+    def gave_up(self, unit: U, err: ProviderError) -> Tally: ...
+
+
+def backoff_delay(options: RunOptions, attempt: int, err: ProviderError) -> float:
+    """The server's ``retry-after`` when given (at most 10 minutes), else exponential backoff
+    with jitter: ``backoff × 2^attempt`` capped at ``max_backoff``, times 0.75-1."""
+    if err.retry_after is not None:
+        return min(err.retry_after, 600.0)
+    base = min(options.max_backoff, options.backoff * 2 ** attempt)
+    return base * random.uniform(0.75, 1.0)
+
+
+async def retrying(call: Callable[[], Awaitable[T]], options: RunOptions) -> T:
+    """One API call (a batch submit or status check) with the same retry policy."""
+    for attempt in range(options.max_retries + 1):
+        try:
+            return await call()
+        except ProviderError as err:
+            if not err.retryable or attempt == options.max_retries:
+                raise H2HError(f"stopped: {err.message}") from None
+            await asyncio.sleep(backoff_delay(options, attempt, err))
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+@dataclass
+class _Run(Generic[U]):
+    provider: Provider
+    sink: Sink[U]
+    options: RunOptions
+    progress: RunProgress
+    limiter: RateLimiter
+    stats: RunStats
+    db: ThreadPoolExecutor
+    fatal: ProviderError | None = None
+
+    async def _db(self, fn: Callable, *args):
+        return await asyncio.get_running_loop().run_in_executor(self.db, fn, *args)
+
+    def _delay(self, attempt: int, err: ProviderError) -> float:
+        return backoff_delay(self.options, attempt, err)
+
+    async def one(self, unit: U) -> None:
+        request, estimate = self.sink.request_for(unit)
+        for attempt in range(self.options.max_retries + 1):
+            await self.limiter.acquire(estimate)
+            try:
+                reply = await self.provider.complete(request)
+            except ProviderError as err:
+                if not err.retryable:
+                    raise
+                self.stats.failed_attempts += 1
+                self.progress.failed_attempt()
+                await self._db(self.sink.attempt_failed, unit, err)
+                if attempt == self.options.max_retries:
+                    tally = await self._db(self.sink.gave_up, unit, err)
+                    self.stats.add(tally)
+                    self.progress.done(tally)
+                    return
+                delay = self._delay(attempt, err)
+                if err.kind in ("rate_limit", "overloaded"):
+                    self.limiter.pause_for(delay)
+                await asyncio.sleep(delay)
+                continue
+            self.limiter.settle(estimate, reply.usage.total)
+            self.stats.calls += 1
+            tally = await self._db(self.sink.succeeded, unit, reply)
+            self.stats.add(tally)
+            self.progress.done(tally)
+            return
+
+    async def worker(self, queue: asyncio.Queue) -> None:
+        while self.fatal is None:
+            try:
+                unit = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            try:
+                await self.one(unit)
+            except ProviderError as err:
+                self.fatal = err
+                return
+
+
+async def run_calls(provider: Provider, units: Sequence[U], sink: Sink[U], options: RunOptions,
+                    progress: RunProgress) -> RunStats:
+    """Make one call per unit (with retries) and hand each outcome to ``sink``.
+
+    Raises :class:`H2HError` when a non-retryable error stops the run; what was stored stays.
+    """
+    stats = RunStats(planned=len(units))
+    if not units:
+        return stats
+    queue: asyncio.Queue = asyncio.Queue()
+    for u in units:
+        queue.put_nowait(u)
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="h2h-db") as db:
+        run = _Run(provider, sink, options, progress, RateLimiter(options.rpm, options.tpm),
+                   stats, db)
+        workers = [asyncio.create_task(run.worker(queue))
+                   for _ in range(min(options.concurrency, len(units)))]
+        try:
+            while workers:
+                done, pending = await asyncio.wait(workers, return_when=asyncio.FIRST_COMPLETED)
+                for t in done:
+                    t.result()
+                workers = list(pending)
+                if run.fatal is not None:
+                    for t in workers:
+                        t.cancel()
+                    await asyncio.gather(*workers, return_exceptions=True)
+                    workers = []
+        finally:
+            for t in workers:
+                t.cancel()
+            stats.elapsed = time.perf_counter() - t0
+    if run.fatal is not None:
+        stored = stats.scored + stats.unscored + stats.request_failed
+        raise H2HError(f"stopped: {run.fatal.message}. The {stored} results stored before the "
+                       "stop are kept; fix the problem and run the same command again to "
+                       "continue where it stopped.")
+    return stats

@@ -1,0 +1,173 @@
+"""Reading and writing the judge tables (through ``data``'s engine, sessions and models).
+
+Every result is written in its own short transaction together with its cost-ledger entry, so
+a run killed at any moment leaves only complete results behind. Judgments are keyed by
+(configuration hash, item, dimension, sample), which the database enforces. A stored answer is
+never replaced unless it was a request failure or the item's content changed since.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import func
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from data.engine import read_session, write_connection, write_session
+from data.errors import H2HError
+from data.models import CostEntry, JudgeBatch, JudgeConfigRow, Judgment, utcnow
+
+__all__ = ["Key", "ExistingJudgment", "save_config", "check_name_free", "find_config",
+           "list_configs", "existing_judgments", "open_batch_keys", "store_judgments",
+           "ledger_row", "insert_ledger", "add_ledger"]
+
+Key = tuple[str, str, int]  # (item_id, dimension, sample)
+
+
+@dataclass(frozen=True)
+class ExistingJudgment:
+    outcome: str
+    item_hash: str
+    batch_id: str | None
+
+
+def save_config(engine: Engine, row: JudgeConfigRow) -> JudgeConfigRow:
+    """Store a configuration (or find it again); ``samples`` only ever grows."""
+    with write_session(engine) as s:
+        check_name_free(s, row.name, row.hash)
+        old = s.get(JudgeConfigRow, row.hash)
+        if old is None:
+            s.add(row)
+            return row
+        if row.samples > old.samples:
+            old.samples = row.samples
+            s.add(old)
+        return old
+
+
+def check_name_free(s: Session, name: str, config_hash: str) -> None:
+    other = s.exec(select(JudgeConfigRow).where(JudgeConfigRow.name == name)).first()
+    if other is not None and other.hash != config_hash:
+        raise H2HError(f"--name: '{name}' already names judge configuration {other.hash[:8]} "
+                       f"({other.provider} {other.model}, template '{other.template_name}'); "
+                       "a changed template or parameter is a new configuration: pick a new name")
+
+
+def find_config(engine: Engine, ref: str) -> JudgeConfigRow:
+    """A configuration by name, by hash, or by a hash prefix of at least 6 characters."""
+    with read_session(engine) as s:
+        row = s.exec(select(JudgeConfigRow).where(JudgeConfigRow.name == ref)).first()
+        if row is None:
+            row = s.get(JudgeConfigRow, ref)
+        if row is None and len(ref) >= 6:
+            hits = s.exec(select(JudgeConfigRow)
+                          .where(JudgeConfigRow.hash.startswith(ref))).all()
+            row = hits[0] if len(hits) == 1 else None
+        if row is None:
+            names = s.exec(select(JudgeConfigRow.name).order_by(JudgeConfigRow.name)).all()
+            known = ", ".join(names) if names else "none yet"
+            raise H2HError(f"--config: no judge configuration '{ref}' (known: {known})")
+        return row
+
+
+def list_configs(engine: Engine) -> list[dict[str, Any]]:
+    """Every configuration with its judgment counts (scored, unscored, request failures)."""
+    with read_session(engine) as s:
+        rows = s.exec(select(JudgeConfigRow).order_by(JudgeConfigRow.created_at)).all()
+        counts = s.exec(select(Judgment.config_hash, Judgment.outcome, func.count())
+                        .group_by(Judgment.config_hash, Judgment.outcome)).all()
+        items = dict(s.exec(select(Judgment.config_hash, func.count(func.distinct(
+            Judgment.item_id))).group_by(Judgment.config_hash)).all())
+    by: dict[str, dict[str, int]] = {}
+    for h, outcome, n in counts:
+        by.setdefault(h, {})[outcome] = n
+    return [{"row": r, "items": items.get(r.hash, 0),
+             "scored": by.get(r.hash, {}).get("scored", 0),
+             "unscored": by.get(r.hash, {}).get("invalid_reply", 0),
+             "request_failed": by.get(r.hash, {}).get("request_failed", 0)} for r in rows]
+
+
+def existing_judgments(engine: Engine, config_hash: str) -> dict[Key, ExistingJudgment]:
+    with read_session(engine) as s:
+        rows = s.exec(select(Judgment.item_id, Judgment.dimension, Judgment.sample,
+                             Judgment.outcome, Judgment.item_hash, Judgment.batch_id)
+                      .where(Judgment.config_hash == config_hash)).all()
+    return {(i, d, n): ExistingJudgment(o, h, b) for i, d, n, o, h, b in rows}
+
+
+def open_batch_keys(engine: Engine, config_hash: str) -> set[Key]:
+    """Keys already submitted in a batch that is not collected yet (never submitted twice)."""
+    out: set[Key] = set()
+    with read_session(engine) as s:
+        batches = s.exec(select(JudgeBatch.requests).where(
+            JudgeBatch.config_hash == config_hash, JudgeBatch.collected_at.is_(None))).all()
+    for mapping in batches:
+        for entry in mapping.values():
+            for dim in entry["store"]:
+                out.add((entry["item"], dim, int(entry["sample"])))
+    return out
+
+
+_KEY = ("config_hash", "item_id", "dimension", "sample")
+
+
+@lru_cache(maxsize=8)
+def _upsert(dialect: str, columns: tuple[str, ...]):
+    """The statement, built once: constructing ``excluded`` costs more than running it."""
+    if dialect == "sqlite":
+        from sqlalchemy.dialects.sqlite import insert
+    elif dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    else:  # pragma: no cover - studies live on SQLite or PostgreSQL
+        raise H2HError(f"judging needs SQLite or PostgreSQL, not {dialect}")
+    table = Judgment.__table__
+    stmt = insert(table)
+    return stmt.on_conflict_do_update(
+        index_elements=list(_KEY),
+        set_={c: stmt.excluded[c] for c in columns if c not in _KEY},
+        where=sa.or_(table.c.outcome == "request_failed",
+                     table.c.item_hash != stmt.excluded.item_hash))
+
+
+def store_judgments(conn: sa.Connection, config_hash: str,
+                    rows: Iterable[dict[str, Any]]) -> None:
+    """Insert judgment rows, or replace a stored row - inside the caller's transaction.
+
+    One statement per row lets the database decide atomically (``INSERT … ON CONFLICT DO
+    UPDATE … WHERE``): a stored answer about the same item content is kept (the first answer
+    counts; nothing is paid for twice), while a request failure or an answer about an older
+    version of the item is replaced.
+    """
+    now = utcnow()
+    values = [{**r, "config_hash": config_hash, "created_at": now} for r in rows]
+    if values:
+        conn.execute(_upsert(conn.dialect.name, tuple(values[0])), values)
+
+
+def ledger_row(*, config_hash: str, item_id: str | None, call_kind: str, provider: str,
+               model: str, status: str, usage=None, cost: float | None = 0.0,
+               batch: bool = False) -> dict[str, Any]:
+    """One cost-ledger entry as a row (``usage`` None for an attempt that got no answer)."""
+    return {"config_hash": config_hash, "item_id": item_id, "call_kind": call_kind,
+            "provider": provider, "model": model, "status": status[:60],
+            "input_tokens": usage.input_tokens if usage else 0,
+            "output_tokens": usage.output_tokens if usage else 0,
+            "cache_write_tokens": usage.cache_write_tokens if usage else 0,
+            "cache_read_tokens": usage.cache_read_tokens if usage else 0,
+            "cost_usd": cost, "batch": batch, "created_at": utcnow()}
+
+
+def insert_ledger(conn: sa.Connection, rows: Sequence[dict[str, Any]]) -> None:
+    if rows:
+        conn.execute(sa.insert(CostEntry.__table__), list(rows))
+
+
+def add_ledger(engine: Engine, row: dict[str, Any]) -> None:
+    """One ledger entry in its own transaction."""
+    with write_connection(engine) as conn:
+        insert_ledger(conn, [row])
