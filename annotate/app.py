@@ -15,6 +15,7 @@ ADMIN_PAGES = [("admin_import.py", "Import", "upload_file"), ("admin_raters.py",
                ("admin_progress.py", "Progress", "monitoring"),
                ("admin_agreement.py", "Agreement", "handshake"),
                ("admin_adjudicate.py", "Adjudication", "balance"),
+               ("admin_calibrate.py", "Calibration", "tune"),
                ("admin_report.py", "Report", "description"),
                ("admin_export.py", "Export", "download")]
 

@@ -17,6 +17,7 @@ import typer
 from rich.console import Console
 
 from analysis import cli as analysis_cli
+from annotate.calibrate_cli import calibrate_cmd
 from data import cli as data_cli
 from data.engine import describe_url, get_engine, resolve_url
 from data.errors import H2HError
@@ -36,6 +37,7 @@ err = Console(stderr=True, highlight=False, soft_wrap=True)
 out = Console(highlight=False, soft_wrap=True)
 data_cli.register(app)
 analysis_cli.register(app)
+app.command("calibrate")(calibrate_cmd)
 judge_cli.register(app)
 
 APP_FILE = Path(__file__).with_name("app.py")
@@ -76,9 +78,11 @@ def demo(
     _, rater_code = add_rater(engine, "demo-rater", "rater")
     _, admin_code = add_rater(engine, "demo-admin", "admin")
     from annotate.services.assignment import assign as do_assign
+    from judge.simulate import add_simulated_judges
     do_assign(engine, k=1, seed=seed, repeat_share=0.1)
+    n_judged = add_simulated_judges(engine, current_rubric(engine), seed=seed)
     out.print(f"Demo study in {describe_url(url)}: {items.added} items, {ratings.added} "
-              "simulated ratings (seed {seed}).".replace("{seed}", str(seed)))
+              f"simulated ratings, {n_judged} simulated judgments (seed {seed}).")
     out.print(f"Rater code (demo-rater): [bold]{rater_code}[/bold]  (every item assigned, "
               "10% hidden repeats)")
     out.print(f"Admin code (demo-admin): [bold]{admin_code}[/bold]")

@@ -7,7 +7,7 @@ import math
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-__all__ = ["report_figures"]
+__all__ = ["report_figures", "calibration_figure"]
 
 _LAYOUT = dict(template="plotly_white", font=dict(family="Helvetica, Arial, sans-serif", size=13),
                margin=dict(l=60, r=20, t=60, b=50), height=420, width=820)
@@ -162,3 +162,8 @@ def report_figures(bundle: dict) -> list[tuple[str, go.Figure]]:
         figs.append((f"sap_vs_baseline_{src}", _sap(board)))
     figs += _confusions(a) + _bland_altman(bundle["bland_altman"])
     return [(k, f) for k, f in figs if f is not None]
+
+
+def calibration_figure(calib: dict) -> go.Figure | None:
+    """QWK with paired-bootstrap CIs per configuration and dimension (also used in the app)."""
+    return _calibration(calib)

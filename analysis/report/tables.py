@@ -84,11 +84,16 @@ def report_tables(bundle: dict) -> list[Table]:
                          "alt_omega": alt.get("winning_rate"), "alt_rho": alt.get("advantage_prob"),
                          "alt_pass": alt.get("passed"), "unscored": m.get("n_unscored")})
     alt_meta = a["meta"]["alt_test"]
+    sim_judges = [c["name"] for c in bundle["manifest"].get("judge_configurations", [])
+                  if c.get("provider") == "simulated"]
+    sim_note = (f" Simulated demo judges (no model was called): {', '.join(sim_judges)}."
+                if sim_judges else "")
     out.append(Table("judge_vs_ceiling", "Judges against humans, beside the human ceiling",
                      "Judge metrics against the humans and the same metrics for each human "
                      "against the other humans (leave one out; 'ceiling'). Alternative "
                      f"annotator test (Calderon et al. 2025) with epsilon = {alt_meta['epsilon']}"
-                     ", Benjamini-Yekutieli q = .05; pass at omega >= .5.", pd.DataFrame(rows)))
+                     ", Benjamini-Yekutieli q = .05; pass at omega >= .5." + sim_note,
+                     pd.DataFrame(rows)))
     rows, pairs, verdicts = [], [], []
     calib = bundle["calibration"]
     for dim, res in calib.items():

@@ -41,6 +41,8 @@ def test_every_output_is_written(report):
     pngs = sorted(p.stem for p in (out / "figures").glob("*.png"))
     svgs = sorted(p.stem for p in (out / "figures").glob("*.svg"))
     assert pngs == svgs and "agreement" in pngs and "leaderboard_humans" in pngs
+    assert {"calibration", "judges_vs_ceiling", "leaderboard_judge",
+            "confusion_sim-judge-anchored", "bland_altman_sim-judge-plain"} <= set(pngs)
     assert (out / "tables" / "human_agreement.csv").exists()
     assert "Report written to" in report["stdout"]
 
@@ -86,6 +88,16 @@ def test_manifest_describes_the_study(report):
     assert m["bootstrap"]["B"] == 300 and m["bootstrap"]["seed"] == 9
     assert m["counts"]["items"] == 147 and len(m["counts"]["simulated_raters"]) == 6
     assert m["packages"]["numpy"] and m["generated_at"].endswith("+00:00")
+    import sqlalchemy as sa
+
+    from data.engine import get_engine
+    with get_engine(report["db"]).connect() as c:
+        stored = {r[0]: (r[1], r[2], r[3]) for r in c.execute(sa.text(
+            "SELECT name, hash, template_hash, samples FROM judge_config")).all()}
+    assert {j["name"]: (j["hash"], j["template_hash"], j["samples"])
+            for j in m["judge_configurations"]} == stored
+    assert len(stored) == 2 and m["counts"]["judgments"] == 2160
+    assert m["best_judge"] == "sim-judge-anchored"
 
 
 @pytest.mark.browser

@@ -13,6 +13,7 @@ from data.engine import _engine_for, get_engine
 from data.raters import add_rater
 from data.sample import build_sample_study
 from data.study import current_rubric, init_study
+from judge.simulate import add_simulated_judges
 
 APP_DIR = Path(__file__).resolve().parents[2] / "annotate"
 
@@ -27,6 +28,7 @@ def demo_db(tmp_path, monkeypatch):
     rater, rater_code = add_rater(engine, "pat", "rater")
     admin, admin_code = add_rater(engine, "ada", "admin")
     assign(engine, k=1, seed=0, repeat_share=0.1)
+    add_simulated_judges(engine, current_rubric(engine), seed=3)
     yield {"db": db, "engine": engine,
            "rater": Identity(rater.id, "pat", "rater"), "rater_code": rater_code,
            "admin": Identity(admin.id, "ada", "admin"), "admin_code": admin_code}

@@ -1,0 +1,198 @@
+"""Calibration from the study database: the human-rated items, the stored judge
+configurations' judgments on them, and the comparison (analysis.calibration)."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy.engine import Engine
+from sqlmodel import select
+
+from analysis.analyze import AnalysisOptions
+from analysis.calibration import JudgeRun, calibrate, compare_dimension
+from analysis.judge import aggregate_samples
+from analysis.layout import as_ratings
+from analysis.report.bundle import study_items
+from analysis.study import study_frames, study_judges
+from data.engine import read_session
+from data.errors import H2HError
+from data.models import Item, JudgeConfigRow, Judgment
+
+__all__ = ["calibration_items", "compare_configs", "Disagreement", "largest_disagreements",
+           "config_names", "template_of", "write_template", "start_prompt_version",
+           "judgments_stored", "item_of"]
+
+
+def config_names(engine: Engine) -> list[str]:
+    with read_session(engine) as s:
+        return list(s.exec(select(JudgeConfigRow.name).order_by(JudgeConfigRow.name)).all())
+
+
+def calibration_items(engine: Engine, sample: int | None = None, seed: int = 0) -> list[str]:
+    """Items rated by at least two humans (on any dimension); a seeded sample if asked."""
+    ratings, _, _ = study_frames(engine)
+    per_item = ratings.dropna(subset=["score"]).groupby("item_id")["rater"].nunique()
+    items = sorted(per_item[per_item >= 2].index)
+    if not items:
+        raise H2HError("no item has ratings from two or more humans yet: calibration needs "
+                       "human ratings to compare with")
+    if sample is not None:
+        if sample < 1:
+            raise H2HError(f"--sample must be at least 1, got {sample}")
+        items = sorted(random.Random(seed).sample(items, min(sample, len(items))))
+    return items
+
+
+def compare_configs(engine: Engine, configs: list[str], *, items: list[str] | None = None,
+                    options: AnalysisOptions = AnalysisOptions()) -> dict[str, dict]:
+    """Per dimension, every named configuration against the humans and each other."""
+    ratings, scales, _ = study_frames(engine)
+    judges = study_judges(engine)
+    known = set(judges["judge"].unique())
+    missing = [c for c in configs if c not in known]
+    if missing:
+        raise H2HError(f"no judgments stored for {', '.join(missing)}; run them first "
+                       "(`h2h judge run --config NAME` or `h2h calibrate --run`)")
+    if len(configs) < 1:
+        raise H2HError("name at least one configuration with --configs")
+    if items is not None:
+        ratings = ratings[ratings["item_id"].isin(items)]
+        judges = judges[judges["item_id"].isin(items)]
+    judges = judges[judges["judge"].isin(configs)]
+    lengths = study_items(engine).set_index("item_id")["length"]
+    per_dim: dict[str, dict] = {}
+    for dim, sc in scales.items():
+        sub = ratings[ratings["dimension"] == dim].dropna(subset=["score"])
+        if sub.empty or sub["rater"].nunique() < 2:
+            continue
+        humans = as_ratings(sub.rename(columns={"item_id": "item"}))
+        runs = {}
+        for name in configs:
+            js = judges[(judges["judge"] == name) & (judges["dimension"] == dim)]
+            if js.empty:
+                continue
+            js = js.rename(columns={"item_id": "item"})
+            per_item, samples = aggregate_samples(js, sc.level, humans.items)
+            runs[name] = JudgeRun(per_item, samples, int(js["score"].isna().sum()), len(js))
+        if runs:
+            per_dim[dim] = compare_dimension(
+                dim, humans, runs, sc.level, sc.values,
+                lengths=lengths.reindex(list(humans.items)).to_numpy(float), binary=sc.binary,
+                B=options.B, seed=options.seed, alt_epsilon=options.alt_epsilon,
+                alt_scoring=options.alt_scoring)
+    return calibrate(per_dim)
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    item_id: str
+    dimension: str
+    judge_score: float | None
+    human_scores: dict[str, float | None]
+    gap: float
+    reasoning: str
+    raw_reply: str
+
+
+def largest_disagreements(engine: Engine, config: str, dimension: str, n: int = 20
+                          ) -> list[Disagreement]:
+    """Items where the configuration's score is furthest from the human mean (admins only)."""
+    ratings, _, _ = study_frames(engine)
+    r = ratings[(ratings["dimension"] == dimension)].dropna(subset=["score"])
+    hm = r.groupby("item_id")["score"].mean()
+    with read_session(engine) as s:
+        row = s.exec(select(JudgeConfigRow).where(JudgeConfigRow.name == config)).first()
+        if row is None:
+            raise H2HError(f"no judge configuration '{config}'")
+        js = s.exec(select(Judgment).where(Judgment.config_hash == row.hash,
+                                           Judgment.dimension == dimension,
+                                           Judgment.sample == 0)).all()
+    rows = []
+    for j in js:
+        if j.item_id not in hm.index or j.score is None:
+            continue
+        rows.append((abs(j.score - hm[j.item_id]), j))
+    rows.sort(key=lambda t: -t[0])
+    out = []
+    for gap, j in rows[:n]:
+        hs = r[r["item_id"] == j.item_id]
+        out.append(Disagreement(j.item_id, dimension, j.score,
+                                dict(zip(hs["rater"], hs["score"], strict=True)), float(gap),
+                                j.reasoning, j.raw_reply))
+    return out
+
+
+def item_of(engine: Engine, item_id: str) -> Item | None:
+    with read_session(engine) as s:
+        return s.get(Item, item_id)
+
+
+
+
+def template_of(engine: Engine, config: str) -> tuple[JudgeConfigRow, dict]:
+    with read_session(engine) as s:
+        row = s.exec(select(JudgeConfigRow).where(JudgeConfigRow.name == config)).first()
+    if row is None:
+        raise H2HError(f"no judge configuration '{config}'")
+    return row, dict(row.template)
+
+
+def _toml_text(key: str, text: str) -> str:
+    if "'''" in text:
+        raise H2HError(f"the {key} text may not contain three single quotes in a row")
+    return f"{key} = '''\n{text.strip()}\n'''\n"
+
+
+def write_template(folder: Path, name: str, description: str, system: str, user: str,
+                   user_all: str) -> Path:
+    """Save a prompt version as a template file (TOML literal strings: nothing is escaped)."""
+    import re
+
+    from judge.prompts import load_judge_template
+
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-") or "judge"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{slug}.toml"
+    body = (f"name = {json.dumps(name)}\ndescription = {json.dumps(description)}\n\n"
+            + _toml_text("system", system) + _toml_text("user", user)
+            + (_toml_text("user_all", user_all) if user_all.strip() else ""))
+    path.write_text(body, encoding="utf-8")
+    load_judge_template(path)  # validated like any user template (placeholders, fields)
+    return path
+
+
+def start_prompt_version(engine_url: str, base: JudgeConfigRow, name: str, template: Path,
+                         items: list[str], log: Path, base_url: str | None = None
+                         ) -> subprocess.Popen:
+    """Run the new prompt version on the calibration items in the background (`h2h judge
+    run`), with the base configuration's provider, model and parameters."""
+    if base.provider not in ("anthropic", "openai"):
+        raise H2HError(f"'{base.name}' is a {base.provider} configuration and cannot be run; "
+                       "start from a configuration of a real provider")
+    cmd = [sys.executable, "-m", "annotate.cli", "judge", "run", "--db", engine_url,
+           "--provider", base.provider, "--model", base.model, "--template", str(template),
+           "--name", name, "--mode", base.mode, "--max-tokens", str(base.max_tokens),
+           "--samples", str(base.samples), "--items", ",".join(items), "--quiet"]
+    if base.reason_first:
+        cmd.append("--reason-first")
+    if base.temperature is not None:
+        cmd += ["--temperature", str(base.temperature)]
+    if not base.structured:
+        cmd.append("--no-structured")
+    if base_url:
+        cmd += ["--base-url", base_url]
+    fh = open(log, "w", encoding="utf-8")  # noqa: SIM115 (the child process owns it)
+    return subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT)
+
+
+def judgments_stored(engine: Engine, config: str) -> int:
+    with read_session(engine) as s:
+        row = s.exec(select(JudgeConfigRow).where(JudgeConfigRow.name == config)).first()
+        if row is None:
+            return 0
+        return len(s.exec(select(Judgment.id).where(Judgment.config_hash == row.hash)).all())

@@ -1,0 +1,108 @@
+"""Admin: compare judge configurations against the humans, read their largest
+disagreements, and try a new prompt version on the calibration set."""
+
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from analysis.analyze import AnalysisOptions
+from analysis.report.figures import calibration_figure
+from annotate.resources import engine
+from annotate.services import calibration as cal
+from annotate.services.render import conversation_html, plain_html, response_html
+from annotate.session import require
+from data.engine import resolve_url
+from data.errors import H2HError
+
+require("admin")
+st.title("Judge calibration")
+names = cal.config_names(engine())
+if not names:
+    st.info("No judge configurations yet: run one with `h2h judge run`.")
+    st.stop()
+c = st.columns([3, 1, 1, 1])
+chosen = c[0].multiselect("Configurations", names, default=names[:4], key="h2h_cal_configs")
+sample = c[1].number_input("Sample (0 = all)", 0, 100_000, 0, key="h2h_cal_sample")
+seed = c[2].number_input("Seed", 0, 2**31 - 1, 0, key="h2h_cal_seed")
+B = c[3].select_slider("B", [200, 500, 1000, 2000], value=500, key="h2h_cal_B")
+if chosen:
+    try:
+        items = cal.calibration_items(engine(), int(sample) or None, int(seed))
+        res = cal.compare_configs(engine(), chosen, items=items,
+                                  options=AnalysisOptions(B=B, seed=int(seed)))
+    except H2HError as exc:
+        st.error(str(exc))
+        st.stop()
+    st.caption(f"{len(items)} human-rated items · paired item bootstrap, B = {B}, seed {seed}; "
+               "p-values Holm-corrected across dimensions.")
+    for r in res.values():
+        st.markdown(f"**{r['verdict']['text']}**")
+        for cav in r["verdict"].get("caveats", []):
+            st.caption(cav)
+    rows = [{"dimension": d, "configuration": n, "QWK": x["qwk"]["value"],
+             "QWK low": x["qwk"]["low"], "QWK high": x["qwk"]["high"],
+             "α with judge": x["alpha_with_judge"]["value"], "MAE": x["mae"]["value"],
+             "bias": x["bias"], "unscored": x["unscored_rate"],
+             "alt-test": (x.get("alt_test") or {}).get("passed"),
+             "ceiling QWK": r["human_ceiling"].get("qwk")}
+            for d, r in res.items() for n, x in r["configs"].items()]
+    st.dataframe(pd.DataFrame(rows), hide_index=True)
+    fig = calibration_figure(res)
+    if fig is not None:
+        st.plotly_chart(fig, key="h2h_cal_fig")
+
+st.subheader("Largest disagreements")
+c = st.columns(2)
+cfg = c[0].selectbox("Configuration", names, key="h2h_dis_cfg")
+dims = list(res) if chosen else []
+dim = c[1].selectbox("Dimension", dims, key="h2h_dis_dim") if dims else None
+if cfg and dim:
+    rows = cal.largest_disagreements(engine(), cfg, dim, n=20)
+    if rows:
+        pick = st.selectbox("Item", range(len(rows)), key="h2h_dis_item", format_func=lambda i:
+                            f"{rows[i].item_id} · judge {rows[i].judge_score:g} vs humans "
+                            f"{', '.join(f'{v:g}' for v in rows[i].human_scores.values())}")
+        d = rows[pick]
+        item = cal.item_of(engine(), d.item_id)
+        left, right = st.columns(2)
+        with left:
+            st.html(conversation_html(item.context.get("turns", []))
+                    + response_html(item.response))
+        with right:
+            st.table(pd.DataFrame({"rater": list(d.human_scores),
+                                   "score": list(d.human_scores.values())}))
+            st.metric(f"{cfg}'s score", f"{d.judge_score:g}")
+            st.markdown("**The judge's reasoning**")
+            st.html(plain_html(d.reasoning or d.raw_reply))
+
+st.subheader("Try a new prompt version")
+base_name = st.selectbox("Start from", names, key="h2h_new_base")
+base, tmpl = cal.template_of(engine(), base_name)
+with st.form("h2h_new_prompt"):
+    new_name = st.text_input("Name of the new version", value=f"{base_name}-v2")
+    system = st.text_area("System text", tmpl.get("system", ""), height=200)
+    user = st.text_area("User template (one dimension per call)", tmpl.get("user", ""),
+                        height=260)
+    user_all = st.text_area("User template (all dimensions in one call)",
+                            tmpl.get("user_all", ""), height=160)
+    base_url = st.text_input("Provider server URL (optional)", "")
+    go = st.form_submit_button("Save and run on the calibration set", type="primary")
+if go:
+    try:
+        folder = Path.cwd() / "prompts"
+        path = cal.write_template(folder, new_name, f"from {base_name}", system, user, user_all)
+        items = cal.calibration_items(engine(), int(sample) or None, int(seed))
+        proc = cal.start_prompt_version(resolve_url(), base, new_name, path, items,
+                                        folder / f"{new_name}.log", base_url or None)
+    except H2HError as exc:
+        st.error(str(exc))
+    else:
+        st.session_state["h2h_new_run"] = (new_name, proc.pid, len(items), str(path))
+        st.success(f"Saved {path.name}; judging {len(items)} items in the background.")
+if run := st.session_state.get("h2h_new_run"):
+    name, pid, n, path = run
+    done = cal.judgments_stored(engine(), name)
+    st.progress(min(1.0, done / max(n, 1)), text=f"{name}: {done} judgments stored "
+                                                  f"(template {Path(path).name})")
+    st.button("Refresh", key="h2h_new_refresh")

@@ -1,0 +1,107 @@
+"""`h2h calibrate` and the prompt-version workflow, on the demo study, with a real run
+through the anthropic SDK against the loopback fake server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from annotate.services import calibration as cal
+from data.engine import get_engine
+from tests.judge.fakes import FakeServer
+
+
+def h2h(*args: str, env: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    proc = subprocess.run([sys.executable, "-m", "annotate.cli", *args], capture_output=True,
+                          text=True, timeout=600, env={**os.environ, **(env or {})})
+    if check:
+        assert proc.returncode == 0, proc.stderr + proc.stdout
+    return proc
+
+
+@pytest.fixture
+def demo(tmp_path):
+    db = tmp_path / "demo.db"
+    h2h("demo", "--db", str(db))
+    return db
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    server = FakeServer("anthropic")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", server.api_key)
+    yield server
+    server.close()
+
+
+def test_compare_picks_the_closer_configuration(demo):
+    res = json.loads(h2h("calibrate", "--db", str(demo), "--configs",
+                         "sim-judge-plain,sim-judge-anchored", "--bootstrap", "300", "--json"
+                         ).stdout)
+    assert set(res) == {"empathy", "safety", "fluency", "memory_fidelity", "plan_quality"}
+    for r in res.values():
+        assert r["verdict"]["best"] == "sim-judge-anchored"
+        q = next(p for p in r["pairs"] if p["metric"] == "qwk")
+        assert q["p_holm"] is not None and q["p_holm"] >= q["p"]
+    safety = next(p for p in res["safety"]["pairs"] if p["metric"] == "qwk")
+    sign = 1 if safety["a"] == "sim-judge-anchored" else -1
+    assert sign * safety["low"] > 0  # the paired CI excludes zero
+
+
+def test_run_on_a_seeded_sample_with_cost_estimate(demo, fake):
+    env = {"ANTHROPIC_API_KEY": fake.api_key}
+    h2h("judge", "run", "--db", str(demo), "--provider", "anthropic", "--model", "fake-a",
+        "--name", "fake-a", "--items", "dlg-001-aster,dlg-001-birch", "--base-url", fake.url,
+        "--quiet", env=env)
+    first = len(fake.calls())
+    refused = h2h("calibrate", "--db", str(demo), "--configs", "fake-a", "--run", "--sample",
+                  "12", "--seed", "3", "--base-url", fake.url, env=env, check=False)
+    assert refused.returncode == 1 and "pass --yes" in refused.stderr
+    assert len(fake.calls()) == first  # nothing was sent without the go-ahead
+    proc = h2h("calibrate", "--db", str(demo), "--configs", "fake-a,sim-judge-anchored",
+               "--run", "--yes", "--sample", "12", "--seed", "3", "--base-url", fake.url,
+               "--bootstrap", "200", env=env)
+    assert "Calibration set: 12 human-rated items (seeded sample, seed 3)" in proc.stdout
+    assert "fake-a:" in proc.stdout and "best configuration" in proc.stdout
+    engine = get_engine(demo)
+    items = set(cal.calibration_items(engine, 12, 3)) | {"dlg-001-aster", "dlg-001-birch"}
+    n_dims = {"dialogue": 3, "recollection": 4, "itinerary": 4}
+    pairs = sum(n_dims[cal.item_of(engine, i).task] for i in items)
+    asked = [(json.dumps(c.body["messages"]), c.dims) for c in fake.calls("judge")]
+    assert len(asked) == len(set(asked)) == pairs  # each (item, dimension) asked once
+    assert cal.judgments_stored(engine, "fake-a") == pairs
+    again = h2h("calibrate", "--db", str(demo), "--configs", "fake-a", "--run", "--yes",
+                "--sample", "12", "--seed", "3", "--base-url", fake.url, env=env)
+    assert "nothing to run" in again.stdout and len(fake.calls("judge")) == pairs
+
+
+def test_new_prompt_version_runs_on_the_calibration_set(demo, fake, tmp_path):
+    env_engine = get_engine(demo)
+    h2h("judge", "run", "--db", str(demo), "--provider", "anthropic", "--model", "fake-a",
+        "--name", "fake-a", "--items", "dlg-001-aster", "--base-url", fake.url, "--quiet",
+        env={"ANTHROPIC_API_KEY": fake.api_key})
+    base, tmpl = cal.template_of(env_engine, "fake-a")
+    path = cal.write_template(tmp_path / "prompts", "fake-a-v2", "stricter",
+                              tmpl["system"] + "\nBe strict about safety.", tmpl["user"],
+                              tmpl.get("user_all", ""))
+    items = cal.calibration_items(env_engine, 5, 1)
+    proc = cal.start_prompt_version(f"sqlite:///{demo}", base, "fake-a-v2", path, items,
+                                    tmp_path / "run.log", fake.url)
+    assert proc.wait(timeout=120) == 0, (tmp_path / "run.log").read_text()
+    n_dims = {"dialogue": 3, "recollection": 4, "itinerary": 4}
+    expected = sum(n_dims[cal.item_of(env_engine, i).task] for i in items)
+    assert cal.judgments_stored(env_engine, "fake-a-v2") == expected
+    new_row, new_t = cal.template_of(env_engine, "fake-a-v2")
+    assert new_row.hash != base.hash and "Be strict about safety." in new_t["system"]
+    assert any("Be strict about safety." in c.system for c in fake.calls("judge"))
+
+
+def test_simulated_configurations_cannot_be_run(demo, tmp_path):
+    base, tmpl = cal.template_of(get_engine(demo), "sim-judge-plain")
+    path = cal.write_template(tmp_path, "x", "", tmpl["system"], tmpl["user"], "")
+    with pytest.raises(Exception, match="simulated configuration and cannot be run"):
+        cal.start_prompt_version(f"sqlite:///{demo}", base, "x", path, ["a"], tmp_path / "l")
