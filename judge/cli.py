@@ -102,9 +102,9 @@ def _print_stats(stats: RunStats, what: str = "judgments") -> None:
 def _describe(spec: JudgeSpec) -> str:
     extra = ", reason-first" if spec.reason_first else ""
     temp = "" if spec.temperature is None else f", temperature {spec.temperature:g}"
+    mode = "all dimensions in one call" if spec.all_mode else "one dimension per call"
     return (f"Judge '{spec.display_name}' ({spec.hash[:8]}): {spec.provider} {spec.model}, "
-            f"template '{spec.template.name}', {spec.mode}{extra}{temp}, "
-            f"{spec.samples} sample(s)")
+            f"template '{spec.template.name}', {mode}{extra}{temp}, {spec.samples} sample(s)")
 
 
 def _print_plan(plan: JudgePlan) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -11,7 +12,6 @@ from rich.progress import (
     Progress,
     ProgressColumn,
     TextColumn,
-    TimeRemainingColumn,
 )
 from rich.text import Text
 
@@ -28,10 +28,15 @@ def format_usd(value: float | None, unpriced: bool = False) -> str:
     return text + (" + unpriced" if unpriced else "")
 
 
-class _Rate(ProgressColumn):
+class _RateEta(ProgressColumn):
+    """``1,234/min ETA 0:02:10``."""
+
     def render(self, task) -> Text:
         speed = task.finished_speed or task.speed
-        return Text("—/min" if not speed else f"{speed * 60:,.0f}/min", style="cyan")
+        rate = "—/min" if not speed else f"{speed * 60:,.0f}/min"
+        left = task.time_remaining
+        eta = "—" if left is None else time.strftime("%H:%M:%S", time.gmtime(left))
+        return Text(f"{rate} ETA {eta}", style="cyan")
 
 
 class RunProgress:
@@ -47,15 +52,14 @@ class RunProgress:
         self._bar: Progress | None = None
         if enabled and total:
             self._bar = Progress(
-                TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                _Rate(), TextColumn("ETA"), TimeRemainingColumn(),
-                TextColumn("{task.fields[status]}"),
+                TextColumn("[bold]{task.description}"), BarColumn(bar_width=12),
+                MofNCompleteColumn(), _RateEta(), TextColumn("{task.fields[status]}"),
                 console=console or Console(stderr=True), transient=False)
             self._task = self._bar.add_task(description, total=total, status=self._status())
 
     def _status(self) -> str:
-        return (f"retries {self.failed_attempts} · failed {self.request_failed} · "
-                f"unscored {self.unscored} · {format_usd(self.cost, self.unpriced)}")
+        return (f"{self.failed_attempts} retries · {self.request_failed} failed · "
+                f"{self.unscored} unscored · {format_usd(self.cost, self.unpriced)}")
 
     def __enter__(self) -> RunProgress:
         if self._bar is not None:

@@ -78,7 +78,7 @@ async def _judge(engine: Engine, plan: JudgePlan, provider: Provider, prices: Pr
         await provider.preflight()
         save_config(engine, plan.spec.row())
         sink = JudgeSink(engine, plan, prices)
-        with RunProgress(f"judging with {plan.spec.display_name}", len(plan.units),
+        with RunProgress(plan.spec.display_name, len(plan.units),
                          enabled=show_progress) as progress:
             return await run_calls(provider, plan.units, sink, options, progress)
     finally:

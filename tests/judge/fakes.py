@@ -21,6 +21,7 @@ import time
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -95,6 +96,11 @@ def _schema_of(body: dict) -> tuple[str | None, dict | None]:
     return None, None
 
 
+@lru_cache(maxsize=1)
+def _labels() -> dict[str, str]:
+    return {d.label: d.key for d in load_default_rubric().dimensions}
+
+
 def request_key(body: dict) -> tuple[str | None, tuple[str, ...]]:
     """(item id, dimensions asked) of a judge request; dims are () for a generation request."""
     name, schema = _schema_of(body)
@@ -105,8 +111,7 @@ def request_key(body: dict) -> tuple[str | None, tuple[str, ...]]:
         m = re.search(r"## Rate this dimension: (.+)", text)
         if not m:
             return item, ()
-        labels = {d.label: d.key for d in load_default_rubric().dimensions}
-        return item, (labels[m.group(1).strip()],)
+        return item, (_labels()[m.group(1).strip()],)
     if name == "score_all":
         return item, tuple(schema["properties"])
     return item, (name.removeprefix("score_"),)
@@ -130,6 +135,7 @@ class FakeServer:
         self.log: list[Logged] = []
         self.batches: dict[str, dict[str, Any]] = {}
         self.batch_errors: set[str] = set()   # custom_ids answered "errored"
+        self.batch_expired: set[str] = set()  # custom_ids answered "expired"
         self._script: list[tuple[Callable[[Logged], bool], Scripted]] = []
         self._lock = threading.Lock()
         self._hang_after: int | None = None
@@ -253,6 +259,8 @@ class FakeServer:
             cid, params = r["custom_id"], r["params"]
             if canceled:
                 results.append({"custom_id": cid, "result": {"type": "canceled"}})
+            elif cid in self.batch_expired:
+                results.append({"custom_id": cid, "result": {"type": "expired"}})
             elif cid in self.batch_errors:
                 results.append({"custom_id": cid, "result": {"type": "errored", "error": {
                     "type": "error", "error": {"type": "invalid_request_error",

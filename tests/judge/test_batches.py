@@ -38,29 +38,34 @@ def test_submit_and_collect_with_one_errored_request(study, anthropic_fake, pric
                         "FROM judge_batch ORDER BY id")
     assert [r[:3] for r in rows] == [(i, "in_progress", n) for i, n in zip(ids, sizes,
                                                                              strict=True)]
-    # one request of the second batch errors on the provider's side
-    bad = plan.units[7]
+    # one request of the second batch errors on the provider's side, one of the third expires
+    bad, late = plan.units[7], plan.units[12]
     anthropic_fake.batch_errors.add(custom_id(spec.hash, bad))
+    anthropic_fake.batch_expired.add(custom_id(spec.hash, late))
 
     rep = collect(study, anthropic_fake, prices)
     assert rep.collected == ids and rep.pending == []
-    assert (rep.scored, rep.unscored, rep.failed) == (N_PAIRS - 1, 0, 1)
+    assert (rep.scored, rep.unscored, rep.failed) == (N_PAIRS - 2, 0, 2)
     got = {(i, d): (s, o, r) for i, d, s, o, r in query(
         study, "SELECT item_id, dimension, score, outcome, unscored_reason FROM judgment")}
     assert len(got) == N_PAIRS
     score, outcome, reason = got[(bad.item_id, bad.store[0])]
     assert (score, outcome) == (None, "request_failed")
     assert reason == "request: errored: invalid_request_error: scripted batch error"
+    assert got[(late.item_id, late.store[0])] == (None, "request_failed",
+                                                  "request: expired before it ran")
+    failed = {(bad.item_id, bad.store[0]), (late.item_id, late.store[0])}
     for (item, dim), (s, o, _) in got.items():
-        if (item, dim) != (bad.item_id, bad.store[0]):
+        if (item, dim) not in failed:
             assert (s, o) == (anthropic_fake.score(item, dim), "scored")
     assert query(study, "SELECT COUNT(*) FROM judge_batch WHERE collected_at IS NULL") == [(0,)]
-    # the batch discount: 13 answered calls x (1000 in x $1 + 100 out x $10) / 1e6 x 0.5
+    # the batch discount: 12 answered calls x (1000 in x $1 + 100 out x $10) / 1e6 x 0.5
     ledger = query(study, "SELECT status, batch, cost_usd FROM cost_ledger")
     ok = [c for s, b, c in ledger if s == "ok"]
-    assert len(ok) == 13 and all(b for _, b, _ in ledger)
-    assert sum(ok) == pytest.approx(13 * 0.002 * 0.5)
-    assert [(s, c) for s, _, c in ledger if s != "ok"] == [("errored", 0.0)]
+    assert len(ok) == 12 and all(b for _, b, _ in ledger)
+    assert sum(ok) == pytest.approx(12 * 0.002 * 0.5)
+    assert sorted((s, c) for s, _, c in ledger if s != "ok") == [("errored", 0.0),
+                                                                 ("expired", 0.0)]
 
 
 def test_open_batches_are_not_submitted_twice_and_failures_are_resubmitted(
