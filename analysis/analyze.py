@@ -24,7 +24,7 @@ from .chance import multi_rater, pairwise_cohen, percent_agreement
 from .icc import icc
 from .judge import aggregate_samples, human_ceiling, judge_metrics
 from .layout import as_ratings, counts_matrix
-from .raters import binary_checks, rater_diagnostics
+from .raters import binary_checks, rater_diagnostics, retest_agreement
 
 __all__ = ["Scale", "AnalysisOptions", "analyze", "infer_scales"]
 
@@ -87,7 +87,8 @@ def _long(df: pd.DataFrame, who: str) -> pd.DataFrame:
 
 def analyze(ratings: pd.DataFrame, scales: Mapping[str, Scale], *,
             judges: pd.DataFrame | None = None, options: AnalysisOptions = AnalysisOptions(),
-            context: Mapping[str, Any] | None = None) -> dict[str, Any]:
+            context: Mapping[str, Any] | None = None,
+            repeats: tuple[pd.DataFrame, pd.DataFrame] | None = None) -> dict[str, Any]:
     """Human–human agreement per dimension, judge–human agreement per judge and dimension,
     and the human ceiling, in the layout documented in ``docs/analysis.md``."""
     ratings = ratings.copy()
@@ -109,6 +110,8 @@ def analyze(ratings: pd.DataFrame, scales: Mapping[str, Scale], *,
         r = as_ratings(sub.dropna(subset=["score"]))
         human_mats[dim] = (r, sub)
         out["dimensions"][dim] = _human_block(r, sub, scales[dim], options)
+        if repeats is not None and not repeats[1].empty:
+            out["dimensions"][dim]["retest"] = _retest_block(repeats, dim, scales[dim])
         ceiling, notes = human_ceiling(r, scales[dim].values)
         out["human_ceiling"][dim] = _clean(ceiling, notes, "human_ceiling")
         out["human_ceiling"][dim]["notes"] = notes
@@ -139,6 +142,20 @@ def analyze(ratings: pd.DataFrame, scales: Mapping[str, Scale], *,
                 block[dim]["notes"] = jm.notes
             out["judges"][jname] = block
     return out
+
+
+def _retest_block(repeats: tuple[pd.DataFrame, pd.DataFrame], dim: str, sc: Scale) -> dict:
+    """Raters against themselves on hidden repeats of the same item."""
+    first, second = (_long(f[f["dimension"].astype(str) == dim], "rater") for f in repeats)
+    res = retest_agreement(first, second, sc.level, sc.values)
+    notes: list[str] = []
+    block = _clean({"n_pairs": res.n_pairs, "exact": res.exact, "within1": res.within1,
+                    "alpha": res.alpha, "qwk": res.qwk, "raters": res.per_rater}, notes,
+                   "retest")
+    if res.n_pairs == 0:
+        notes.append("retest: no repeated item was rated twice on this dimension")
+    block["notes"] = notes
+    return block
 
 
 def _dim_order(scales: Mapping[str, Scale]):

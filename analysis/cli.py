@@ -87,6 +87,7 @@ def analyze_cmd(
         raise H2HError("--bootstrap must be at least 1")
     context: dict = {}
     stored_judges = None
+    repeats = None
     if ratings is not None:
         df = read_long_csv(ratings, RATINGS_REQUIRED, ("comment",))
         scales, notes = infer_scales(df, level)  # type: ignore[arg-type]
@@ -98,12 +99,13 @@ def analyze_cmd(
     else:
         from data.engine import get_engine
 
-        from .study import study_frames, study_judges
+        from .study import study_frames, study_judges, study_repeats
         engine = get_engine(db)
         df, scales, context = study_frames(engine)
         if df.empty:
             raise H2HError("the study has no ratings yet")
         stored_judges = study_judges(engine)  # the study's own LLM judges join in by name
+        repeats = study_repeats(engine)  # hidden repeats give each dimension a retest block
     jdf = stored_judges if stored_judges is not None and not stored_judges.empty else None
     if judges is not None:
         from_csv = read_long_csv(judges, JUDGES_REQUIRED, ("sample",))
@@ -113,7 +115,7 @@ def analyze_cmd(
                            ci_method=ci_method, alt_epsilon=alt_epsilon,  # type: ignore[arg-type]
                            alt_scoring=alt_scoring)  # type: ignore[arg-type]
     try:
-        res = analyze(df, scales, judges=jdf, options=opts, context=context)
+        res = analyze(df, scales, judges=jdf, options=opts, context=context, repeats=repeats)
     except ValueError as exc:
         raise H2HError(str(exc)) from None
     text = json.dumps(res, indent=2, ensure_ascii=False, allow_nan=False)

@@ -12,7 +12,7 @@ from data.study import current_rubric, get_study
 
 from .analyze import Scale, scales_from_rubric
 
-__all__ = ["study_frames", "study_judges"]
+__all__ = ["study_frames", "study_judges", "study_repeats"]
 
 
 def study_frames(engine: Engine) -> tuple[pd.DataFrame, dict[str, Scale], dict]:
@@ -41,3 +41,23 @@ def study_judges(engine: Engine) -> pd.DataFrame:
     df = pd.DataFrame(rows, columns=["item_id", "judge", "dimension", "score", "sample"])
     df["score"] = pd.to_numeric(df["score"], errors="coerce")
     return df
+
+
+def study_repeats(engine: Engine) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """First and repeated ratings of hidden repeats, long (item_id, rater, dimension, score),
+    for the test–retest block of the analysis; empty frames when there are none."""
+    from data.models import RepeatRating
+
+    cols = ["item_id", "rater", "dimension", "score"]
+    with read_session(engine) as s:
+        second = s.exec(select(RepeatRating.item_id, Rater.name, RepeatRating.dimension,
+                               RepeatRating.score)
+                        .join(Rater, Rater.id == RepeatRating.rater_id)).all()
+        if not second:
+            return pd.DataFrame(columns=cols), pd.DataFrame(columns=cols)
+        pairs = {(i, r) for i, r, _, _ in second}
+        first = [row for row in s.exec(select(Rating.item_id, Rater.name, Rating.dimension,
+                                              Rating.score)
+                                       .join(Rater, Rater.id == Rating.rater_id)).all()
+                 if (row[0], row[1]) in pairs]
+    return pd.DataFrame(first, columns=cols), pd.DataFrame(second, columns=cols)

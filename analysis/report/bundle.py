@@ -85,8 +85,10 @@ def build_bundle(engine: Engine, options: AnalysisOptions = AnalysisOptions()) -
     ratings, scales, context = study_frames(engine)
     judges = _judges(engine)
     items = study_items(engine)
+    from ..study import study_repeats
+
     analysis = analyze(ratings, scales, judges=judges if not judges.empty else None,
-                       options=options, context=context)
+                       options=options, context=context, repeats=study_repeats(engine))
     calib: dict[str, dict] = {}
     ba: list[dict] = []
     lengths = items.set_index("item_id")["length"]

@@ -81,11 +81,13 @@ def anchors_help(d) -> str:
     return "\n\n".join(lines)
 
 
+ITEM_NO = "h2h_item_no"
+
+
 def _jump(rater_id: int) -> None:
-    number = st.session_state.get("h2h_jump")
+    number = st.session_state.get(ITEM_NO)
     if number:
         _go(queue.position_of_number(engine(), rater_id, int(number)))
-    st.session_state["h2h_jump"] = None
 
 
 def _go(pos: int | None) -> None:
@@ -113,20 +115,16 @@ def rating_form(who: Identity) -> None:
         st.session_state[state.RATE_SHOWN_AT] = (view.assignment_id, time.monotonic())
     _load(view)
 
-    top = st.columns([3, 1, 1, 1, 1])
+    # One number box is the whole navigation: its − / + step to the previous / next item,
+    # typing a number jumps there (few elements keep "Save and next" fast).
+    st.session_state[ITEM_NO] = view.number
+    top = st.columns([4, 1, 1], vertical_alignment="bottom")
     top[0].progress(prog.done / prog.total, text=f"{prog.done} of {prog.total} done · "
                                                   f"item {view.number}")
-    top[1].button("← Previous", on_click=_go, key="h2h_prev",
-                  args=(queue.previous_position(eng, who.rater_id, view.position),),
-                  disabled=view.position == prog.first)
-    top[2].button("Next →", on_click=_go, key="h2h_next",
-                  args=(queue.next_position(eng, who.rater_id, view.position),),
-                  disabled=view.position == prog.last)
-    top[4].number_input("Go to item", min_value=1, max_value=prog.total, value=None,
-                        step=1, key="h2h_jump", on_change=_jump, args=(who.rater_id,),
-                        placeholder="item #", label_visibility="collapsed",
-                        help="Type an item number and press Enter to go there")
-    top[3].button("Resume", on_click=_go, args=(prog.current,), key="h2h_resume",
+    top[1].number_input("Item", min_value=1, max_value=prog.total, step=1, key=ITEM_NO,
+                        on_change=_jump, args=(who.rater_id,),
+                        help="− / + go to the previous / next item; type a number to jump")
+    top[2].button("Resume", on_click=_go, args=(prog.current,), key="h2h_resume",
                   disabled=prog.current is None or prog.current == view.position,
                   help="Jump to the first item you have not finished")
     if prog.current is None:

@@ -161,11 +161,13 @@ def test_rater_journey(app):
     assert _progress(page).startswith("3 of ")
     assert "item 4" in _progress(page)
 
-    # go back to item 1 and change a score: a revision is kept
-    for _ in range(3):
-        page.get_by_role("button", name="← Previous").click()
-        time.sleep(0.4)
-    assert "item 1" in _progress(page)
+    # step back with the item box's − button, then type 1 to jump to the first item
+    page.get_by_test_id("stNumberInputStepDown").click()
+    page.get_by_text(re.compile(r"item 3$")).wait_for(timeout=30_000)
+    box = page.get_by_test_id("stNumberInputField")
+    box.fill("1")
+    box.press("Enter")
+    page.get_by_text(re.compile(r"item 1$")).wait_for(timeout=30_000)
     page.get_by_text("You already saved this item").wait_for()
     _click_scores(page, ["2"])
     page.get_by_role("button", name="Save and next").click()

@@ -99,3 +99,29 @@ def test_go_to_item_number(demo_db):
     view = queue.item_at(eng, who.rater_id, queue.position_of_number(eng, who.rater_id, 7),
                          current_rubric(eng))
     assert view.number == 7
+
+
+def test_hidden_repeats_feed_the_retest_block_of_the_analysis(demo_db):
+    from analysis.analyze import AnalysisOptions, analyze
+    from analysis.study import study_frames, study_repeats
+
+    eng, who = demo_db["engine"], demo_db["rater"]
+    rub = current_rubric(eng)
+    with eng.connect() as c:
+        reps = c.execute(sa.text("SELECT a.item_id, a.position FROM assignment a WHERE "
+                                 "a.rater_id=:r AND a.kind='repeat' ORDER BY a.position"),
+                         {"r": who.rater_id}).all()
+    for k, (item_id, rep_pos) in enumerate(reps[:6]):
+        first = queue.item_at(eng, who.rater_id, queue.position_of_item(eng, who.rater_id,
+                                                                         item_id), rub)
+        queue.save_item(eng, who.rater_id, first, {d.key: 4 for d in first.dimensions}, "",
+                        False, 1.0)
+        second = queue.item_at(eng, who.rater_id, rep_pos, rub)
+        queue.save_item(eng, who.rater_id, second,
+                        {d.key: 4 if k % 2 else 3 for d in second.dimensions}, "", False, 1.0)
+    ratings, scales, ctx = study_frames(eng)
+    res = analyze(ratings, scales, options=AnalysisOptions(B=50), context=ctx,
+                  repeats=study_repeats(eng))
+    rt = res["dimensions"]["empathy"]["retest"]
+    assert rt["n_pairs"] == 6 and rt["exact"] == 0.5 and rt["within1"] == 1.0
+    assert rt["raters"]["pat"] == {"n": 6, "exact": 0.5, "within1": 1.0}
