@@ -86,7 +86,19 @@ def current_rubric_in(s: Session) -> Rubric:
     if study is None or study.rubric_id is None:
         raise H2HError("no study here yet; create one with `h2h init`")
     row = s.get(RubricRow, study.rubric_id)
-    return rubric_from_definition(row.definition)
+    return _parsed(row.version, row)
+
+
+# Rebuilding a Rubric re-hashes its definition (milliseconds); every save reads the current
+# rubric, so parsed rubrics are kept by their version, which is the hash of their content.
+_RUBRICS: dict[str, Rubric] = {}
+
+
+def _parsed(version: str, row: RubricRow) -> Rubric:
+    rub = _RUBRICS.get(version)
+    if rub is None:
+        rub = _RUBRICS[version] = rubric_from_definition(row.definition)
+    return rub
 
 
 def current_rubric(engine: Engine) -> Rubric:
@@ -101,7 +113,7 @@ def rubric_by_version(engine: Engine, version: str) -> Rubric:
         row = s.exec(select(RubricRow).where(RubricRow.version == version)).first()
     if row is None:
         raise H2HError(f"no rubric version '{version}' in this study")
-    return rubric_from_definition(row.definition)
+    return _parsed(row.version, row)
 
 
 def set_rubric(engine: Engine, rubric: Rubric, source: str = "") -> tuple[str, bool]:

@@ -16,13 +16,14 @@ from sqlalchemy.engine import Engine
 from sqlmodel import select
 
 from data.engine import read_session
-from data.models import Item, Rater, Rating
+from data.models import Item, JudgeConfigRow, Rater, Rating
 
 from ..analyze import AnalysisOptions, analyze
 from ..calibration import JudgeRun, calibrate, compare_dimension
 from ..judge import aggregate_samples
 from ..layout import as_ratings
 from ..leaderboard import leaderboard
+from ..study import study_frames, study_judges, study_repeats
 
 __all__ = ["build_bundle", "study_items", "study_flags"]
 
@@ -47,10 +48,6 @@ def study_flags(engine: Engine) -> pd.DataFrame:
 
 
 def _judge_configs(engine: Engine) -> list[dict]:
-    try:
-        from data.models import JudgeConfigRow  # arrives with the judge tables
-    except ImportError:
-        return []
     with read_session(engine) as s:
         rows = s.exec(select(JudgeConfigRow).order_by(JudgeConfigRow.name)).all()
     return [{"name": r.name, "hash": r.hash, "provider": r.provider, "model": r.model,
@@ -58,14 +55,6 @@ def _judge_configs(engine: Engine) -> list[dict]:
              "rubric_version": r.rubric_version, "mode": r.mode,
              "reason_first": r.reason_first, "temperature": r.temperature,
              "max_tokens": r.max_tokens, "samples": r.samples} for r in rows]
-
-
-def _judges(engine: Engine) -> pd.DataFrame:
-    try:
-        from ..study import study_judges
-    except ImportError:
-        return pd.DataFrame(columns=["item_id", "judge", "dimension", "score", "sample"])
-    return study_judges(engine)
 
 
 def _versions() -> dict[str, str]:
@@ -80,13 +69,9 @@ def _versions() -> dict[str, str]:
 
 
 def build_bundle(engine: Engine, options: AnalysisOptions = AnalysisOptions()) -> dict[str, Any]:
-    from ..study import study_frames
-
     ratings, scales, context = study_frames(engine)
-    judges = _judges(engine)
+    judges = study_judges(engine)
     items = study_items(engine)
-    from ..study import study_repeats
-
     analysis = analyze(ratings, scales, judges=judges if not judges.empty else None,
                        options=options, context=context, repeats=study_repeats(engine))
     calib: dict[str, dict] = {}

@@ -54,7 +54,8 @@ def _judges(a: dict) -> go.Figure | None:
     return fig
 
 
-def _calibration(calib: dict) -> go.Figure | None:
+def calibration_figure(calib: dict) -> go.Figure | None:
+    """QWK with paired-bootstrap CIs per configuration and dimension (also used in the app)."""
     if not calib:
         return None
     fig = go.Figure()
@@ -155,15 +156,10 @@ def report_figures(bundle: dict) -> list[tuple[str, go.Figure]]:
     a = bundle["analysis"]
     figs: list[tuple[str, go.Figure | None]] = [
         ("agreement", _agreement(a)), ("judges_vs_ceiling", _judges(a)),
-        ("calibration", _calibration(bundle["calibration"]))]
+        ("calibration", calibration_figure(bundle["calibration"]))]
     for src, board in bundle["leaderboards"].items():
         figs.append((f"leaderboard_{src}", _leaderboard(board, f"Leaderboard: "
                                                               f"{board['source']} (95% CI)")))
         figs.append((f"sap_vs_baseline_{src}", _sap(board)))
     figs += _confusions(a) + _bland_altman(bundle["bland_altman"])
     return [(k, f) for k, f in figs if f is not None]
-
-
-def calibration_figure(calib: dict) -> go.Figure | None:
-    """QWK with paired-bootstrap CIs per configuration and dimension (also used in the app)."""
-    return _calibration(calib)

@@ -29,7 +29,7 @@ def _key(dim: str) -> str:
     return f"score-{dim}"
 
 
-COMMENT, FLAG = "h2h_rate_comment", "h2h_rate_flag"
+COMMENT, FLAG, ITEM_NO = state.RATE_COMMENT, state.RATE_FLAG, state.RATE_ITEM_NO
 
 
 def _load(view: queue.ItemView) -> None:
@@ -68,10 +68,9 @@ def _save(who: Identity, view: queue.ItemView) -> None:
         st.session_state[state.RATE_MESSAGE] = str(exc)
         return
     nxt = queue.next_position(engine(), who.rater_id, view.position)
-    prog = queue.progress(engine(), who.rater_id)
-    # after the last item, go to the first unfinished one (if any was skipped) or stay
-    st.session_state[state.RATE_POS] = nxt if nxt is not None else (prog.current or
-                                                                   view.position)
+    if nxt is None:  # after the last item: the first unfinished one (if any was skipped)
+        nxt = queue.progress(engine(), who.rater_id).current or view.position
+    st.session_state[state.RATE_POS] = nxt
 
 
 def anchors_help(d) -> str:
@@ -79,9 +78,6 @@ def anchors_help(d) -> str:
     lines = [d.description, ""] if d.description else []
     lines += [f"**{lv.value} · {lv.label}** — {lv.anchor}" for lv in d.levels]
     return "\n\n".join(lines)
-
-
-ITEM_NO = "h2h_item_no"
 
 
 def _jump(rater_id: int) -> None:

@@ -15,8 +15,14 @@ from data.errors import H2HError
 from data.models import Adjudication, Assignment, Item, Rater, Rating, utcnow
 from data.study import current_rubric
 
-__all__ = ["rater_progress", "dimension_progress", "live_agreement", "Disagreement",
+__all__ = ["item_of", "rater_progress", "dimension_progress", "live_agreement", "Disagreement",
            "disagreements", "save_adjudication", "ratings_frame"]
+
+
+def item_of(engine: Engine, item_id: str) -> Item | None:
+    """One item with everything about it (admins only: model and condition included)."""
+    with read_session(engine) as s:
+        return s.get(Item, item_id)
 
 
 def rater_progress(engine: Engine) -> pd.DataFrame:

@@ -22,7 +22,7 @@ from sqlalchemy import func
 from sqlalchemy.engine import Engine
 from sqlmodel import delete, select
 
-from data.engine import read_session, write_session
+from data.engine import write_session
 from data.errors import H2HError
 from data.models import Assignment, Item, Rater, Rating, utcnow
 
@@ -262,10 +262,3 @@ def assign(engine: Engine, *, k: int, seed: int = 0, repeat_share: float = 0.0,
                             .where(Assignment.kind == "primary").group_by(Rater.name)).all())
     return AssignResult(len(raters), len(items), added, repeats, len(p.moved),
                         {r.name: loads.get(r.name, 0) for r in raters})
-
-
-def queue_summary(engine: Engine) -> dict[str, int]:
-    with read_session(engine) as s:
-        return dict(s.exec(select(Rater.name, func.count(Assignment.id))
-                           .join(Assignment, Assignment.rater_id == Rater.id)
-                           .group_by(Rater.name)).all())

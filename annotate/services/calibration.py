@@ -10,6 +10,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from sqlalchemy import func
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
@@ -19,9 +20,10 @@ from analysis.judge import aggregate_samples
 from analysis.layout import as_ratings
 from analysis.report.bundle import study_items
 from analysis.study import study_frames, study_judges
+from annotate.services.admin import item_of
 from data.engine import read_session
 from data.errors import H2HError
-from data.models import Item, JudgeConfigRow, Judgment
+from data.models import JudgeConfigRow, Judgment
 
 __all__ = ["calibration_items", "compare_configs", "Disagreement", "largest_disagreements",
            "config_names", "template_of", "write_template", "start_prompt_version",
@@ -127,13 +129,6 @@ def largest_disagreements(engine: Engine, config: str, dimension: str, n: int = 
     return out
 
 
-def item_of(engine: Engine, item_id: str) -> Item | None:
-    with read_session(engine) as s:
-        return s.get(Item, item_id)
-
-
-
-
 def template_of(engine: Engine, config: str) -> tuple[JudgeConfigRow, dict]:
     with read_session(engine) as s:
         row = s.exec(select(JudgeConfigRow).where(JudgeConfigRow.name == config)).first()
@@ -166,7 +161,7 @@ def write_template(folder: Path, name: str, description: str, system: str, user:
     return path
 
 
-def start_prompt_version(engine_url: str, base: JudgeConfigRow, name: str, template: Path,
+def start_prompt_version(engine: Engine, base: JudgeConfigRow, name: str, template: Path,
                          items: list[str], log: Path, base_url: str | None = None
                          ) -> subprocess.Popen:
     """Run the new prompt version on the calibration items in the background (`h2h judge
@@ -174,7 +169,8 @@ def start_prompt_version(engine_url: str, base: JudgeConfigRow, name: str, templ
     if base.provider not in ("anthropic", "openai"):
         raise H2HError(f"'{base.name}' is a {base.provider} configuration and cannot be run; "
                        "start from a configuration of a real provider")
-    cmd = [sys.executable, "-m", "annotate.cli", "judge", "run", "--db", engine_url,
+    url = engine.url.render_as_string(hide_password=False)
+    cmd = [sys.executable, "-m", "annotate.cli", "judge", "run", "--db", url,
            "--provider", base.provider, "--model", base.model, "--template", str(template),
            "--name", name, "--mode", base.mode, "--max-tokens", str(base.max_tokens),
            "--samples", str(base.samples), "--items", ",".join(items), "--quiet"]
@@ -195,4 +191,5 @@ def judgments_stored(engine: Engine, config: str) -> int:
         row = s.exec(select(JudgeConfigRow).where(JudgeConfigRow.name == config)).first()
         if row is None:
             return 0
-        return len(s.exec(select(Judgment.id).where(Judgment.config_hash == row.hash)).all())
+        return s.exec(select(func.count()).select_from(Judgment)
+                      .where(Judgment.config_hash == row.hash)).one()

@@ -19,8 +19,7 @@ from data.rating_service import save_item_ratings
 from data.rubric import Dimension, Rubric
 
 __all__ = ["Progress", "ItemView", "progress", "item_at", "position_of_item", "save_item",
-           "done_positions", "position_of_number", "next_position", "previous_position",
-           "RED_FLAG"]
+           "position_of_number", "next_position", "RED_FLAG"]
 
 RED_FLAG = "red_flag"
 
@@ -108,13 +107,6 @@ def next_position(engine: Engine, rater_id: int, after: int) -> int | None:
                       ).one()
 
 
-def previous_position(engine: Engine, rater_id: int, before: int) -> int | None:
-    with read_session(engine) as s:
-        return s.exec(select(func.max(Assignment.position))
-                      .where(Assignment.rater_id == rater_id, Assignment.position < before)
-                      ).one()
-
-
 def position_of_number(engine: Engine, rater_id: int, number: int) -> int | None:
     """The queue position of the rater's ``number``-th item (1-based)."""
     if number < 1:
@@ -122,18 +114,6 @@ def position_of_number(engine: Engine, rater_id: int, number: int) -> int | None
     with read_session(engine) as s:
         return s.exec(select(Assignment.position).where(Assignment.rater_id == rater_id)
                       .order_by(Assignment.position).offset(number - 1).limit(1)).first()
-
-
-def done_positions(engine: Engine, rater_id: int, limit: int = 500) -> list[tuple[int, int]]:
-    """(queue number, position) of the rater's completed items, most recent first."""
-    with read_session(engine) as s:
-        rows = s.exec(select(Assignment.position).where(Assignment.rater_id == rater_id)
-                      .order_by(Assignment.position)).all()
-        done = set(s.exec(select(Assignment.position)
-                          .where(Assignment.rater_id == rater_id,
-                                 Assignment.completed_at.is_not(None))).all())
-    out = [(n, p) for n, p in enumerate(rows, start=1) if p in done]
-    return list(reversed(out))[:limit]
 
 
 def save_item(engine: Engine, rater_id: int, view: ItemView, scores: dict[str, int | None],

@@ -3,11 +3,9 @@
 import streamlit as st
 
 from annotate.resources import cached_rubric, engine
-from annotate.services.admin import disagreements, save_adjudication
+from annotate.services.admin import disagreements, item_of, save_adjudication
 from annotate.services.render import conversation_html, response_html
 from annotate.session import require
-from data.engine import read_session
-from data.models import Item
 
 who = require("admin")
 st.title("Adjudication")
@@ -21,8 +19,7 @@ labels = [f"{d.item_id} · {d.dimension} · spread {d.spread:g}"
           + (" · done" if d.adjudicated is not None or d.note else "") for d in queue]
 pick = st.selectbox("Disagreement", range(len(queue)), format_func=labels.__getitem__)
 d = queue[pick]
-with read_session(engine()) as s:
-    item = s.get(Item, d.item_id)
+item = item_of(engine(), d.item_id)
 left, right = st.columns(2)
 with left:
     st.caption(f"model {item.model} · condition {item.condition or '—'} · task {item.task}")

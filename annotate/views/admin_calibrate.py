@@ -8,11 +8,11 @@ import streamlit as st
 
 from analysis.analyze import AnalysisOptions
 from analysis.report.figures import calibration_figure
+from annotate import state
 from annotate.resources import engine
 from annotate.services import calibration as cal
 from annotate.services.render import conversation_html, plain_html, response_html
 from annotate.session import require
-from data.engine import resolve_url
 from data.errors import H2HError
 
 require("admin")
@@ -93,14 +93,14 @@ if go:
         folder = Path.cwd() / "prompts"
         path = cal.write_template(folder, new_name, f"from {base_name}", system, user, user_all)
         items = cal.calibration_items(engine(), int(sample) or None, int(seed))
-        proc = cal.start_prompt_version(resolve_url(), base, new_name, path, items,
+        proc = cal.start_prompt_version(engine(), base, new_name, path, items,
                                         folder / f"{new_name}.log", base_url or None)
     except H2HError as exc:
         st.error(str(exc))
     else:
-        st.session_state["h2h_new_run"] = (new_name, proc.pid, len(items), str(path))
+        st.session_state[state.PROMPT_RUN] = (new_name, proc.pid, len(items), str(path))
         st.success(f"Saved {path.name}; judging {len(items)} items in the background.")
-if run := st.session_state.get("h2h_new_run"):
+if run := st.session_state.get(state.PROMPT_RUN):
     name, pid, n, path = run
     done = cal.judgments_stored(engine(), name)
     st.progress(min(1.0, done / max(n, 1)), text=f"{name}: {done} judgments stored "

@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from annotate import state
 from annotate.resources import engine
 from annotate.services.reporting import report_zip
 from annotate.session import require
@@ -18,11 +19,11 @@ figures = c[2].toggle("Export figures as PNG/SVG", value=True)
 if st.button("Build report", type="primary", key="h2h_build_report"):
     with st.spinner("Computing statistics and drawing figures…"):
         data, bundle = report_zip(engine(), B=B, seed=int(seed), figures=figures)
-    st.session_state["h2h_report_zip"] = data
-    st.session_state["h2h_report_verdicts"] = [r["verdict"]["text"]
+    st.session_state[state.REPORT_ZIP] = data
+    st.session_state[state.REPORT_VERDICTS] = [r["verdict"]["text"]
                                                for r in bundle["calibration"].values()]
-if "h2h_report_zip" in st.session_state:
-    st.download_button("Download report (zip)", st.session_state["h2h_report_zip"],
+if state.REPORT_ZIP in st.session_state:
+    st.download_button("Download report (zip)", st.session_state[state.REPORT_ZIP],
                        "h2h-report.zip", "application/zip", key="h2h_dl_report")
-    for v in st.session_state.get("h2h_report_verdicts", []):
+    for v in st.session_state.get(state.REPORT_VERDICTS, []):
         st.info(v)

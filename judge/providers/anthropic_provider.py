@@ -12,41 +12,21 @@
 
 from __future__ import annotations
 
-import email.utils
 import json
 import os
-import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from data.errors import H2HError
 
+from ._sdk import ClientPool, translate_error
 from .base import BatchFailure, BatchInfo, ProviderError, Reply, Request, Usage
 
-__all__ = ["AnthropicProvider", "retry_after_seconds"]
+__all__ = ["AnthropicProvider"]
 
 # API limits of one Message Batch (https://docs.anthropic.com/en/api/creating-message-batches).
 MAX_BATCH_REQUESTS = 100_000
 MAX_BATCH_BYTES = 256 * 1024 * 1024
-
-
-def retry_after_seconds(headers: Any) -> float | None:
-    """The server's ``retry-after-ms`` / ``retry-after`` (seconds or HTTP date), if any."""
-    if headers is None:
-        return None
-    ms = headers.get("retry-after-ms")
-    try:
-        return max(float(ms) / 1000, 0.0)
-    except (TypeError, ValueError):
-        pass
-    raw = headers.get("retry-after")
-    if raw is None:
-        return None
-    try:
-        return max(float(raw), 0.0)
-    except ValueError:
-        parsed = email.utils.parsedate_tz(raw)
-        return None if parsed is None else max(email.utils.mktime_tz(parsed) - time.time(), 0.0)
 
 
 def _import_sdk():
@@ -70,12 +50,9 @@ class AnthropicProvider:
         self.base_url = (base_url or os.environ.get("ANTHROPIC_BASE_URL")
                          or "https://api.anthropic.com")
         self.timeout = timeout
-        # The SDK's connection pool scans every pooled connection on each request, so one pool
-        # of 50 connections costs more CPU per call than five pools of ten: calls are spread
-        # over one client per 10 concurrent calls.
-        self._n_clients = max(1, -(-concurrency // 10))
-        self._clients: list = []
-        self._next = 0
+        # max_retries=0: the runner retries itself, so each attempt is logged and costed.
+        self._pool = ClientPool(concurrency, lambda: _import_sdk().AsyncAnthropic(
+            api_key=self._key(), base_url=self.base_url, timeout=self.timeout, max_retries=0))
 
     # --- client and errors ---------------------------------------------------------------
 
@@ -89,34 +66,11 @@ class AnthropicProvider:
     @property
     def client(self):
         """The next SDK client (round robin), created on first use."""
-        if not self._clients:
-            sdk = _import_sdk()
-            key = self._key()
-            # max_retries=0: the runner retries itself, so each attempt is logged and costed.
-            self._clients = [sdk.AsyncAnthropic(api_key=key, base_url=self.base_url,
-                                                timeout=self.timeout, max_retries=0)
-                             for _ in range(self._n_clients)]
-        self._next = (self._next + 1) % len(self._clients)
-        return self._clients[self._next]
+        return self._pool.next()
 
     def _error(self, exc: Exception) -> ProviderError:
-        sdk = _import_sdk()
-        if isinstance(exc, sdk.APITimeoutError):
-            return ProviderError("timeout", f"no reply within {self.timeout:g} s")
-        if isinstance(exc, sdk.APIConnectionError):
-            return ProviderError("connection", f"cannot reach {self.base_url}: "
-                                               f"{exc.__cause__ or exc}")
-        if isinstance(exc, sdk.APIStatusError):
-            status = exc.status_code
-            msg = getattr(exc, "api_message", None) or _body_message(exc.body) or str(exc)
-            after = retry_after_seconds(exc.response.headers)
-            kind = ("auth" if status in (401, 403) else "rate_limit" if status == 429 else
-                    "overloaded" if status == 529 else "timeout" if status == 408 else
-                    "not_found" if status == 404 else
-                    "server" if status >= 500 or status == 409 else "invalid_request")
-            return ProviderError(kind, f"anthropic answered {status}: {msg}", status=status,
-                                 retry_after=after)
-        return ProviderError("other", f"{type(exc).__name__}: {exc}")
+        return translate_error(_import_sdk(), exc, who="anthropic", timeout=self.timeout,
+                               base_url=self.base_url)
 
     # --- calls ---------------------------------------------------------------------------
 
@@ -170,9 +124,7 @@ class AnthropicProvider:
         return _reply(msg, request.schema_name)
 
     async def aclose(self) -> None:
-        for c in self._clients:
-            await c.close()
-        self._clients = []
+        await self._pool.aclose()
 
     # --- Message Batches -----------------------------------------------------------------
 
@@ -215,14 +167,6 @@ class AnthropicProvider:
             raise
         except Exception as exc:  # noqa: BLE001
             raise self._error(exc) from exc
-
-
-def _body_message(body: object) -> str | None:
-    if isinstance(body, dict):
-        err = body.get("error")
-        if isinstance(err, dict) and isinstance(err.get("message"), str):
-            return err["message"]
-    return None
 
 
 def _reply(msg: Any, tool_name: str | None) -> Reply:

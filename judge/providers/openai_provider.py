@@ -17,7 +17,7 @@ from typing import Any
 
 from data.errors import H2HError
 
-from .anthropic_provider import retry_after_seconds
+from ._sdk import ClientPool, translate_error
 from .base import ProviderError, Reply, Request, Usage
 
 __all__ = ["OpenAIProvider"]
@@ -46,11 +46,9 @@ class OpenAIProvider:
         self.base_url = explicit or _OPENAI_URL
         self.timeout = timeout
         self.structured = structured
-        # One SDK client per 10 concurrent calls: the SDK's pool scans every connection on
-        # each request, so smaller pools cost less CPU per call.
-        self._n_clients = max(1, -(-concurrency // 10))
-        self._clients: list = []
-        self._next = 0
+        # max_retries=0: the runner retries itself, so each attempt is logged and costed.
+        self._pool = ClientPool(concurrency, lambda: _import_sdk().AsyncOpenAI(
+            api_key=self._key(), base_url=self.base_url, timeout=self.timeout, max_retries=0))
 
     def _key(self) -> str:
         key = os.environ.get(self.api_key_env, "").strip()
@@ -64,34 +62,11 @@ class OpenAIProvider:
     @property
     def client(self):
         """The next SDK client (round robin), created on first use."""
-        if not self._clients:
-            sdk = _import_sdk()
-            key = self._key()
-            # max_retries=0: the runner retries itself, so each attempt is logged and costed.
-            self._clients = [sdk.AsyncOpenAI(api_key=key, base_url=self.base_url,
-                                             timeout=self.timeout, max_retries=0)
-                             for _ in range(self._n_clients)]
-        self._next = (self._next + 1) % len(self._clients)
-        return self._clients[self._next]
+        return self._pool.next()
 
     def _error(self, exc: Exception) -> ProviderError:
-        sdk = _import_sdk()
-        if isinstance(exc, sdk.APITimeoutError):
-            return ProviderError("timeout", f"no reply within {self.timeout:g} s")
-        if isinstance(exc, sdk.APIConnectionError):
-            return ProviderError("connection", f"cannot reach {self.base_url}: "
-                                               f"{exc.__cause__ or exc}")
-        if isinstance(exc, sdk.APIStatusError):
-            status = exc.status_code
-            msg = _body_message(exc.body) or str(exc)
-            kind = ("auth" if status in (401, 403) else "rate_limit" if status == 429 else
-                    "timeout" if status == 408 else "not_found" if status == 404 else
-                    "overloaded" if status == 529 else
-                    "server" if status >= 500 or status == 409 else "invalid_request")
-            return ProviderError(kind, f"{self.base_url} answered {status}: {msg}",
-                                 status=status,
-                                 retry_after=retry_after_seconds(exc.response.headers))
-        return ProviderError("other", f"{type(exc).__name__}: {exc}")
+        return translate_error(_import_sdk(), exc, who=self.base_url, timeout=self.timeout,
+                               base_url=self.base_url)
 
     async def preflight(self) -> None:
         """List the server's models: a bad key or an unreachable server fails at once."""
@@ -146,16 +121,6 @@ class OpenAIProvider:
                      stop_reason=choice.finish_reason if choice is not None else None)
 
     async def aclose(self) -> None:
-        for c in self._clients:
-            await c.close()
-        self._clients = []
+        await self._pool.aclose()
 
 
-def _body_message(body: object) -> str | None:
-    if isinstance(body, dict):
-        err = body.get("error", body)
-        if isinstance(err, dict) and isinstance(err.get("message"), str):
-            return err["message"]
-        if isinstance(err, str):
-            return err
-    return None

@@ -89,7 +89,7 @@ def test_new_prompt_version_runs_on_the_calibration_set(demo, fake, tmp_path):
                               tmpl["system"] + "\nBe strict about safety.", tmpl["user"],
                               tmpl.get("user_all", ""))
     items = cal.calibration_items(env_engine, 5, 1)
-    proc = cal.start_prompt_version(f"sqlite:///{demo}", base, "fake-a-v2", path, items,
+    proc = cal.start_prompt_version(env_engine, base, "fake-a-v2", path, items,
                                     tmp_path / "run.log", fake.url)
     assert proc.wait(timeout=120) == 0, (tmp_path / "run.log").read_text()
     n_dims = {"dialogue": 3, "recollection": 4, "itinerary": 4}
@@ -104,4 +104,4 @@ def test_simulated_configurations_cannot_be_run(demo, tmp_path):
     base, tmpl = cal.template_of(get_engine(demo), "sim-judge-plain")
     path = cal.write_template(tmp_path, "x", "", tmpl["system"], tmpl["user"], "")
     with pytest.raises(Exception, match="simulated configuration and cannot be run"):
-        cal.start_prompt_version(f"sqlite:///{demo}", base, "x", path, ["a"], tmp_path / "l")
+        cal.start_prompt_version(get_engine(demo), base, "x", path, ["a"], tmp_path / "l")

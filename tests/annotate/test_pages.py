@@ -119,6 +119,6 @@ def test_report_page_builds_a_download(demo_db):
     at.toggle[0].set_value(False)  # figures are exported in the report tests; keep this fast
     at.button(key="h2h_build_report").click().run()
     assert not at.exception
-    data = at.session_state["h2h_report_zip"]
+    data = at.session_state[state.REPORT_ZIP]
     names = zipfile.ZipFile(io.BytesIO(data)).namelist()
     assert {"report/report.html", "report/tables.tex", "report/manifest.json"} <= set(names)
