@@ -29,5 +29,7 @@ if [ "$(id -u)" -ne 0 ]; then
   SUDO="sudo"
 fi
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -q
-$SUDO apt-get install -y -q --no-install-recommends "${need[@]}"
+# Wait for another apt run to finish instead of failing on its lock.
+APT_OPTS=(-o DPkg::Lock::Timeout=600)
+$SUDO apt-get "${APT_OPTS[@]}" update -q
+$SUDO apt-get "${APT_OPTS[@]}" install -y -q --no-install-recommends "${need[@]}"
