@@ -32,7 +32,8 @@ Estimation has two steps, as in eRm (Mair & Hatzinger 2007):
   element has at least 10 (raters) or 5 (items) ratings; the n is always shown.
 * **Extreme items** (every rating in the lowest or highest used category) carry no
   information on raters; their θ is solved for a raw score 0.3 points inside the extreme
-  (FACETS' default adjustment) and they are marked ``extreme``. A rater whose every rating
+  (FACETS' default adjustment) and they are marked ``extreme``; like FACETS, fit statistics
+  leave them out. A rater whose every rating
   is at one end is left out as not estimable.
 * Only used categories enter (an unused category has no estimable threshold); the notes say
   which. Raters and items must form one connected design; otherwise the largest connected
@@ -60,7 +61,8 @@ from scipy import optimize, sparse
 from scipy.sparse.csgraph import connected_components
 from scipy.special import logsumexp
 
-__all__ = ["RaterModel", "fit_rater_model", "FIT_RANGE", "EXTREME_ADJUSTMENT"]
+__all__ = ["RaterModel", "fit_rater_model", "fit_dimensions", "fair_scores", "FIT_RANGE",
+           "EXTREME_ADJUSTMENT"]
 
 FIT_RANGE = (0.5, 1.5)
 EXTREME_ADJUSTMENT = 0.3
@@ -224,9 +226,10 @@ def _fit_stats(resid: np.ndarray, w: np.ndarray, idx: np.ndarray, n: int, df: np
     """Infit and outfit per element; ``df`` is each rating's share of residual degrees of
     freedom, (L − 1)/L for an item with L ratings, since its θ was fitted to those L."""
     cnt = np.bincount(idx, minlength=n).astype(float)
+    r2 = np.where(df > 0, resid ** 2, 0.0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        infit = np.bincount(idx, resid ** 2, n) / np.bincount(idx, w * df, n)
-        outfit = np.bincount(idx, resid ** 2 / w, n) / np.bincount(idx, df, n)
+        infit = np.bincount(idx, r2, n) / np.bincount(idx, w * df, n)
+        outfit = np.bincount(idx, r2 / w, n) / np.bincount(idx, df, n)
     return infit, outfit, cnt
 
 
@@ -345,9 +348,13 @@ def fit_rater_model(long: pd.DataFrame, values: Sequence[float] | None = None, *
     ic, inames = pd.factorize(obs[item])
     rc, rnames = pd.factorize(obs[rater])
     per_item = np.bincount(ic).astype(float)[ic]
-    dfs = np.where(per_item > 1, (per_item - 1) / np.maximum(per_item, 1), np.nan)
+    # a reply rated once carries no residual information (its θ fits that rating exactly)
+    dfs = (per_item - 1) / per_item
+    # extreme items carry no information on fit either (FACETS leaves them out of it too)
+    dfs = np.where(obs[item].isin(extreme).to_numpy(), 0.0, dfs)
     i_in, i_out, i_n = _fit_stats(resid, w, ic, len(inames), dfs)
-    r_in, r_out, r_n = _fit_stats(resid, w, rc, len(rnames), dfs)
+    r_in, r_out, _ = _fit_stats(resid, w, rc, len(rnames), dfs)
+    r_n = np.bincount(rc, minlength=len(rnames)).astype(float)
     i_w = np.bincount(ic, w, len(inames))
     se_of = dict(zip(ra_names, se_la, strict=True))
     raters = pd.DataFrame({"rater": list(rnames), "severity": [lam[r] for r in rnames],
@@ -373,3 +380,31 @@ def fit_rater_model(long: pd.DataFrame, values: Sequence[float] | None = None, *
                       raters.sort_values("severity").reset_index(drop=True),
                       items.sort_values("item").reset_index(drop=True),
                       int(len(obs)), ll, ok, tuple(notes))
+
+
+def fit_dimensions(ratings: pd.DataFrame, scales: dict[str, tuple[Sequence[float], bool]]
+                   ) -> dict[str, RaterModel]:
+    """Fit every dimension of long ratings (``item_id, rater, dimension, score``).
+
+    ``scales`` maps a dimension to (full scale values, ordered?); an unordered scale (named
+    categories) is reported as not estimable, since the model needs ordered categories.
+    """
+    out: dict[str, RaterModel] = {}
+    for dim, (values, ordered) in scales.items():
+        sub = ratings[ratings["dimension"] == dim]
+        if not ordered:
+            out[dim] = RaterModel(False, "not estimable: named categories have no order")
+        elif sub.empty:
+            out[dim] = RaterModel(False, "not estimable: no ratings")
+        else:
+            out[dim] = fit_rater_model(sub.rename(columns={"item_id": "item"}), values)
+    return out
+
+
+def fair_scores(models: dict[str, RaterModel]) -> pd.DataFrame:
+    """``item_id, dimension, fair_score, fair_se`` from fitted dimensions (long)."""
+    parts = [m.items.assign(dimension=d)[["item", "dimension", "fair_score", "fair_se"]]
+             for d, m in models.items() if m.estimable]
+    if not parts:
+        return pd.DataFrame(columns=["item_id", "dimension", "fair_score", "fair_se"])
+    return pd.concat(parts).rename(columns={"item": "item_id"}).reset_index(drop=True)

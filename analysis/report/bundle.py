@@ -23,6 +23,7 @@ from ..calibration import JudgeRun, calibrate, compare_dimension
 from ..judge import aggregate_samples
 from ..layout import as_ratings
 from ..leaderboard import leaderboard
+from ..rater_model import fair_scores, fit_dimensions
 from ..study import study_frames, study_judges, study_repeats
 
 __all__ = ["build_bundle", "study_items", "study_flags"]
@@ -68,7 +69,10 @@ def _versions() -> dict[str, str]:
     return out
 
 
-def build_bundle(engine: Engine, options: AnalysisOptions = AnalysisOptions()) -> dict[str, Any]:
+def build_bundle(engine: Engine, options: AnalysisOptions = AnalysisOptions(),
+                 adjusted: bool = False) -> dict[str, Any]:
+    """Everything the report shows; ``adjusted`` adds the human leaderboard's column
+    "adjusted for rater severity" (fair scores of the many-facet Rasch model)."""
     ratings, scales, context = study_frames(engine)
     judges = study_judges(engine)
     items = study_items(engine)
@@ -102,8 +106,12 @@ def build_bundle(engine: Engine, options: AnalysisOptions = AnalysisOptions()) -
                 alt_epsilon=options.alt_epsilon, alt_scoring=options.alt_scoring)
     calibrate(calib)
     flags = study_flags(engine)
+    fair = None
+    if adjusted:
+        ordered = {d: (sc.values, sc.binary or sc.level != "nominal") for d, sc in scales.items()}
+        fair = fair_scores(fit_dimensions(ratings, ordered))
     boards = {"humans": leaderboard(ratings, items, B=options.B, seed=options.seed,
-                                    flags=flags, source="humans")}
+                                    flags=flags, source="humans", fair=fair)}
     best = _best_judge(calib)
     if best is not None:
         jb = judges[judges["judge"] == best]
