@@ -80,11 +80,12 @@ def demo(
     _, admin_code = add_rater(engine, "demo-admin", "admin")
     from annotate.services.assignment import assign as do_assign
     from judge.simulate import add_simulated_judges
+    # judges first: attention checks are not study items and are not judged
+    n_judged = add_simulated_judges(engine, current_rubric(engine), seed=seed)
     n_gold, checks = add_sample_quality(engine, current_rubric(engine), seed=seed)
     # the queue is dealt now so the demo is ready; the Rate page still trains demo-rater first
     res = do_assign(engine, k=1, seed=seed, repeat_share=0.1, attention_rate=0.05,
                     include_unqualified=True)
-    n_judged = add_simulated_judges(engine, current_rubric(engine), seed=seed)
     out.print(f"Demo study in {describe_url(url)}: {items.added} items, {ratings.added} "
               f"simulated ratings, {n_judged} simulated judgments (seed {seed}), {n_gold} gold "
               f"items, {len(checks)} attention checks.")

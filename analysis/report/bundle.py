@@ -16,7 +16,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import select
 
 from data.engine import read_session
-from data.models import Item, JudgeConfigRow, Rater, Rating
+from data.models import AttentionCheck, Item, JudgeConfigRow, Rater, Rating
 
 from ..analyze import AnalysisOptions, analyze
 from ..calibration import JudgeRun, calibrate, compare_dimension
@@ -30,9 +30,12 @@ __all__ = ["build_bundle", "study_items", "study_flags"]
 
 
 def study_items(engine: Engine) -> pd.DataFrame:
+    """The study's items; attention-check items are not part of the study and left out."""
     with read_session(engine) as s:
-        rows = s.exec(select(Item.id, Item.model, Item.condition, Item.task, Item.scenario,
-                             Item.response)).all()
+        checks = set(s.exec(select(AttentionCheck.item_id)).all())
+        rows = [r for r in s.exec(select(Item.id, Item.model, Item.condition, Item.task,
+                                         Item.scenario, Item.response)).all()
+                if r[0] not in checks]
     df = pd.DataFrame(rows, columns=["item_id", "model", "condition", "task", "scenario",
                                      "response"])
     df["condition"] = df["condition"].fillna("none")
