@@ -51,8 +51,7 @@ __all__ = ["get_settings", "save_settings", "GoldRecord", "parse_gold", "read_go
 GOLD_COLUMNS = ("item_id", "dimension", "score", "rationale")
 ATTENTION_COLUMNS = ("item_id", "kind", "dimension", "score", "tolerance")
 ATTENTION_KINDS = ("instructed", "known_answer")
-INSTRUCTION = ("[Note for raters: this is an attention check. For this reply, choose {score} "
-               "on every dimension.]")
+INSTRUCTION = "[Note for raters: for this reply, please choose {score} on every dimension.]"
 SETTINGS_FIELDS = ("training_count", "training_order", "min_within1", "min_qwk",
                    "attention_rate", "min_seconds", "drift_window", "drift_threshold")
 

@@ -4,6 +4,8 @@ attention-check failures, and the many-facet Rasch rater model per dimension."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 from sqlalchemy.engine import Engine
@@ -18,7 +20,8 @@ from data.engine import read_session
 from data.models import Assignment, Item, Qualification, Rater, Rating, RepeatRating
 from data.study import current_rubric
 
-__all__ = ["rater_quality", "attention_failures", "rater_models", "QUALITY_COLUMNS"]
+__all__ = ["rater_quality", "quality_display", "attention_failures", "rater_models",
+           "QUALITY_COLUMNS"]
 
 QUALITY_COLUMNS = ["rater", "qualification", "gold n", "gold within-1", "gold QWK",
                    "attention", "attention pass", "median s/item", "speeders", "retest n",
@@ -129,6 +132,31 @@ def rater_quality(engine: Engine) -> pd.DataFrame:
             "drift": dr.drift if dr.drift is not None else dr.reason,
             "flags": "; ".join(flags)})
     return pd.DataFrame(rows, columns=QUALITY_COLUMNS)
+
+
+def _short(reason: str) -> str:
+    m = re.search(r"needs (\d+) .* has (\d+)", reason)
+    return f"not estimable ({m.group(2)} of {m.group(1)} ratings)" if m else reason
+
+
+def quality_display(df: pd.DataFrame) -> pd.DataFrame:
+    """The table as text for the page: shares as percentages, κ and seconds rounded, "—"
+    where there is nothing to show (an empty value is never printed as a number)."""
+    out = df.copy()
+
+    def pct(v):
+        return "—" if v is None or pd.isna(v) else f"{v:.0%}"
+
+    def num(v, fmt="{:.2f}"):
+        return "—" if v is None or (isinstance(v, float) and pd.isna(v)) else fmt.format(v)
+
+    for c in ("gold within-1", "attention pass", "speeders", "retest exact"):
+        out[c] = out[c].map(pct)
+    out["gold QWK"] = out["gold QWK"].map(num)
+    out["median s/item"] = out["median s/item"].map(lambda v: num(v, "{:.1f}"))
+    out["drift"] = out["drift"].map(lambda v: _short(v) if isinstance(v, str)
+                                    else num(v, "{:+.2f}"))
+    return out
 
 
 def attention_failures(engine: Engine) -> pd.DataFrame:

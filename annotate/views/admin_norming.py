@@ -54,11 +54,11 @@ st.subheader("Agreement before and after discussion")
 if not rows:
     st.info("No scores yet.")
 else:
-    st.dataframe(pd.DataFrame([{
+    st.table(pd.DataFrame([{
         "dimension": r.dimension, "items": r.n_items, "raters": r.n_raters,
         "α before": "not estimable" if r.before is None else f"{r.before:.3f}",
         "α after": "not estimable" if r.after is None else f"{r.after:.3f}",
-        "note": r.note} for r in rows]), hide_index=True, key="h2h_norm_alpha")
+        "note": r.note} for r in rows]).set_index("dimension"))
     st.caption("Krippendorff's α at each dimension's level on its full scale. After: each "
                "rater's re-score where given, else their blind score.")
 for i, item_id in enumerate(sess.items):
@@ -70,7 +70,7 @@ for i, item_id in enumerate(sess.items):
         st.html(conversation_html((it.context or {}).get("turns", []))
                 + response_html(it.response))
     with right:
-        st.dataframe(ns.revealed_table(engine(), sess.id, item_id, True, rubric))
+        st.table(ns.revealed_table(engine(), sess.id, item_id, True, rubric))
         st.html(anchors_html(rubric.dimensions_for(it.task)))
 a_b = next((r.before for r in rows if r.before is not None), None)
 a_a = next((r.after for r in rows if r.after is not None), None)

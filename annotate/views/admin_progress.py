@@ -5,7 +5,7 @@ import streamlit as st
 
 from annotate.resources import engine
 from annotate.services.admin import dimension_progress, rater_progress
-from annotate.services.quality import attention_failures, rater_quality
+from annotate.services.quality import attention_failures, quality_display, rater_quality
 from annotate.session import require
 
 require("admin")
@@ -32,12 +32,7 @@ quality = rater_quality(engine())
 if quality.empty:
     st.info("No raters yet.")
 else:
-    st.dataframe(quality, hide_index=True, key="h2h_rater_quality",
-                 column_config={"gold within-1": st.column_config.NumberColumn(format="percent"),
-                                "attention pass": st.column_config.NumberColumn(
-                                    format="percent"),
-                                "speeders": st.column_config.NumberColumn(format="percent"),
-                                "retest exact": st.column_config.NumberColumn(format="percent")})
+    st.table(quality_display(quality).set_index("rater"))
     st.caption("Gold: the latest training round against the experts' scores (within one point; "
                "weighted κ on each ordinal dimension's full scale). Attention: checks passed of "
                "answered. Speeders: items saved in less than half their reading time (250 words "
@@ -50,5 +45,8 @@ else:
         st.warning(f"{r['rater']}: {r['flags']}")
 fails = attention_failures(engine())
 with st.expander(f"Failed attention checks ({len(fails)})"):
-    st.dataframe(fails, hide_index=True, key="h2h_attention_fails")
+    if fails.empty:
+        st.write("None.")
+    else:
+        st.table(fails.set_index("rater"))
 st.html(f'<span data-testid="h2h-progress-ready" data-flags="{len(quality)}"></span>')

@@ -41,7 +41,7 @@ for i, item_id in enumerate(sess.items):
     current = ns.my_scores(engine(), sess.id, who.rater_id, item_id)
     with right:
         if sess.status != "blind":
-            st.dataframe(ns.revealed_table(engine(), sess.id, item_id, sess.named, rubric))
+            st.table(ns.revealed_table(engine(), sess.id, item_id, sess.named, rubric))
             st.html(anchors_html(dims))
         with st.form(f"h2h_norm_{sess.id}_{i}", border=False):
             picked = {}
