@@ -113,6 +113,14 @@ def _expand(free: np.ndarray, n: int) -> np.ndarray:
     return np.append(free, -free.sum()) if n > 1 else np.zeros(1)
 
 
+def _conv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise polynomial products of two batches of coefficient rows."""
+    out = np.zeros((a.shape[0], a.shape[1] + b.shape[1] - 1))
+    for j in range(b.shape[1]):
+        out[:, j:j + a.shape[1]] += a * b[:, j:j + 1]
+    return out
+
+
 def _cml(x: np.ndarray, ii: np.ndarray, jj: np.ndarray, n_raters: int, m: int
          ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, bool]:
     """Conditional ML of severities and thresholds (items' θ conditioned away).
@@ -120,35 +128,34 @@ def _cml(x: np.ndarray, ii: np.ndarray, jj: np.ndarray, n_raters: int, m: int
     For item n with raters R_n and raw score r_n = Σ x_nj, with ψ_jk = exp(−k λ_j − c_k) and
     c_k = τ_1 + … + τ_k: P(x_n | r_n) = Π_j ψ_{j x_nj} / γ_{r_n}, where γ_r is the
     coefficient of z^r in Π_{j ∈ R_n} Σ_k ψ_jk z^k (Andersen 1977; Andrich 1978). Items are
-    grouped by their set of raters, so each γ is computed once per set. Returns severities,
-    thresholds, the covariance of both (inverse observed information, sum-zero constraints
-    applied) and the conditional log-likelihood.
+    grouped by their set of raters (each γ computed once per set) and sets of equal size are
+    computed together; ∂ log γ_r / ∂λ_j = −E(x_j | r) with P(x_j = k | r) =
+    ψ_jk γ^(−j)_{r−k} / γ_r, γ^(−j) the product without rater j. Returns severities,
+    thresholds, the covariance of the free parameters (inverse observed information) and the
+    conditional log-likelihood.
     """
     n_items = int(ii.max()) + 1
+    order = np.lexsort((jj, ii))
+    ii_s, jj_s = ii[order], jj[order]
+    size = np.bincount(ii, minlength=n_items)
     raw = np.bincount(ii, x, n_items).astype(int)
-    by_item: dict[int, list[int]] = {}
-    for n, j in zip(ii, jj, strict=True):
-        by_item.setdefault(int(n), []).append(int(j))
-    patterns: dict[tuple[int, ...], list[int]] = {}
-    for n, js in by_item.items():
-        patterns.setdefault(tuple(sorted(js)), []).append(n)
-    groups = []
-    for js, items in patterns.items():
-        r = raw[items]
-        informative = (r > 0) & (r < m * len(js))
-        if informative.any():
-            groups.append((np.array(js), np.bincount(r[informative], minlength=m * len(js) + 1)))
-    informative_items = np.zeros(n_items, bool)
-    for js, items in patterns.items():
-        r = raw[items]
-        informative_items[np.array(items)[(r > 0) & (r < m * len(js))]] = True
-    keep = informative_items[ii]
-    xs, js_obs = x[keep], jj[keep]
-    # sufficient statistics: Σ x per rater, and how often each category was used
-    sum_x = np.bincount(js_obs, xs, n_raters)
-    n_cat = np.bincount(xs, minlength=m + 1).astype(float)
+    starts = np.concatenate([[0], np.cumsum(size)[:-1]])
+    informative = (raw > 0) & (raw < m * size)
+    # batches: for each set size R, the rater sets (P × R) and item counts per raw score
+    batches = []
+    for r_size in np.unique(size[informative]):
+        items = np.nonzero(informative & (size == r_size))[0]
+        sets = jj_s[starts[items][:, None] + np.arange(r_size)[None, :]]
+        uniq, inv = np.unique(sets, axis=0, return_inverse=True)
+        counts = np.zeros((len(uniq), r_size * m + 1))
+        np.add.at(counts, (inv.ravel(), raw[items]), 1.0)
+        batches.append((uniq, counts))
+    keep = informative[ii]
+    sum_x = np.bincount(jj[keep], x[keep], n_raters)
+    n_cat = np.bincount(x[keep], minlength=m + 1).astype(float)
     ks = np.arange(m + 1)
     tri = np.tril(np.ones((m, m)))  # c_k = Σ_{h ≤ k} τ_h  →  ∂c/∂τ
+    del ii_s
 
     def unpack(p):
         la = _expand(p[:n_raters - 1], n_raters)
@@ -161,47 +168,56 @@ def _cml(x: np.ndarray, ii: np.ndarray, jj: np.ndarray, n_raters: int, m: int
         ll = -(sum_x @ la) - n_cat @ cum
         g_la = -sum_x.copy()
         g_c = -n_cat[1:].copy()
-        for js, counts in groups:
-            psi = np.exp(-np.outer(la[js], ks) - cum[None, :])  # raters × categories
-            polys = [psi[t] for t in range(len(js))]
-            gamma = polys[0]
-            for q in polys[1:]:
-                gamma = np.convolve(gamma, q)
-            rs = np.nonzero(counts)[0]
-            ll -= counts[rs] @ np.log(gamma[rs])
-            for t, j in enumerate(js):
-                rest = np.ones(1)
-                for u, q in enumerate(polys):
-                    if u != t:
-                        rest = np.convolve(rest, q)
-                # P(x_j = k | r) = ψ_jk γ^(−j)_{r−k} / γ_r, for every r with counts
-                pk = np.zeros((rs.size, m + 1))
-                for k in range(m + 1):
-                    idx = rs - k
-                    ok = (idx >= 0) & (idx < rest.size)
-                    pk[ok, k] = psi[t, k] * rest[idx[ok]] / gamma[rs[ok]]
-                g_la[j] += counts[rs] @ (pk @ ks)
-                g_c += counts[rs] @ pk[:, 1:]
+        for sets, counts in batches:
+            n_set, r_size = sets.shape
+            psi = np.exp(-la[sets][:, :, None] * ks[None, None, :] - cum[None, None, :])
+            pre = [np.ones((n_set, 1))]
+            for t in range(r_size):
+                pre.append(_conv(pre[-1], psi[:, t, :]))
+            gamma = pre[-1]
+            with np.errstate(divide="ignore"):
+                ll -= np.sum(counts * np.where(counts > 0, np.log(gamma), 0.0))
+            suf = np.ones((n_set, 1))
+            w = counts / gamma
+            for t in range(r_size - 1, -1, -1):
+                rest = _conv(pre[t], suf)  # the product without rater t
+                width = rest.shape[1]
+                for k in range(1, m + 1):
+                    e_k = psi[:, t, k] * np.sum(w[:, k:k + width] * rest, axis=1)
+                    g_la += np.bincount(sets[:, t], k * e_k, n_raters)
+                    g_c[k - 1] += e_k.sum()
+                suf = _conv(suf, psi[:, t, :])
         g_ta = tri.T @ g_c
         grad = [g_la[:-1] - g_la[-1]]
         if m > 1:
             grad.append(g_ta[:-1] - g_ta[-1])
         return -ll, -np.concatenate(grad)
 
+    def info(p):  # observed information: forward differences of the exact gradient
+        h = 1e-5
+        g0 = value_grad(p)[1]
+        hess = np.empty((p.size, p.size))
+        for a in range(p.size):
+            e = np.zeros(p.size)
+            e[a] = h
+            hess[a] = (value_grad(p + e)[1] - g0) / h
+        return (hess + hess.T) / 2
+
     p0 = np.zeros(n_raters - 1 + (m - 1 if m > 1 else 0))
-    res = optimize.minimize(value_grad, p0, jac=True, method="BFGS",
-                            options={"maxiter": 2000, "gtol": 1e-8})
-    # observed information by central differences of the exact gradient
-    h = 1e-5
-    hess = np.empty((p0.size, p0.size))
-    for a in range(p0.size):
-        e = np.zeros(p0.size)
-        e[a] = h
-        hess[a] = (value_grad(res.x + e)[1] - value_grad(res.x - e)[1]) / (2 * h)
-    cov_free = np.linalg.pinv((hess + hess.T) / 2)
+    # the log-likelihood is concave and nearly quadratic: starting BFGS from the true
+    # curvature at 0 takes a few iterations instead of hundreds
+    h0 = info(p0)
+    opts: dict = {"maxiter": 2000, "gtol": 1e-8}
+    if np.linalg.eigvalsh(h0).min() > 0:
+        inv0 = np.linalg.inv(h0)
+        opts["hess_inv0"] = (inv0 + inv0.T) / 2
+    res = optimize.minimize(value_grad, p0, jac=True, method="BFGS", options=opts)
+    cov_free = np.linalg.pinv(info(res.x))
     la, ta = unpack(res.x)
     # BFGS may stop on lost precision at the optimum; what matters is a vanishing gradient
-    converged = bool(np.max(np.abs(value_grad(res.x)[1]), initial=0.0) < 1e-4)
+    # (relative to the number of ratings the likelihood sums over)
+    n_obs = max(1.0, float(keep.sum()))
+    converged = bool(np.max(np.abs(value_grad(res.x)[1]), initial=0.0) < 1e-7 * n_obs + 1e-6)
     return la, ta, cov_free, float(-res.fun), converged
 
 
@@ -211,14 +227,24 @@ def _se_sum_zero(cov_free: np.ndarray, n: int) -> np.ndarray:
     return np.sqrt(np.clip(np.diag(a @ cov_free @ a.T), 0, None))
 
 
-def _theta_ml(target: float, la: np.ndarray, cum: np.ndarray) -> float:
-    """θ whose expected raw score from these raters equals ``target`` (the ML estimate)."""
+def _theta_ml(target: np.ndarray, idx: np.ndarray, la: np.ndarray, cum: np.ndarray
+              ) -> np.ndarray:
+    """θ per item whose expected raw score from its raters equals ``target`` (the ML
+    estimate), for all items at once: Newton steps θ += (target − E)/Var, each at most one
+    logit; E is increasing in θ, so this converges from 0."""
+    n = target.size
     k = np.arange(cum.size)
-
-    def f(t):
-        return float(np.sum(_probs(t - la, cum) @ k) - target)
-
-    return float(optimize.brentq(f, -40.0, 40.0))
+    th = np.zeros(n)
+    for _ in range(200):
+        pr = _probs(th[idx] - la, cum)
+        e = pr @ k
+        var = pr @ k ** 2 - e ** 2
+        gap = target - np.bincount(idx, e, n)
+        step = np.clip(gap / np.maximum(np.bincount(idx, var, n), 1e-12), -1.0, 1.0)
+        th += step
+        if np.max(np.abs(gap)) < 1e-10:
+            break
+    return th
 
 
 def _fit_stats(resid: np.ndarray, w: np.ndarray, idx: np.ndarray, n: int, df: np.ndarray
@@ -328,15 +354,17 @@ def fit_rater_model(long: pd.DataFrame, values: Sequence[float] | None = None, *
     lam = dict(zip(ra_names, la, strict=True))
     # θ per item by ML with raters and thresholds fixed; an extreme raw score is moved 0.3
     # inside the extreme first (FACETS' default), since its ML estimate is infinite
-    theta, extreme = {}, set()
     rated = df[df[rater].isin(lam.keys())]
-    for it, g in rated.groupby(item):
-        raw, top = float(g["x"].sum()), m * len(g)
-        target = raw
-        if raw in (0.0, float(top)):
-            target = raw - EXTREME_ADJUSTMENT if raw == top else raw + EXTREME_ADJUSTMENT
-            extreme.add(it)
-        theta[it] = _theta_ml(target, np.array([lam[r] for r in g[rater]]), cum)
+    r_codes, r_items = pd.factorize(rated[item])
+    n_per = np.bincount(r_codes).astype(float)
+    raw_i = np.bincount(r_codes, rated["x"].to_numpy(float))
+    top = m * n_per
+    is_ext = (raw_i == 0) | (raw_i == top)
+    target = np.where(raw_i == top, raw_i - EXTREME_ADJUSTMENT,
+                      np.where(raw_i == 0, raw_i + EXTREME_ADJUSTMENT, raw_i))
+    th = _theta_ml(target, r_codes, rated[rater].map(lam).to_numpy(float), cum)
+    theta = dict(zip(r_items, th, strict=True))
+    extreme = set(np.asarray(r_items)[is_ext])
     # statistics on every rating whose item and rater are measured
     obs = df[df[item].isin(theta.keys()) & df[rater].isin(lam.keys())]
     t = obs[item].map(theta).to_numpy(float)
