@@ -137,3 +137,40 @@ def test_unused_categories_and_disconnected_designs_are_noted():
     assert any("never used: 6, 7" in n for n in m.notes)
     assert any("not connected" in n for n in m.notes)
     assert set(m.raters["rater"]) == {"r0", "r1"}
+
+
+def test_leaderboard_column_adjusted_for_rater_severity():
+    """Model A's replies were rated by the harsh raters, model B's by the lenient ones, with
+    the same underlying quality: raw means favour B, fair means do not. Adding the column
+    leaves the unadjusted numbers and CIs exactly as they were."""
+    from analysis.leaderboard import leaderboard
+    from analysis.rater_model import fair_scores, fit_dimensions
+
+    rng = np.random.default_rng(4)
+    sev = np.array([-1.0, -0.6, 0.6, 1.0])
+    cum = np.concatenate([[0.0], np.cumsum(TAU)])
+    rows = []
+    for n in range(120):
+        theta = rng.normal(0, 1)
+        # a common anchor set rated by everyone keeps the design connected
+        who = range(4) if n < 40 else ([2, 3] if n % 2 else [0, 1])
+        for j in who:
+            lg = (theta - sev[j]) * np.arange(5) - cum
+            p = np.exp(lg - lg.max())
+            rows.append((f"i{n}", f"r{j}", "empathy", 1 + int(rng.choice(5, p=p / p.sum()))))
+    ratings = pd.DataFrame(rows, columns=["item_id", "rater", "dimension", "score"])
+    items = pd.DataFrame({"item_id": [f"i{n}" for n in range(40, 120)],
+                          "model": ["A" if n % 2 else "B" for n in range(40, 120)],
+                          "condition": "none", "task": "dialogue", "scenario": "s"})
+    fair = fair_scores(fit_dimensions(ratings, {"empathy": ([1, 2, 3, 4, 5], True)}))
+    plain = leaderboard(ratings, items, B=200, seed=1)
+    adj = leaderboard(ratings, items, B=200, seed=1, fair=fair)
+    cell = {(c["model"], c["task"]): c for c in adj["cells"]}
+    assert [{k: c[k] for k in ("mean", "low", "high")} for c in plain["cells"]] == \
+        [{k: c[k] for k in ("mean", "low", "high")} for c in adj["cells"]]
+    a, b = cell[("A", "all")], cell[("B", "all")]
+    assert b["mean"] - a["mean"] > 0.8  # raw: B looks much better
+    assert abs(b["fair_mean"] - a["fair_mean"]) < 0.35  # adjusted: about the same
+    expect_a = fair.merge(items[items["model"] == "A"], on="item_id")["fair_score"].mean()
+    assert a["fair_mean"] == pytest.approx(expect_a) and a["fair_n"] == 40
+    assert "fair_mean" in adj["adjusted"] and "adjusted" not in plain
