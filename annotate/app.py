@@ -64,4 +64,5 @@ if who is not None:
             st.rerun()
 
 st.html(CHAT_CSS)  # the page styles, once (outside every fragment)
-st.navigation(pages).run()
+# expanded: the admin menu has more than ten pages, and every one should be one click away
+st.navigation(pages, expanded=True).run()

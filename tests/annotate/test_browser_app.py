@@ -242,6 +242,8 @@ def test_admin_pages_and_bad_upload(app, tmp_path):
     for i, (link, heading) in enumerate([("Raters", "Raters"), ("Assignment", "Assignment"),
                                          ("Progress", "Progress"), ("Agreement", "Agreement"),
                                          ("Adjudication", "Adjudication"),
+                                         ("Rater quality", "Rater quality"),
+                                         ("Norming", "Norming"),
                                          ("Export", "Export")], start=11):
         page.get_by_role("link", name=link).click()
         page.get_by_role("heading", name=heading).wait_for(timeout=30_000)
