@@ -23,6 +23,7 @@ from .models import (
     Rater,
     utcnow,
 )
+from .rating_service import _retrying
 from .study import current_rubric_in
 
 __all__ = ["NormingInfo", "create_session", "sessions", "session_info", "sessions_for_rater",
@@ -108,7 +109,13 @@ def sessions_for_rater(engine: Engine, rater_id: int) -> list[NormingInfo]:
 def save_norming(engine: Engine, session_id: int, rater_id: int, item_id: str,
                  scores: dict[str, int | None]) -> str:
     """Store a participant's scores for one item in the session's current phase; returns the
-    phase ("before" while blind, "after" once revealed)."""
+    phase ("before" while blind, "after" once revealed). A concurrent first save of the same
+    scores (double click, second tab) is retried once and then updates the row."""
+    return _retrying(lambda: _save(engine, session_id, rater_id, item_id, scores))
+
+
+def _save(engine: Engine, session_id: int, rater_id: int, item_id: str,
+          scores: dict[str, int | None]) -> str:
     with write_session(engine) as s:
         row = s.get(NormingSession, session_id)
         if row is None:

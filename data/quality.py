@@ -37,6 +37,7 @@ from .models import (
     TrainingRating,
     utcnow,
 )
+from .rating_service import _retrying  # a concurrent first save: run once more, update
 from .study import current_rubric_in
 
 __all__ = ["get_settings", "save_settings", "GoldRecord", "parse_gold", "read_gold",
@@ -302,6 +303,11 @@ def training_set(engine: Engine, rater_id: int, round_: int) -> list[str]:
 def save_training(engine: Engine, rater_id: int, item_id: str, round_: int,
                   scores: dict[str, int | None], seconds: float | None = None) -> None:
     """Store one training item's scores (replacing an earlier answer in the same round)."""
+    _retrying(lambda: _save_training(engine, rater_id, item_id, round_, scores, seconds))
+
+
+def _save_training(engine: Engine, rater_id: int, item_id: str, round_: int,
+                   scores: dict[str, int | None], seconds: float | None) -> None:
     with write_session(engine) as s:
         rubric = current_rubric_in(s)
         item = s.get(Item, item_id)
@@ -527,6 +533,13 @@ def save_attention(engine: Engine, rater_id: int, item_id: str,
     Passes when every checked dimension's score is within the tolerance of the expected one
     ("cannot rate" fails). The assignment is marked complete in the same transaction.
     """
+    return _retrying(lambda: _save_attention(engine, rater_id, item_id, scores, seconds,
+                                             assignment_id))
+
+
+def _save_attention(engine: Engine, rater_id: int, item_id: str,
+                    scores: dict[str, int | None], seconds: float | None,
+                    assignment_id: int | None) -> bool:
     from .models import Assignment
 
     with write_session(engine) as s:

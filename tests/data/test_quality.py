@@ -187,3 +187,37 @@ def test_norming_phases_and_membership(study):
         nm.save_norming(eng, sid, study["ann"], "i0", {"empathy": 1, "safety": 1,
                                                        "fluency": 1})
     assert nm.sessions_for_rater(eng, study["ann"]) == []
+
+
+def test_double_submits_land_once(study):
+    """Eight simultaneous first saves of the same answer (double clicks, tabs): no error, one
+    row per dimension — the UNIQUE constraints decide, a lost race is retried as an update."""
+    import threading
+
+    eng = study["engine"]
+    q.set_gold(eng, "i0", "empathy", 4, "")
+    q.import_attention(eng, [q.AttentionRecord("i1", "instructed", {"empathy": 2}, 0, 1)])
+    sid = nm.create_session(eng, "n", ["i2"], ["ann", "bob"])
+    scores = {"empathy": 2, "safety": 4, "fluency": 4}
+    errors: list[BaseException] = []
+    start = threading.Barrier(8)
+
+    def work(k: int) -> None:
+        start.wait()
+        try:
+            [lambda: q.save_training(eng, study["ann"], "i0", 1, scores, 1.0),
+             lambda: q.save_attention(eng, study["ann"], "i1", scores, 1.0),
+             lambda: nm.save_norming(eng, sid, study["ann"], "i2", scores)][k % 3]()
+        except BaseException as exc:  # collected and asserted below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    with eng.connect() as c:
+        counts = [c.exec_driver_sql(f"SELECT COUNT(*) FROM {t}").scalar_one()
+                  for t in ("training_rating", "attention_result", "norming_rating")]
+    assert counts == [3, 1, 3]
