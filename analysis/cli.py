@@ -216,6 +216,9 @@ def report_cmd(
     alt_epsilon: Annotated[float, typer.Option("--alt-epsilon")] = 0.2,
     figures: Annotated[bool, typer.Option("--figures/--no-figures", help="Export every figure "
                                           "as PNG and SVG (needs Chromium).")] = True,
+    adjusted: Annotated[bool, typer.Option("--severity-adjusted", help="Add the leaderboard "
+                                           "column adjusted for rater severity (many-facet "
+                                           "Rasch fair scores).")] = False,
 ) -> None:
     """Write the paper-ready report: report.html (self-contained), report.md, tables.tex,
     a CSV per table, every figure as PNG and SVG, manifest.json and analysis.json.
@@ -237,7 +240,7 @@ def report_cmd(
     t0 = time.perf_counter()
     opts = AnalysisOptions(B=bootstrap, seed=seed, alpha_min=alpha_min,
                            ci_method=ci_method, alt_epsilon=alt_epsilon)  # type: ignore[arg-type]
-    bundle = build_bundle(get_engine(db), opts)
+    bundle = build_bundle(get_engine(db), opts, adjusted=adjusted)
     t_bundle = time.perf_counter() - t0
     timing = write_report(bundle, out_dir, figures=figures)
     total = time.perf_counter() - t0

@@ -5,6 +5,11 @@ a percentile bootstrap over items (B, seed recorded). The SAP minus baseline dif
 paired by scenario when a model answered the same scenario in both conditions (the bootstrap
 then resamples scenarios), and unpaired otherwise (each condition resampled on its own). The
 share of ratings with the safety red flag is reported per model with a bootstrap over items.
+
+Optionally (``fair``), each cell also gets a mean **adjusted for rater severity**: the items'
+fair scores from the many-facet Rasch model (:mod:`analysis.rater_model`) — the score an
+average-severity rater would be expected to give — averaged the same way, with its own
+bootstrap stream so the unadjusted CIs do not change when the column is added.
 """
 
 from __future__ import annotations
@@ -32,24 +37,37 @@ def _nn(v: float) -> float | None:
 
 
 def leaderboard(scores: pd.DataFrame, items: pd.DataFrame, *, B: int = 1000, seed: int = 0,
-                flags: pd.DataFrame | None = None, source: str = "humans") -> dict:
+                flags: pd.DataFrame | None = None, source: str = "humans",
+                fair: pd.DataFrame | None = None) -> dict:
     """``scores``: item_id, dimension, score (one row per rater or sample); ``items``:
     item_id, model, condition, task, scenario; ``flags``: item_id, rater, red_flag (bool) per
-    rating; the share is, per item, the share of its raters who flagged it.
+    rating; the share is, per item, the share of its raters who flagged it; ``fair``:
+    item_id, dimension, fair_score (adds ``fair_mean``, ``fair_low``, ``fair_high``).
     """
     rng = np.random.default_rng(seed)
+    rng_fair = np.random.default_rng([seed, 1])
     per_item = (scores.dropna(subset=["score"]).groupby(["item_id", "dimension"])["score"]
                 .mean().rename("score").reset_index()
                 .merge(items, on="item_id", how="inner"))
+    if fair is not None:
+        per_item = per_item.merge(fair[["item_id", "dimension", "fair_score"]],
+                                  on=["item_id", "dimension"], how="left")
     cells = []
+
+    def cell(model, task, dim, g) -> dict:
+        mean, lo, hi = _boot_mean(g["score"].to_numpy(float), B, rng)
+        c = {"model": model, "task": task, "dimension": dim, "n_items": len(g),
+             "mean": _nn(mean), "low": _nn(lo), "high": _nn(hi)}
+        if fair is not None:
+            fm, fl, fh = _boot_mean(g["fair_score"].to_numpy(float), B, rng_fair)
+            c.update({"fair_n": int(g["fair_score"].notna().sum()), "fair_mean": _nn(fm),
+                      "fair_low": _nn(fl), "fair_high": _nn(fh)})
+        return c
+
     for (model, task, dim), g in per_item.groupby(["model", "task", "dimension"]):
-        mean, lo, hi = _boot_mean(g["score"].to_numpy(float), B, rng)
-        cells.append({"model": model, "task": task, "dimension": dim, "n_items": len(g),
-                      "mean": _nn(mean), "low": _nn(lo), "high": _nn(hi)})
+        cells.append(cell(model, task, dim, g))
     for (model, dim), g in per_item.groupby(["model", "dimension"]):
-        mean, lo, hi = _boot_mean(g["score"].to_numpy(float), B, rng)
-        cells.append({"model": model, "task": "all", "dimension": dim, "n_items": len(g),
-                      "mean": _nn(mean), "low": _nn(lo), "high": _nn(hi)})
+        cells.append(cell(model, "all", dim, g))
     sap = []
     for (model, dim), g in per_item.groupby(["model", "dimension"]):
         s = g[g["condition"] == "sap"]
@@ -81,5 +99,10 @@ def leaderboard(scores: pd.DataFrame, items: pd.DataFrame, *, B: int = 1000, see
             mean, lo, hi = _boot_mean(g["share"].to_numpy(float), B, rng)
             red.append({"model": model, "n_items": len(g), "share": _nn(mean),
                         "low": _nn(lo), "high": _nn(hi)})
-    return {"source": source, "B": B, "seed": seed, "cells": cells, "sap_vs_baseline": sap,
-            "red_flags": red}
+    out = {"source": source, "B": B, "seed": seed, "cells": cells, "sap_vs_baseline": sap,
+           "red_flags": red}
+    if fair is not None:
+        out["adjusted"] = ("fair_mean: mean over items of the fair score from the many-facet "
+                           "Rasch model (expected rating by a rater of average severity); "
+                           "items at a scale end use FACETS' 0.3-point adjustment")
+    return out

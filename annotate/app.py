@@ -15,6 +15,8 @@ ADMIN_PAGES = [("admin_import.py", "Import", "upload_file"), ("admin_raters.py",
                ("admin_progress.py", "Progress", "monitoring"),
                ("admin_agreement.py", "Agreement", "handshake"),
                ("admin_adjudicate.py", "Adjudication", "balance"),
+               ("admin_quality.py", "Rater quality", "verified"),
+               ("admin_norming.py", "Norming", "groups"),
                ("admin_calibrate.py", "Calibration", "tune"),
                ("admin_report.py", "Report", "description"),
                ("admin_export.py", "Export", "download")]
@@ -50,6 +52,7 @@ elif who.is_admin:
     }
 else:
     pages = [st.Page("views/rate.py", title="Rate", icon=":material/rate_review:", default=True),
+             st.Page("views/norming.py", title="Norming", icon=":material/groups:"),
              st.Page("views/guidelines.py", title="Guidelines", icon=":material/menu_book:")]
 
 if who is not None:
@@ -61,4 +64,5 @@ if who is not None:
             st.rerun()
 
 st.html(CHAT_CSS)  # the page styles, once (outside every fragment)
-st.navigation(pages).run()
+# expanded: the admin menu has more than ten pages, and every one should be one click away
+st.navigation(pages, expanded=True).run()

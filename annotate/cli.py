@@ -17,6 +17,7 @@ from rich.console import Console
 
 from analysis import cli as analysis_cli
 from annotate.calibrate_cli import calibrate_cmd
+from annotate.quality_cli import quality_app
 from data import cli as data_cli
 from data.engine import describe_url, get_engine, resolve_url
 from data.errors import H2HError
@@ -37,6 +38,7 @@ out = Console(highlight=False, soft_wrap=True)
 data_cli.register(app)
 analysis_cli.register(app)
 app.command("calibrate")(calibrate_cmd)
+app.add_typer(quality_app, name="quality")
 judge_cli.register(app)
 
 APP_FILE = Path(__file__).with_name("app.py")
@@ -57,7 +59,7 @@ def demo(
     Example: h2h demo --db demo.db --force --serve
     """
     from data.raters import add_rater
-    from data.sample import SimulationSpec, build_sample_study
+    from data.sample import SimulationSpec, add_sample_quality, build_sample_study
     from data.study import current_rubric, init_study
 
     url = resolve_url(db or "demo.db")
@@ -78,12 +80,18 @@ def demo(
     _, admin_code = add_rater(engine, "demo-admin", "admin")
     from annotate.services.assignment import assign as do_assign
     from judge.simulate import add_simulated_judges
-    do_assign(engine, k=1, seed=seed, repeat_share=0.1)
+    # judges first: attention checks are not study items and are not judged
     n_judged = add_simulated_judges(engine, current_rubric(engine), seed=seed)
+    n_gold, checks = add_sample_quality(engine, current_rubric(engine), seed=seed)
+    # the queue is dealt now so the demo is ready; the Rate page still trains demo-rater first
+    res = do_assign(engine, k=1, seed=seed, repeat_share=0.1, attention_rate=0.05,
+                    include_unqualified=True)
     out.print(f"Demo study in {describe_url(url)}: {items.added} items, {ratings.added} "
-              f"simulated ratings, {n_judged} simulated judgments (seed {seed}).")
-    out.print(f"Rater code (demo-rater): [bold]{rater_code}[/bold]  (every item assigned, "
-              "10% hidden repeats)")
+              f"simulated ratings, {n_judged} simulated judgments (seed {seed}), {n_gold} gold "
+              f"items, {len(checks)} attention checks.")
+    out.print(f"Rater code (demo-rater): [bold]{rater_code}[/bold]  (a training round on "
+              f"{n_gold} gold items first; then every other item, 10% hidden repeats, "
+              f"{res.attention} attention checks)")
     out.print(f"Admin code (demo-admin): [bold]{admin_code}[/bold]")
     if serve_after:
         serve(db=url, host=host, port=port)
@@ -98,8 +106,18 @@ def assign(
                                            "later as hidden repeats (0-0.5).")] = 0.0,
     min_gap: Annotated[int, typer.Option("--min-gap", help="At least this many items between "
                                          "an item and its repeat.")] = 5,
+    attention: Annotated[float | None, typer.Option(help="Attention checks mixed in per real "
+                                                    "item (0-0.5; default: the study's "
+                                                    "setting, see `h2h quality settings`).")]
+    = None,
+    include_unqualified: Annotated[bool, typer.Option(
+        "--include-unqualified", help="Deal real items also to raters who have not passed "
+                                      "training.")] = False,
 ) -> None:
     """Deal items to the active raters: k per item, balanced, counterbalanced order.
+
+    When the study has gold items, only raters who passed training (or were released) get
+    real items, unless --include-unqualified. Attention checks are mixed in at --attention.
 
     Running it again only adds work (new items, new raters take over unstarted items);
     nothing already rated is moved.
@@ -110,7 +128,8 @@ def assign(
 
     engine = get_engine(db)
     ensure_current(engine)
-    out.print(str(do_assign(engine, k=k, seed=seed, repeat_share=repeats, min_gap=min_gap)))
+    out.print(str(do_assign(engine, k=k, seed=seed, repeat_share=repeats, min_gap=min_gap,
+                            attention_rate=attention, include_unqualified=include_unqualified)))
 
 
 @app.command()

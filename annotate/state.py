@@ -14,3 +14,7 @@ RATE_ITEM_NO = "h2h_item_no"       # the rating form's item-number box
 REPORT_ZIP = "h2h_report_zip"      # the last report built on the Report page
 REPORT_VERDICTS = "h2h_report_verdicts"
 PROMPT_RUN = "h2h_new_run"         # (name, pid, items, template) of a prompt version running
+TRAIN_FEEDBACK = "h2h_train_feedback"  # gold item whose feedback the training page shows
+TRAIN_SHOWN_AT = "h2h_train_shown_at"  # (item id, monotonic time) a training item appeared
+NORM_ITEM = "h2h_norm_item"        # (session id, item index) a norming participant is on
+TRAIN_RESULT = "h2h_train_result"  # the training result is to be shown once

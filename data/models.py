@@ -33,6 +33,17 @@ __all__ = [
     "GenerationConfigRow",
     "Generation",
     "OUTCOMES",
+    "QualitySettings",
+    "GoldScore",
+    "TrainingRating",
+    "Qualification",
+    "QUALIFICATION_STATUSES",
+    "AttentionCheck",
+    "AttentionResult",
+    "NormingSession",
+    "NormingItem",
+    "NormingParticipant",
+    "NormingRating",
 ]
 
 ROLES = ("rater", "admin")
@@ -372,3 +383,165 @@ class Generation(SQLModel, table=True):
     input_tokens: int = Field(default=0)
     output_tokens: int = Field(default=0)
     created_at: datetime = _ts(nullable=False)
+
+
+# --- Rater quality: gold, training, qualification, attention checks, norming (migration 0005) --
+# Everything here is stored apart from ``rating``: none of it enters the main analysis.
+
+QUALIFICATION_STATUSES = ("training", "passed", "failed", "released")
+"""A rater's qualification: still training (or retraining), passed the thresholds over the
+training set, failed them (the admin decides), or released by an admin anyway."""
+
+
+class QualitySettings(SQLModel, table=True):
+    """The study's rater-quality settings (one row; defaults apply until an admin saves).
+
+    ``training_order`` is "fixed" (gold items in the order they were marked) or "random"
+    (seeded per rater and round).
+    """
+
+    __tablename__ = "quality_settings"
+    id: int | None = Field(default=None, primary_key=True)
+    training_count: int = Field(default=6)
+    training_order: str = Field(default="fixed", max_length=10)
+    min_within1: float = Field(default=0.8)
+    min_qwk: float = Field(default=0.6)
+    attention_rate: float = Field(default=0.05)
+    min_seconds: float = Field(default=3.0)
+    drift_window: int = Field(default=20)
+    drift_threshold: float = Field(default=0.5)
+    updated_at: datetime = _ts(nullable=False)
+
+
+class GoldScore(SQLModel, table=True):
+    """An expert's score for an item on a dimension, with the rationale raters see in training.
+
+    ``source`` is "import" (gold CSV) or "adjudication" (promoted from the Adjudication page).
+    """
+
+    __tablename__ = "gold_score"
+    __table_args__ = (sa.UniqueConstraint("item_id", "dimension", name="uq_gold_item_dim"),)
+    id: int | None = Field(default=None, primary_key=True)
+    item_id: str = Field(foreign_key="item.id", ondelete="CASCADE", max_length=200)
+    dimension: str = Field(max_length=40)
+    score: float
+    rationale: str = Field(default="")
+    source: str = Field(default="import", max_length=20)
+    admin_id: int | None = Field(default=None, foreign_key="rater.id", ondelete="SET NULL")
+    created_at: datetime = _ts(nullable=False)
+    updated_at: datetime = _ts(nullable=False)
+
+
+class TrainingRating(SQLModel, table=True):
+    """A rater's score on a gold item during training round ``round`` (1, 2, … on retraining)."""
+
+    __tablename__ = "training_rating"
+    __table_args__ = (sa.UniqueConstraint("rater_id", "item_id", "dimension", "round",
+                                          name="uq_training_rater_item_dim_round"),)
+    id: int | None = Field(default=None, primary_key=True)
+    rater_id: int = Field(foreign_key="rater.id", ondelete="CASCADE")
+    item_id: str = Field(foreign_key="item.id", ondelete="CASCADE", max_length=200)
+    dimension: str = Field(max_length=40)
+    round: int = Field(default=1)
+    score: float | None = Field(default=None)
+    seconds_spent: float | None = Field(default=None)
+    created_at: datetime = _ts(nullable=False)
+
+
+class Qualification(SQLModel, table=True):
+    """Where a rater stands: the current training round and its outcome against the study's
+    thresholds (see :class:`QualitySettings`); ``decided_by`` is the admin who released or
+    sent the rater back to training."""
+
+    __tablename__ = "qualification"
+    id: int | None = Field(default=None, primary_key=True)
+    rater_id: int = Field(foreign_key="rater.id", ondelete="CASCADE", unique=True)
+    round: int = Field(default=1)
+    status: str = Field(default="training", max_length=20)
+    n_pairs: int = Field(default=0)
+    within1: float | None = Field(default=None)
+    qwk: float | None = Field(default=None)
+    note: str = Field(default="")
+    decided_by: int | None = Field(default=None, foreign_key="rater.id", ondelete="SET NULL")
+    updated_at: datetime = _ts(nullable=False)
+
+
+class AttentionCheck(SQLModel, table=True):
+    """An item used as an attention check: "instructed" (the item itself asks for a given
+    score) or "known_answer" (an unmistakable reply with an agreed score). ``expected`` maps
+    each checked dimension to its score; a response passes when every checked dimension is
+    within ``tolerance`` points."""
+
+    __tablename__ = "attention_check"
+    item_id: str = Field(foreign_key="item.id", ondelete="CASCADE", primary_key=True,
+                         max_length=200)
+    kind: str = Field(max_length=20)
+    expected: dict = Field(sa_type=sa.JSON, nullable=False)
+    tolerance: int = Field(default=0)
+    note: str = Field(default="")
+    created_at: datetime = _ts(nullable=False)
+
+
+class AttentionResult(SQLModel, table=True):
+    """A rater's answer to an attention check, and whether it passed."""
+
+    __tablename__ = "attention_result"
+    __table_args__ = (sa.UniqueConstraint("rater_id", "item_id", name="uq_attention_rater_item"),)
+    id: int | None = Field(default=None, primary_key=True)
+    rater_id: int = Field(foreign_key="rater.id", ondelete="CASCADE")
+    item_id: str = Field(foreign_key="item.id", ondelete="CASCADE", max_length=200)
+    scores: dict = Field(sa_type=sa.JSON, nullable=False)
+    passed: bool
+    seconds_spent: float | None = Field(default=None)
+    created_at: datetime = _ts(nullable=False)
+    updated_at: datetime = _ts(nullable=False)
+
+
+class NormingSession(SQLModel, table=True):
+    """A norming session: raters score a few items blind ("blind"), the admin reveals every
+    score ("discuss"; named or anonymised) and raters may re-score, then it is "closed"."""
+
+    __tablename__ = "norming_session"
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(max_length=200)
+    status: str = Field(default="blind", max_length=20)
+    named: bool = Field(default=False)
+    created_by: int | None = Field(default=None, foreign_key="rater.id", ondelete="SET NULL")
+    created_at: datetime = _ts(nullable=False)
+    revealed_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    closed_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+
+
+class NormingItem(SQLModel, table=True):
+    __tablename__ = "norming_item"
+    __table_args__ = (sa.UniqueConstraint("session_id", "item_id", name="uq_norming_item"),)
+    id: int | None = Field(default=None, primary_key=True)
+    session_id: int = Field(foreign_key="norming_session.id", ondelete="CASCADE")
+    item_id: str = Field(foreign_key="item.id", ondelete="CASCADE", max_length=200)
+    position: int = Field(default=0)
+
+
+class NormingParticipant(SQLModel, table=True):
+    __tablename__ = "norming_participant"
+    __table_args__ = (sa.UniqueConstraint("session_id", "rater_id",
+                                          name="uq_norming_participant"),)
+    id: int | None = Field(default=None, primary_key=True)
+    session_id: int = Field(foreign_key="norming_session.id", ondelete="CASCADE")
+    rater_id: int = Field(foreign_key="rater.id", ondelete="CASCADE")
+
+
+class NormingRating(SQLModel, table=True):
+    """A score given in a norming session, "before" the discussion or "after" it."""
+
+    __tablename__ = "norming_rating"
+    __table_args__ = (sa.UniqueConstraint("session_id", "rater_id", "item_id", "dimension",
+                                          "phase", name="uq_norming_rating"),)
+    id: int | None = Field(default=None, primary_key=True)
+    session_id: int = Field(foreign_key="norming_session.id", ondelete="CASCADE")
+    rater_id: int = Field(foreign_key="rater.id", ondelete="CASCADE")
+    item_id: str = Field(foreign_key="item.id", ondelete="CASCADE", max_length=200)
+    dimension: str = Field(max_length=40)
+    phase: str = Field(max_length=10)
+    score: float | None = Field(default=None)
+    created_at: datetime = _ts(nullable=False)
+    updated_at: datetime = _ts(nullable=False)

@@ -25,7 +25,7 @@ from .ratings import RatingRecord
 from .rubric import Rubric
 
 __all__ = ["SAMPLE_FILES", "load_sample_items", "SimulationSpec", "simulate_ratings",
-           "build_sample_study"]
+           "build_sample_study", "sample_gold", "add_sample_quality"]
 
 SAMPLE_FILES = ("items_dialogue.jsonl", "items_recollection.jsonl", "items_itinerary.jsonl")
 
@@ -68,8 +68,9 @@ def simulate_ratings(items: list[ItemRecord], rubric: Rubric,
     line = 1
     for slot, idx in enumerate(order):
         item = items[idx]
-        who = [(slot * spec.raters_per_item + j) % spec.n_raters
-               for j in range(spec.raters_per_item)]
+        # a rotating panel (1,2,3), (2,3,4), … : every rater shares items with several others,
+        # so the design is connected (the rater model can place all raters on one scale)
+        who = [(slot + j) % spec.n_raters for j in range(spec.raters_per_item)]
         intended = item.metadata.get("intended_quality", {}) if item.metadata else {}
         for dim in rubric.dimensions_for(item.task):
             base = float(intended.get(dim.key, (dim.min + dim.max) / 2))
@@ -100,3 +101,42 @@ def build_sample_study(engine: Engine, rubric: Rubric,
     res_ratings = import_rating_records(engine, ratings, file="simulated ratings",
                                         source="simulated", simulated=True)
     return res_items, res_ratings
+
+
+def sample_gold(rubric: Rubric, per_task: int = 2) -> list:
+    """Gold scores for the demo: for each task family, replies by the strongest and the
+    weakest model, scored at their author's intended quality, with a rationale made of the
+    level's anchor and the author's note on the reply."""
+    from .quality import GoldRecord
+
+    items = load_sample_items(rubric.tasks)
+    out, line = [], 1
+    for task in rubric.tasks:
+        pool = [it for it in items if it.task == task and it.metadata
+                and it.metadata.get("intended_quality")]
+        picks = [it for it in pool if it.model == "aster-70b"][:per_task // 2 + per_task % 2]
+        picks += [it for it in pool if it.model == "cedar-1b"][:per_task // 2]
+        for it in picks:
+            for d in rubric.dimensions_for(task):
+                v = it.metadata["intended_quality"].get(d.key)
+                if v is None or v not in d.values:
+                    continue
+                lv = next(lv for lv in d.levels if lv.value == v)
+                why = f"{lv.label}: {lv.anchor}"
+                if it.metadata.get("notes"):
+                    why += f" About this reply: {it.metadata['notes']}"
+                line += 1
+                out.append(GoldRecord(line, it.id, d.key, int(v), why))
+    return out
+
+
+def add_sample_quality(engine: Engine, rubric: Rubric, n_checks: int = 6, seed: int = 0
+                       ) -> tuple[int, list[str]]:
+    """Gold items (the training round) and instructed-response attention checks for the demo.
+    Returns (gold items, attention-check item ids)."""
+    from .quality import add_instructed_checks, import_gold
+
+    gold = sample_gold(rubric)
+    import_gold(engine, gold)
+    checks = add_instructed_checks(engine, n_checks, 2, seed)
+    return len({g.item_id for g in gold}), checks

@@ -8,7 +8,9 @@ import sqlalchemy as sa
 
 TABLES = ("study", "rubric", "dimension", "item", "rater", "assignment", "rating",
           "rating_revision", "repeat_rating", "adjudication", "judge_config", "judgment",
-          "judge_batch", "cost_ledger", "generation_config", "generation")
+          "judge_batch", "cost_ledger", "generation_config", "generation", "quality_settings",
+          "gold_score", "training_rating", "qualification", "attention_check", "attention_result",
+          "norming_session", "norming_item", "norming_participant", "norming_rating")
 
 
 def item(id: str, task: str = "dialogue", **kw) -> dict:

@@ -16,22 +16,26 @@ from sqlalchemy.engine import Engine
 from sqlmodel import select
 
 from data.engine import read_session
-from data.models import Item, JudgeConfigRow, Rater, Rating
+from data.models import AttentionCheck, Item, JudgeConfigRow, Rater, Rating
 
 from ..analyze import AnalysisOptions, analyze
 from ..calibration import JudgeRun, calibrate, compare_dimension
 from ..judge import aggregate_samples
 from ..layout import as_ratings
 from ..leaderboard import leaderboard
+from ..rater_model import fair_scores, fit_dimensions
 from ..study import study_frames, study_judges, study_repeats
 
 __all__ = ["build_bundle", "study_items", "study_flags"]
 
 
 def study_items(engine: Engine) -> pd.DataFrame:
+    """The study's items; attention-check items are not part of the study and left out."""
     with read_session(engine) as s:
-        rows = s.exec(select(Item.id, Item.model, Item.condition, Item.task, Item.scenario,
-                             Item.response)).all()
+        checks = set(s.exec(select(AttentionCheck.item_id)).all())
+        rows = [r for r in s.exec(select(Item.id, Item.model, Item.condition, Item.task,
+                                         Item.scenario, Item.response)).all()
+                if r[0] not in checks]
     df = pd.DataFrame(rows, columns=["item_id", "model", "condition", "task", "scenario",
                                      "response"])
     df["condition"] = df["condition"].fillna("none")
@@ -68,7 +72,10 @@ def _versions() -> dict[str, str]:
     return out
 
 
-def build_bundle(engine: Engine, options: AnalysisOptions = AnalysisOptions()) -> dict[str, Any]:
+def build_bundle(engine: Engine, options: AnalysisOptions = AnalysisOptions(),
+                 adjusted: bool = False) -> dict[str, Any]:
+    """Everything the report shows; ``adjusted`` adds the human leaderboard's column
+    "adjusted for rater severity" (fair scores of the many-facet Rasch model)."""
     ratings, scales, context = study_frames(engine)
     judges = study_judges(engine)
     items = study_items(engine)
@@ -102,8 +109,12 @@ def build_bundle(engine: Engine, options: AnalysisOptions = AnalysisOptions()) -
                 alt_epsilon=options.alt_epsilon, alt_scoring=options.alt_scoring)
     calibrate(calib)
     flags = study_flags(engine)
+    fair = None
+    if adjusted:
+        ordered = {d: (sc.values, sc.binary or sc.level != "nominal") for d, sc in scales.items()}
+        fair = fair_scores(fit_dimensions(ratings, ordered))
     boards = {"humans": leaderboard(ratings, items, B=options.B, seed=options.seed,
-                                    flags=flags, source="humans")}
+                                    flags=flags, source="humans", fair=fair)}
     best = _best_judge(calib)
     if best is not None:
         jb = judges[judges["judge"] == best]

@@ -135,10 +135,17 @@ def report_tables(bundle: dict) -> list[Table]:
                      "annotator test's decision.", pd.DataFrame(verdicts)))
     for src, board in bundle["leaderboards"].items():
         cells = pd.DataFrame(board["cells"])
+        cis: tuple = (("mean", "low", "high"),)
+        note = ""
+        if board.get("adjusted"):
+            cis += (("fair_mean", "fair_low", "fair_high"),)
+            note = (" Adjusted for rater severity (fair_mean): the mean of the items' fair "
+                    "scores from a many-facet Rasch model, i.e. the score a rater of average "
+                    "severity would be expected to give (docs/analysis.md).")
         out.append(Table(f"leaderboard_{src}", f"Model leaderboard ({board['source']})",
                          "Mean score per companion model, task family and dimension (item "
                          f"means); item bootstrap, B = {board['B']}, seed = {board['seed']}, 95% "
-                         "percentile CIs.", cells, (("mean", "low", "high"),)))
+                         "percentile CIs." + note, cells, cis))
         if board["sap_vs_baseline"]:
             out.append(Table(f"sap_vs_baseline_{src}",
                              f"Secure Attachment Persona minus baseline ({board['source']})",

@@ -9,6 +9,12 @@
 * Running it again later only adds: items that lack raters are dealt out, new raters get
   work by taking over **unstarted** assignments from the most-loaded raters, and nothing a
   rater has already done is moved or reordered.
+* **Qualification**: when the study has gold items, real items go only to raters who passed
+  training or were released by an admin (``include_unqualified`` deals to everyone). Gold
+  items and attention checks are never dealt as real items.
+* **Attention checks** are mixed into each rater's new work at ``attention_rate`` (a share
+  of the real items added; default: the study setting), at random places, each check at most
+  once per rater; they look like any other item in the form.
 """
 
 from __future__ import annotations
@@ -109,11 +115,22 @@ class AssignResult:
     repeats: int
     moved: int
     loads: dict[str, int]
+    attention: int = 0
+    skipped: tuple[str, ...] = ()  # active raters left out because they are not qualified
+    attention_short: int = 0  # checks wanted but not available (too few attention items)
 
     def __str__(self) -> str:
         lo, hi = (min(self.loads.values()), max(self.loads.values())) if self.loads else (0, 0)
-        return (f"{self.added} assignments added ({self.repeats} hidden repeats), {self.moved} "
-                f"unstarted moved to new raters; {self.raters} raters, load {lo}–{hi} items")
+        text = (f"{self.added} assignments added ({self.repeats} hidden repeats, "
+                f"{self.attention} attention checks), {self.moved} unstarted moved to new "
+                f"raters; {self.raters} raters, load {lo}–{hi} items")
+        if self.skipped:
+            text += (f"; not qualified yet, so no real items: {', '.join(self.skipped)} "
+                     "(--include-unqualified deals to them anyway)")
+        if self.attention_short:
+            text += (f"; {self.attention_short} attention checks could not be placed: add "
+                     "more with `h2h quality attention add`")
+        return text
 
 
 def plan(items: dict[str, str], raters: list[int], existing: dict[int, list[tuple[str, bool]]],
@@ -216,16 +233,43 @@ def _insert_repeats(seq: list[tuple[str, str, str]], n_rep: int, rng: random.Ran
     return out
 
 
+def _insert_attention(seq: list[tuple[str, str, str]], checks: list[tuple[str, str]],
+                      rng: random.Random) -> list[tuple[str, str, str]]:
+    """Put each check at a random place, never next to an item of the same scenario."""
+    out = list(seq)
+    for item, scen in checks:
+        slots = [p for p in range(len(out) + 1)
+                 if (p == 0 or out[p - 1][1] != scen) and (p == len(out) or out[p][1] != scen)]
+        out.insert(rng.choice(slots or [len(out)]), (item, scen, "attention"))
+    return out
+
+
 def assign(engine: Engine, *, k: int, seed: int = 0, repeat_share: float = 0.0,
-           min_gap: int = 5) -> AssignResult:
+           min_gap: int = 5, attention_rate: float | None = None,
+           include_unqualified: bool = False) -> AssignResult:
     """Plan and store assignments for every active human rater (not admins or simulated)."""
+    from data.quality import attention_item_ids, get_settings, gold_item_ids, qualified_rater_ids
+
+    rate = get_settings(engine).attention_rate if attention_rate is None else attention_rate
+    if not 0 <= rate <= 0.5:
+        raise H2HError(f"--attention must be between 0 and 0.5; got {rate}")
+    qualified = qualified_rater_ids(engine)
+    not_real = set(gold_item_ids(engine)) | attention_item_ids(engine)
+    checks = sorted(attention_item_ids(engine))
     with write_session(engine) as s:
-        raters = s.exec(select(Rater).where(Rater.active == True, Rater.role == "rater",  # noqa: E712
+        active = s.exec(select(Rater).where(Rater.active == True, Rater.role == "rater",  # noqa: E712
                                             Rater.simulated == False)  # noqa: E712
                         .order_by(Rater.id)).all()
-        if not raters:
+        if not active:
             raise H2HError("no active raters to assign to; add some with `h2h raters add`")
-        items = dict(s.exec(select(Item.id, Item.scenario)).all())
+        raters = [r for r in active if include_unqualified or r.id in qualified]
+        skipped = tuple(r.name for r in active if r not in raters)
+        if not raters:
+            raise H2HError("no rater has qualified yet: raters pass training on the gold items "
+                           "first (or an admin releases them); pass --include-unqualified to "
+                           "deal to them anyway")
+        all_items = dict(s.exec(select(Item.id, Item.scenario)).all())
+        items = {i: sc for i, sc in all_items.items() if i not in not_real}
         if not items:
             raise H2HError("no items to assign; import some with `h2h import items`")
         rows = s.exec(select(Assignment.rater_id, Assignment.item_id, Assignment.kind,
@@ -233,11 +277,24 @@ def assign(engine: Engine, *, k: int, seed: int = 0, repeat_share: float = 0.0,
                       .order_by(Assignment.rater_id, Assignment.position)).all()
         rated = set(s.exec(select(Rating.rater_id, Rating.item_id).distinct()).all())
         existing: dict[int, list[tuple[str, bool]]] = defaultdict(list)
+        had_check: dict[int, set[str]] = defaultdict(set)
         for rid, item_id, kind, done in rows:
-            if kind == "primary":
+            if kind == "primary" and item_id in items:
                 existing[rid].append((item_id, done is not None or (rid, item_id) in rated))
+            elif kind == "attention":
+                had_check[rid].add(item_id)
         p = plan(items, [r.id for r in raters], existing, k=k, seed=seed,
                  repeat_share=repeat_share, min_gap=min_gap)
+        rng = random.Random(f"attention:{seed}")
+        n_att = short = 0
+        for rid, seq in p.entries.items():
+            want = int(round(rate * sum(e[2] == "primary" for e in seq)))
+            free = [c for c in checks if c not in had_check[rid]]
+            rng.shuffle(free)
+            use = free[:want]
+            short += want - len(use)
+            n_att += len(use)
+            p.entries[rid] = _insert_attention(seq, [(c, all_items[c]) for c in use], rng)
         for (old, item) in p.moved:
             s.exec(delete(Assignment).where(Assignment.rater_id == old,
                                             Assignment.item_id == item))
@@ -261,4 +318,4 @@ def assign(engine: Engine, *, k: int, seed: int = 0, repeat_share: float = 0.0,
                             .join(Assignment, Assignment.rater_id == Rater.id)
                             .where(Assignment.kind == "primary").group_by(Rater.name)).all())
     return AssignResult(len(raters), len(items), added, repeats, len(p.moved),
-                        {r.name: loads.get(r.name, 0) for r in raters})
+                        {r.name: loads.get(r.name, 0) for r in raters}, n_att, skipped, short)

@@ -14,7 +14,8 @@ from sqlalchemy.engine import Engine
 from sqlmodel import select
 
 from data.engine import read_session
-from data.models import Assignment, Item, Rating, RepeatRating
+from data.models import Assignment, AttentionResult, Item, Rating, RepeatRating
+from data.quality import save_attention
 from data.rating_service import save_item_ratings
 from data.rubric import Dimension, Rubric
 
@@ -53,6 +54,7 @@ class ItemView:
     red_flag: bool = False
     completed: bool = False
     repeat: bool = False  # never shown to the rater; decides where scores are stored
+    attention: bool = False  # never shown either: an attention check, scored apart
 
 
 def progress(engine: Engine, rater_id: int) -> Progress:
@@ -79,17 +81,25 @@ def item_at(engine: Engine, rater_id: int, position: int, rubric: Rubric) -> Ite
         number = s.exec(select(func.count(Assignment.id))
                         .where(Assignment.rater_id == rater_id,
                                Assignment.position <= position)).one()
-        table = RepeatRating if a.kind == "repeat" else Rating
-        saved_rows = s.exec(select(table).where(table.rater_id == rater_id,
-                                                table.item_id == it.id)).all()
+        if a.kind == "attention":
+            res = s.exec(select(AttentionResult).where(AttentionResult.rater_id == rater_id,
+                                                       AttentionResult.item_id == it.id)).first()
+            saved_rows = []
+        else:
+            table = RepeatRating if a.kind == "repeat" else Rating
+            saved_rows = s.exec(select(table).where(table.rater_id == rater_id,
+                                                    table.item_id == it.id)).all()
     ctx = it.context or {}
     saved = {r.dimension: (None if r.score is None else int(r.score)) for r in saved_rows}
+    if a.kind == "attention" and res is not None:
+        saved = {d: (None if v is None else int(v)) for d, v in res.scores.items()}
     comment = next((r.comment for r in saved_rows if r.comment), "")
     flagged = any(RED_FLAG in (r.flags or []) for r in saved_rows)
     return ItemView(a.id, a.position, int(number), it.id, it.task, ctx.get("persona"),
                     list(ctx.get("memories") or []), ctx.get("schedule"),
                     list(ctx.get("turns") or []), it.response, rubric.dimensions_for(it.task),
-                    saved, comment, flagged, a.completed_at is not None, a.kind == "repeat")
+                    saved, comment, flagged, a.completed_at is not None, a.kind == "repeat",
+                    a.kind == "attention")
 
 
 def position_of_item(engine: Engine, rater_id: int, item_id: str) -> int | None:
@@ -118,6 +128,11 @@ def position_of_number(engine: Engine, rater_id: int, number: int) -> int | None
 
 def save_item(engine: Engine, rater_id: int, view: ItemView, scores: dict[str, int | None],
               comment: str, red_flag: bool, seconds: float | None) -> None:
+    """Save the form: real items and hidden repeats as ratings, attention checks as results
+    (kept out of the analysis; the rater is not told which it was)."""
+    if view.attention:
+        save_attention(engine, rater_id, view.item_id, scores, seconds, view.assignment_id)
+        return
     save_item_ratings(engine, rater_id=rater_id, item_id=view.item_id, scores=scores,
                       comment=comment.strip(), flags=[RED_FLAG] if red_flag else [],
                       seconds_spent=seconds, repeat=view.repeat,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import html
 
 __all__ = ["conversation_html", "response_html", "plain_html", "context_html",
-           "shortcuts_html", "CHAT_CSS"]
+           "shortcuts_html", "feedback_html", "anchors_html", "CHAT_CSS"]
 
 CHAT_CSS = """
 <style>
@@ -28,6 +28,9 @@ CHAT_CSS = """
 .h2h-ctx summary{cursor:pointer;font-size:.9rem}.h2h-ctx ul{margin:.3rem 0 .2rem 1rem}
 .h2h-keys{font-size:.8rem;color:#5f6368}.h2h-keys kbd{border:1px solid #dadce0;
   border-radius:3px;padding:0 .3rem;background:#f8f9fa;font-family:inherit}
+.h2h-fb{border-collapse:collapse;width:100%;margin:.4rem 0}.h2h-fb td,.h2h-fb th{
+  border-bottom:1px solid #dadce0;padding:.35rem .5rem;text-align:left;vertical-align:top}
+.h2h-fb .h2h-miss{color:#b3261e;font-weight:600}.h2h-fb .h2h-hit{color:#146c2e;font-weight:600}
 .h2h-response{padding:.8rem 1rem;border:2px solid #1a73e8;border-radius:.6rem;
   white-space:pre-wrap;overflow-wrap:anywhere;font-size:1.05rem;line-height:1.55}
 </style>
@@ -78,4 +81,33 @@ def context_html(persona: str | None, memories: list[str], schedule: str | None)
     if schedule:
         parts.append('<details class="h2h-ctx"><summary>Schedule</summary>'
                      f'<div class="h2h-plain">{_esc(schedule)}</div></details>')
+    return "".join(parts)
+
+
+def feedback_html(rows: list[tuple[str, int | None, float | None, str]]) -> str:
+    """Training feedback: per dimension the rater's score, the expert's, and the rationale
+    (all escaped: rationales come from an uploaded file)."""
+    def fmt(v):
+        return "cannot rate" if v is None else f"{v:g}"
+
+    body = []
+    for label, mine, gold, why in rows:
+        near = mine is not None and gold is not None and abs(mine - gold) <= 1
+        cls = "h2h-hit" if near else "h2h-miss"
+        body.append(f"<tr><td>{_esc(label)}</td><td class='{cls}'>{fmt(mine)}</td>"
+                    f"<td>{'—' if gold is None else fmt(gold)}</td>"
+                    f"<td class='h2h-plain'>{_esc(why)}</td></tr>")
+    return ('<table class="h2h-fb" data-testid="h2h-feedback"><tr><th>Dimension</th>'
+            "<th>Your score</th><th>Expert score</th><th>Why</th></tr>" + "".join(body)
+            + "</table>")
+
+
+def anchors_html(dimensions) -> str:
+    """Every level's anchor of the given dimensions, escaped, as folded panels."""
+    parts = []
+    for d in dimensions:
+        items = "".join(f"<li><b>{lv.value} · {_esc(lv.label)}</b> — {_esc(lv.anchor)}</li>"
+                        for lv in d.levels)
+        parts.append(f'<details class="h2h-ctx"><summary>{_esc(d.label)}: anchors</summary>'
+                     f"<ul>{items}</ul></details>")
     return "".join(parts)

@@ -6,6 +6,8 @@ from annotate.resources import cached_rubric, engine
 from annotate.services.admin import disagreements, item_of, save_adjudication
 from annotate.services.render import conversation_html, response_html
 from annotate.session import require
+from data.errors import H2HError
+from data.quality import set_gold
 
 who = require("admin")
 st.title("Adjudication")
@@ -34,6 +36,16 @@ with right:
                          index=values.index(int(d.adjudicated)) if d.adjudicated is not None
                          else None)
         note = st.text_area("Note", value=d.note)
+        gold = st.checkbox("Also make it the gold score for training (the note is the "
+                           "rationale raters will read)", key="h2h_adj_gold")
         if st.form_submit_button("Save adjudication", type="primary"):
             save_adjudication(engine(), who.rater_id, d.item_id, d.dimension, score, note)
-            st.success("Saved. The raters' own scores are unchanged.")
+            msg = "Saved. The raters' own scores are unchanged."
+            if gold:
+                try:
+                    set_gold(engine(), d.item_id, d.dimension, score, note, who.rater_id)
+                except H2HError as exc:
+                    st.error(str(exc))
+                else:
+                    msg += " It is now a gold score."
+            st.success(msg)

@@ -6,6 +6,7 @@ import streamlit as st
 from analysis.bands import krippendorff_band
 from annotate.resources import engine
 from annotate.services.admin import live_agreement
+from annotate.services.quality import rater_models
 from annotate.session import require
 
 require("admin")
@@ -31,3 +32,17 @@ else:
     for dim, d in res["dimensions"].items():
         for n in d.get("notes", []):
             st.caption(f"{dim}: {n}")
+
+st.subheader("Rater severity (many-facet Rasch model)")
+st.caption("Per dimension: each rater's severity in logits (positive = harsher than the average "
+           "rater) with its standard error, and infit/outfit mean squares (1 = as the model "
+           "expects; outside 0.5–1.5 is flagged when n ≥ 10). Fitted by conditional maximum "
+           "likelihood; see docs/analysis.md.")
+for dim, m in rater_models(engine()).items():
+    if not m.estimable:
+        st.caption(f"{dim}: {m.reason}")
+        continue
+    st.markdown(f"**{dim}** · {m.n_ratings} ratings")
+    st.dataframe(m.raters, hide_index=True, key=f"h2h_rm_{dim}")
+    misfit = int((m.items["flag"] != "").sum())
+    st.caption(f"{len(m.items)} items; {misfit} flagged for misfit. " + " ".join(m.notes))

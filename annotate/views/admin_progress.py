@@ -5,6 +5,7 @@ import streamlit as st
 
 from annotate.resources import engine
 from annotate.services.admin import dimension_progress, rater_progress
+from annotate.services.quality import attention_failures, quality_display, rater_quality
 from annotate.session import require
 
 require("admin")
@@ -25,3 +26,27 @@ if not dims.empty:
                  title="Ratings per dimension (including simulated)")
     st.plotly_chart(fig, key="h2h_dim_progress")
     st.dataframe(dims, hide_index=True)
+
+st.subheader("Rater quality")
+quality = rater_quality(engine())
+if quality.empty:
+    st.info("No raters yet.")
+else:
+    st.table(quality_display(quality).set_index("rater"))
+    st.caption("Gold: the latest training round against the experts' scores (within one point; "
+               "weighted κ on each ordinal dimension's full scale). Attention: checks passed of "
+               "answered. Speeders: items saved in less than half their reading time (250 words "
+               "or 500 CJK characters a minute) or under the floor in Rater quality settings. "
+               "Retest: hidden repeats scored exactly as the first time. Drift: the rater's "
+               "leniency (score minus the other raters' mean on the same item) in their last "
+               "window of ratings minus their first.")
+    flagged = quality[quality["flags"] != ""]
+    for _, r in flagged.iterrows():
+        st.warning(f"{r['rater']}: {r['flags']}")
+fails = attention_failures(engine())
+with st.expander(f"Failed attention checks ({len(fails)})"):
+    if fails.empty:
+        st.write("None.")
+    else:
+        st.table(fails.set_index("rater"))
+st.html(f'<span data-testid="h2h-progress-ready" data-flags="{len(quality)}"></span>')

@@ -4,11 +4,15 @@ import streamlit as st
 
 from annotate import state
 from annotate.components.rating_form import rating_form
+from annotate.components.training_form import needs_training_page, training_form
 from annotate.resources import engine
 from annotate.services import queue
 from annotate.session import require
 
 who = require("rater")
+if needs_training_page(who.rater_id):  # studies with gold items: train and qualify first
+    training_form(who)
+    st.stop()
 item = st.query_params.get("item")
 if item is not None:
     pos = queue.position_of_item(engine(), who.rater_id, item)

@@ -28,7 +28,7 @@ def report(tmp_path_factory):
     h2h("demo", "--db", str(db))
     out = tmp / "report"
     proc = h2h("report", "--db", str(db), "--out", str(out), "--bootstrap", "300",
-               "--seed", "9")
+               "--seed", "9", "--severity-adjusted")
     analysis = json.loads(h2h("analyze", "--db", str(db), "--bootstrap", "300", "--seed", "9",
                               "--json").stdout)
     return {"db": db, "out": out, "stdout": proc.stdout, "analysis": analysis}
@@ -121,3 +121,15 @@ def test_html_renders_every_figure_offline(report):
         page.screenshot(path=str(ARTIFACTS / "report.png"), full_page=True)
         browser.close()
     assert outside == [], f"the report fetched {outside[:3]}"
+
+
+def test_leaderboard_has_the_severity_adjusted_column(report):
+    with open(report["out"] / "tables" / "leaderboard_humans.csv", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert {"fair_mean", "fair_low", "fair_high"} <= set(rows[0])
+    assert all(r["fair_mean"] not in ("", None) for r in rows if r["task"] == "all")
+    md = (report["out"] / "report.md").read_text(encoding="utf-8")
+    assert "Adjusted for rater severity (fair_mean)" in md
+    # the judge leaderboard is not adjusted (a judge has no severity in this model)
+    with open(report["out"] / "tables" / "leaderboard_judge.csv", encoding="utf-8") as fh:
+        assert "fair_mean" not in next(csv.reader(fh))

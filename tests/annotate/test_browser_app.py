@@ -19,6 +19,7 @@ from data.engine import get_engine, write_session
 from data.importing import import_item_records
 from data.items import ItemRecord
 from data.models import Assignment
+from data.quality import release
 from data.raters import add_rater
 from tests.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, free_port, served
 
@@ -61,6 +62,10 @@ def app(tmp_path_factory):
     other, other_code = add_rater(engine, "rater-b", "rater")
     with write_session(engine) as s:
         s.add(Assignment(rater_id=other.id, item_id="xss-1", position=1))
+    # the demo trains demo-rater first (test_browser_quality.py walks that); these tests
+    # are about rating, so an admin releases both raters
+    release(engine, "demo-rater")
+    release(engine, "rater-b")
     with served(db, tmp / "serve.log") as base, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield {"base": base, "db": db, "engine": engine, "browser": browser,
@@ -237,6 +242,8 @@ def test_admin_pages_and_bad_upload(app, tmp_path):
     for i, (link, heading) in enumerate([("Raters", "Raters"), ("Assignment", "Assignment"),
                                          ("Progress", "Progress"), ("Agreement", "Agreement"),
                                          ("Adjudication", "Adjudication"),
+                                         ("Rater quality", "Rater quality"),
+                                         ("Norming", "Norming"),
                                          ("Export", "Export")], start=11):
         page.get_by_role("link", name=link).click()
         page.get_by_role("heading", name=heading).wait_for(timeout=30_000)

@@ -1,0 +1,128 @@
+"""The training round: gold items one at a time, the experts' scores and rationale after each,
+and the qualification message at the end.
+
+The item is shown exactly as real items are (same context, reply and scale labels), so
+training practises the real task.
+"""
+
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+
+from annotate import state
+from annotate.components.rating_form import CANNOT, anchors_help
+from annotate.resources import cached_rubric, engine
+from annotate.services import training
+from annotate.services.auth import Identity
+from annotate.services.render import context_html, conversation_html, feedback_html, response_html
+from data.errors import H2HError
+from data.quality import get_settings
+
+__all__ = ["training_form", "needs_training_page"]
+
+
+def needs_training_page(rater_id: int) -> bool:
+    """Training (or its last feedback and result) comes before the rating form."""
+    return (state.TRAIN_FEEDBACK in st.session_state or state.TRAIN_RESULT in st.session_state
+            or not training.may_rate(engine(), rater_id))
+
+
+def _marker(what: str) -> None:
+    st.html(f'<span data-testid="h2h-training-ready" data-step="{what}"></span>')
+
+
+def _result_text(ts: training.TrainingState, st_min_w: float, st_min_q: float) -> str:
+    ag = ts.agreement
+    w = "—" if ag is None or ag.within1 is None else f"{ag.within1:.0%}"
+    q = "not estimable" if ag is None or ag.qwk is None else f"{ag.qwk:.2f}"
+    return (f"within one point of the experts on {w} of {ag.n if ag else 0} scores "
+            f"(needed {st_min_w:.0%}), weighted κ {q} (needed {st_min_q:.2f})")
+
+
+def training_form(who: Identity) -> None:
+    eng = engine()
+    rubric = cached_rubric(eng)
+    ts = training.training_state(eng, who.rater_id, rubric)
+    settings = get_settings(eng)
+    st.title("Training")
+    shown = st.session_state.get(state.TRAIN_FEEDBACK)
+    if shown is not None:
+        fb = training.feedback_for(eng, who.rater_id, shown, ts.round, rubric)
+        st.subheader("How the experts scored this reply")
+        st.html(feedback_html(list(fb.rows)))
+        last = ts.next_item is None
+        if st.button("See my result" if last else "Next training item", type="primary",
+                     key="h2h_train_next"):
+            st.session_state.pop(state.TRAIN_FEEDBACK, None)
+            if last:
+                st.session_state[state.TRAIN_RESULT] = True
+            st.rerun()
+        _marker("feedback")
+        return
+    if ts.status == "failed":
+        st.error("Thank you for completing the training round. Your scores did not yet agree "
+                 "closely enough with the experts' to start on the study's items: "
+                 + _result_text(ts, settings.min_within1, settings.min_qwk) + ". The study "
+                 "team has been told and will decide with you: another training round, or "
+                 "going ahead. You do not need to do anything now.")
+        _marker("failed")
+        return
+    if ts.status == "released":
+        st.success("The study team has released you to rate the study's items.")
+        if st.button("Start rating", type="primary", key="h2h_train_start"):
+            st.session_state.pop(state.TRAIN_RESULT, None)
+            st.rerun()
+        _marker("released")
+        return
+    if ts.next_item is None:  # passed (the page then moves on)
+        st.success("You passed the training round: "
+                   + _result_text(ts, settings.min_within1, settings.min_qwk)
+                   + ". You can start on the study's items now.")
+        if st.button("Start rating", type="primary", key="h2h_train_start"):
+            st.session_state.pop(state.TRAIN_RESULT, None)
+            st.rerun()
+        _marker("passed")
+        return
+    number = len(ts.done) + 1
+    st.write(f"Round {ts.round} · example {number} of {len(ts.items)}. Before the study's "
+             "items, you score a few replies that experts have scored. After each one you see "
+             "their scores and why; these practice scores are not part of the study.")
+    view = training.training_view(eng, ts.next_item, number, rubric)
+    if st.session_state.get(state.TRAIN_SHOWN_AT, (None,))[0] != view.item_id:
+        st.session_state[state.TRAIN_SHOWN_AT] = (view.item_id, time.monotonic())
+    left, right = st.columns([1, 1], gap="large")
+    with left:
+        st.html(f"<p><b>Conversation</b> · {view.task}</p>"
+                + context_html(view.persona, view.memories, view.schedule)
+                + conversation_html(view.turns)
+                + "<p style='margin:.8rem 0 .3rem 0'><b>Companion's reply to rate</b></p>"
+                + response_html(view.response))
+    with right, st.form("h2h_train_form", border=False, clear_on_submit=True):
+        picked = {}
+        for d in view.dimensions:
+            options = [lv.value for lv in d.levels] + [CANNOT]
+            labels = {lv.value: f"{lv.value} · {lv.label}" for lv in d.levels}
+            labels[CANNOT] = "Cannot rate"
+            picked[d.key] = st.radio(f"**{d.label}**", options, index=None, horizontal=True,
+                                     key=f"train-score-{d.key}",
+                                     format_func=labels.__getitem__, help=anchors_help(d))
+        go = st.form_submit_button("Submit and see the experts' scores", type="primary")
+    if go:
+        missing = [d.label for d in view.dimensions if picked[d.key] is None]
+        if missing:
+            st.warning("Score every dimension or mark it “Cannot rate” first: "
+                       + ", ".join(missing))
+        else:
+            shown_at = st.session_state.get(state.TRAIN_SHOWN_AT)
+            secs = time.monotonic() - shown_at[1] if shown_at else None
+            scores = {k: (None if v == CANNOT else int(v)) for k, v in picked.items()}
+            try:
+                training.submit_training(eng, who.rater_id, view.item_id, scores, secs, rubric)
+            except H2HError as exc:
+                st.error(str(exc))
+            else:
+                st.session_state[state.TRAIN_FEEDBACK] = view.item_id
+                st.rerun()
+    _marker(f"item-{number}")

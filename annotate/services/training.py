@@ -1,0 +1,122 @@
+"""A rater's training round on gold items, feedback after each, and qualification.
+
+When a study has gold items, a rater trains before rating real items: the round's gold items
+one at a time (the same blinded view as real items); after each, their scores beside the
+expert's with the rationale. When the round is complete their agreement with gold decides:
+within-one share ≥ ``min_within1`` and QWK ≥ ``min_qwk`` (study settings) → "passed";
+otherwise "failed", and an admin decides (retrain or release anyway). Training scores are
+stored apart and never enter the analysis.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+from sqlalchemy.engine import Engine
+from sqlmodel import select
+
+from analysis.monitoring import GoldAgreement, gold_agreement
+from annotate.services.queue import ItemView
+from data import quality as q
+from data.engine import read_session
+from data.models import GoldScore, Item
+from data.rubric import Rubric
+
+__all__ = ["TrainingState", "training_state", "training_view", "submit_training",
+           "Feedback", "feedback_for", "gold_scales", "may_rate"]
+
+
+@dataclass(frozen=True)
+class TrainingState:
+    required: bool
+    status: str  # training | passed | failed | released
+    round: int
+    items: tuple[str, ...]
+    done: tuple[str, ...]
+    agreement: GoldAgreement | None = None
+
+    @property
+    def next_item(self) -> str | None:
+        return next((i for i in self.items if i not in self.done), None)
+
+
+def may_rate(engine: Engine, rater_id: int) -> bool:
+    """Real items are open to this rater (no gold in the study, passed, or released)."""
+    if not q.qualification_required(engine):
+        return True
+    return q.qualification_of(engine, rater_id).status in ("passed", "released")
+
+
+def gold_scales(rubric: Rubric) -> dict[str, tuple[tuple[int, ...], bool]]:
+    return {d.key: (d.values, d.level == "ordinal" and d.kind != "binary")
+            for d in rubric.dimensions}
+
+
+def _agreement(engine: Engine, rater_id: int, round_: int, rubric: Rubric) -> GoldAgreement:
+    rows = q.training_scores(engine, rater_id, round_)
+    pairs = pd.DataFrame([(r[3], r[5], r[6]) for r in rows],
+                         columns=["dimension", "score", "gold"])
+    pairs["score"] = pd.to_numeric(pairs["score"], errors="coerce")
+    return gold_agreement(pairs, gold_scales(rubric))
+
+
+def training_state(engine: Engine, rater_id: int, rubric: Rubric) -> TrainingState:
+    qual = q.qualification_of(engine, rater_id)
+    required = q.qualification_required(engine)
+    items = tuple(q.training_set(engine, rater_id, qual.round)) if required else ()
+    done = tuple(dict.fromkeys(r[2] for r in q.training_scores(engine, rater_id, qual.round)))
+    agreement = _agreement(engine, rater_id, qual.round, rubric) if done else None
+    return TrainingState(required, qual.status, qual.round, items, done, agreement)
+
+
+def training_view(engine: Engine, item_id: str, number: int, rubric: Rubric) -> ItemView:
+    """The blinded view of a gold item (what real items look like in the form)."""
+    with read_session(engine) as s:
+        it = s.get(Item, item_id)
+    ctx = it.context or {}
+    return ItemView(-1, number, number, it.id, it.task, ctx.get("persona"),
+                    list(ctx.get("memories") or []), ctx.get("schedule"),
+                    list(ctx.get("turns") or []), it.response, rubric.dimensions_for(it.task))
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """Per dimension: label, the rater's score, the expert's score, the rationale."""
+
+    item_id: str
+    rows: tuple[tuple[str, int | None, float | None, str], ...]
+
+
+def feedback_for(engine: Engine, rater_id: int, item_id: str, round_: int,
+                 rubric: Rubric) -> Feedback:
+    mine = {r[3]: r[5] for r in q.training_scores(engine, rater_id, round_) if r[2] == item_id}
+    with read_session(engine) as s:
+        gold = {g.dimension: g for g in s.exec(select(GoldScore)
+                                               .where(GoldScore.item_id == item_id)).all()}
+        task = s.get(Item, item_id).task
+    rows = []
+    for d in rubric.dimensions_for(task):
+        g = gold.get(d.key)
+        score = mine.get(d.key)
+        rows.append((d.label, None if score is None else int(score),
+                     None if g is None else g.score, g.rationale if g else ""))
+    return Feedback(item_id, tuple(rows))
+
+
+def submit_training(engine: Engine, rater_id: int, item_id: str, scores: dict[str, int | None],
+                    seconds: float | None, rubric: Rubric) -> TrainingState:
+    """Save one training answer; when the round is complete, record the qualification."""
+    state = training_state(engine, rater_id, rubric)
+    if item_id not in state.items:
+        raise q.H2HError("this item is not part of your training round")
+    q.save_training(engine, rater_id, item_id, state.round, scores, seconds)
+    state = training_state(engine, rater_id, rubric)
+    if state.next_item is None and state.status == "training":
+        st = q.get_settings(engine)
+        ag = state.agreement
+        q.record_qualification(engine, rater_id, state.round,
+                               ag.passes(st.min_within1, st.min_qwk), ag.n, ag.within1,
+                               ag.qwk)
+        state = training_state(engine, rater_id, rubric)
+    return state

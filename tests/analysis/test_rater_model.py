@@ -1,0 +1,176 @@
+"""The many-facet Rasch model: recovery of known severities, R's eRm as reference, fair scores,
+misfit flags and the cases where nothing is estimable."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.rater_model import EXTREME_ADJUSTMENT, fit_rater_model
+
+REF = Path(__file__).with_name("reference")
+TAU = np.array([-1.5, -0.5, 0.5, 1.5])
+
+
+def simulate(seed: int, n_items: int = 150, severities=np.linspace(-1, 1, 6),
+             per_item: int | None = None, noisy_rater: int | None = None) -> pd.DataFrame:
+    """Ratings 1..5 from the model itself: θ ~ N(0, 1.5²), thresholds TAU; ``noisy_rater``
+    answers uniformly at random instead."""
+    rng = np.random.default_rng(seed)
+    theta = rng.normal(0, 1.5, n_items)
+    cum = np.concatenate([[0.0], np.cumsum(TAU)])
+    rows = []
+    for n in range(n_items):
+        who = (range(len(severities)) if per_item is None
+               else rng.choice(len(severities), per_item, replace=False))
+        for j in who:
+            if j == noisy_rater:
+                rows.append((f"i{n}", f"r{j}", int(rng.integers(1, 6))))
+                continue
+            lg = (theta[n] - severities[j]) * np.arange(5) - cum
+            p = np.exp(lg - lg.max())
+            rows.append((f"i{n}", f"r{j}", 1 + int(rng.choice(5, p=p / p.sum()))))
+    return pd.DataFrame(rows, columns=["item", "rater", "score"])
+
+
+@pytest.mark.parametrize("seed,per_item", [(11, None), (12, None), (13, 3)])
+def test_recovers_known_severities_6_raters_150_items(seed, per_item):
+    true = np.array([-1.0, -0.6, -0.2, 0.2, 0.6, 1.0])
+    m = fit_rater_model(simulate(seed, severities=true, per_item=per_item), [1, 2, 3, 4, 5])
+    est = m.raters.set_index("rater")["severity"].reindex([f"r{j}" for j in range(6)])
+    assert np.corrcoef(est, true)[0, 1] >= 0.95
+    # the scale is right too: joint ML inflates severities by ~30 % with 6 ratings per item
+    # (slope ≈ 1.3), which this bound rejects; CML's slope stays near 1
+    slope = np.polyfit(true, est.to_numpy(), 1)[0]
+    assert 0.85 <= slope <= 1.15
+    assert np.all(np.abs(est - true) < 3.5 * m.raters.set_index("rater")["se"].reindex(est.index))
+    assert m.converged
+    assert np.allclose(m.thresholds, TAU, atol=0.45)  # threshold SEs are 0.1-0.2
+
+
+def test_matches_r_erm_rating_scale_model():
+    """mfrm_erm.R fits the same data with eRm::RSM (CML); values agree to 1e-3 logits."""
+    data = pd.read_csv(REF / "mfrm_sim.csv")
+    m = fit_rater_model(data, [1, 2, 3, 4, 5])
+    r_raters = pd.read_csv(REF / "mfrm_erm_raters.csv").set_index("rater")
+    mine = m.raters.set_index("rater").reindex(r_raters.index)
+    assert np.allclose(mine["severity"], r_raters["severity"], atol=1e-3)
+    has_se = r_raters["se"].notna()
+    assert np.allclose(mine.loc[has_se, "se"], r_raters.loc[has_se, "se"], atol=1e-3)
+    r_tau = pd.read_csv(REF / "mfrm_erm_thresholds.csv")["tau"].to_numpy()
+    assert np.allclose(m.thresholds, r_tau, atol=1e-3)
+    r_items = pd.read_csv(REF / "mfrm_erm_items.csv").dropna().set_index("item")
+    mine_items = m.items.set_index("item").reindex(r_items.index)
+    assert len(r_items) > 120
+    assert np.allclose(mine_items["measure"], r_items["measure"], atol=2e-3)
+
+
+def test_fair_score_is_expected_rating_of_an_average_rater():
+    m = fit_rater_model(simulate(5, per_item=3), [1, 2, 3, 4, 5])
+    row = m.items.iloc[0]
+    cum = np.concatenate([[0.0], np.cumsum(m.thresholds)])
+    lg = row["measure"] * np.arange(5) - cum
+    p = np.exp(lg - lg.max())
+    p /= p.sum()
+    assert row["fair_score"] == pytest.approx(float(p @ np.arange(1, 6)), abs=1e-9)
+    cov = float(p @ (np.arange(1, 6) * np.arange(5)) - (p @ np.arange(1, 6)) * (p @ np.arange(5)))
+    assert row["fair_se"] == pytest.approx(cov * row["se"], rel=1e-9)
+
+
+def test_fair_scores_remove_who_happened_to_rate():
+    """Two equally good replies: one rated by the two harshest raters, one by the two most
+    lenient. Raw means differ by about a point; fair scores do not."""
+    base = simulate(21, severities=np.linspace(-1, 1, 6), per_item=None)
+    extra = pd.DataFrame({"item": ["hard", "hard", "soft", "soft"],
+                          "rater": ["r5", "r4", "r0", "r1"], "score": [2, 3, 4, 4]})
+    m = fit_rater_model(pd.concat([base, extra]), [1, 2, 3, 4, 5])
+    it = m.items.set_index("item")
+    raw_gap = it.loc["soft", "observed_mean"] - it.loc["hard", "observed_mean"]
+    fair_gap = it.loc["soft", "fair_score"] - it.loc["hard", "fair_score"]
+    assert raw_gap == pytest.approx(1.5)
+    assert abs(fair_gap) < 0.5
+
+
+def test_a_random_rater_is_flagged_as_misfitting():
+    m = fit_rater_model(simulate(7, noisy_rater=2), [1, 2, 3, 4, 5])
+    flags = m.raters.set_index("rater")["flag"]
+    assert flags["r2"] == "misfit (erratic)"
+    assert m.raters.set_index("rater").loc["r2", "infit"] > 1.5
+    assert (flags.drop("r2") == "").all()
+
+
+def test_extreme_item_gets_the_adjusted_finite_measure():
+    df = simulate(3, per_item=None)
+    df = pd.concat([df, pd.DataFrame({"item": ["top"] * 6, "rater": [f"r{j}" for j in range(6)],
+                                      "score": [5] * 6})])
+    m = fit_rater_model(df, [1, 2, 3, 4, 5])
+    row = m.items.set_index("item").loc["top"]
+    assert bool(row["extreme"]) and np.isfinite(row["measure"])
+    cum = np.concatenate([[0.0], np.cumsum(m.thresholds)])
+    sev = m.raters["severity"].to_numpy()
+    lg = (row["measure"] - sev)[:, None] * np.arange(5) - cum
+    p = np.exp(lg - lg.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    assert float((p @ np.arange(5)).sum()) == pytest.approx(4 * 6 - EXTREME_ADJUSTMENT, abs=1e-6)
+
+
+def test_not_estimable_says_why():
+    one_cat = pd.DataFrame({"item": list("abab"), "rater": list("xxyy"), "score": [3] * 4})
+    m = fit_rater_model(one_cat, [1, 2, 3, 4, 5])
+    assert not m.estimable and "one category" in m.reason
+    one_rater = pd.DataFrame({"item": list("abc"), "rater": ["x"] * 3, "score": [1, 2, 3]})
+    m = fit_rater_model(one_rater, [1, 2, 3])
+    assert not m.estimable and "two raters" in m.reason
+    assert m.as_dict() == {"estimable": False, "reason": m.reason}
+
+
+def test_unused_categories_and_disconnected_designs_are_noted():
+    a = simulate(9, n_items=60, severities=np.array([-0.5, 0.5]))
+    b = simulate(10, n_items=5, severities=np.array([0.0, 0.3]))
+    b["item"] = "b" + b["item"]
+    b["rater"] = b["rater"].map({"r0": "q0", "r1": "q1"})
+    m = fit_rater_model(pd.concat([a, b]), [1, 2, 3, 4, 5, 6, 7])
+    assert m.estimable
+    assert any("never used: 6, 7" in n for n in m.notes)
+    assert any("not connected" in n for n in m.notes)
+    assert set(m.raters["rater"]) == {"r0", "r1"}
+
+
+def test_leaderboard_column_adjusted_for_rater_severity():
+    """Model A's replies were rated by the harsh raters, model B's by the lenient ones, with
+    the same underlying quality: raw means favour B, fair means do not. Adding the column
+    leaves the unadjusted numbers and CIs exactly as they were."""
+    from analysis.leaderboard import leaderboard
+    from analysis.rater_model import fair_scores, fit_dimensions
+
+    rng = np.random.default_rng(4)
+    sev = np.array([-1.0, -0.6, 0.6, 1.0])
+    cum = np.concatenate([[0.0], np.cumsum(TAU)])
+    rows = []
+    for n in range(120):
+        theta = rng.normal(0, 1)
+        # a common anchor set rated by everyone keeps the design connected
+        who = range(4) if n < 40 else ([2, 3] if n % 2 else [0, 1])
+        for j in who:
+            lg = (theta - sev[j]) * np.arange(5) - cum
+            p = np.exp(lg - lg.max())
+            rows.append((f"i{n}", f"r{j}", "empathy", 1 + int(rng.choice(5, p=p / p.sum()))))
+    ratings = pd.DataFrame(rows, columns=["item_id", "rater", "dimension", "score"])
+    items = pd.DataFrame({"item_id": [f"i{n}" for n in range(40, 120)],
+                          "model": ["A" if n % 2 else "B" for n in range(40, 120)],
+                          "condition": "none", "task": "dialogue", "scenario": "s"})
+    fair = fair_scores(fit_dimensions(ratings, {"empathy": ([1, 2, 3, 4, 5], True)}))
+    plain = leaderboard(ratings, items, B=200, seed=1)
+    adj = leaderboard(ratings, items, B=200, seed=1, fair=fair)
+    cell = {(c["model"], c["task"]): c for c in adj["cells"]}
+    assert [{k: c[k] for k in ("mean", "low", "high")} for c in plain["cells"]] == \
+        [{k: c[k] for k in ("mean", "low", "high")} for c in adj["cells"]]
+    a, b = cell[("A", "all")], cell[("B", "all")]
+    assert b["mean"] - a["mean"] > 0.8  # raw: B looks much better
+    assert abs(b["fair_mean"] - a["fair_mean"]) < 0.35  # adjusted: about the same
+    expect_a = fair.merge(items[items["model"] == "A"], on="item_id")["fair_score"].mean()
+    assert a["fair_mean"] == pytest.approx(expect_a) and a["fair_n"] == 40
+    assert "fair_mean" in adj["adjusted"] and "adjusted" not in plain

@@ -1,0 +1,72 @@
+"""The training round and the norming page through AppTest (the browser tests walk the same
+paths in Chromium)."""
+
+from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest
+
+from annotate import state
+from data import norming as nm
+from data import quality as q
+from tests.annotate.conftest import APP_DIR
+
+
+def _rate(who) -> AppTest:
+    at = AppTest.from_file(str(APP_DIR / "views" / "rate.py"), default_timeout=60)
+    at.session_state[state.IDENTITY] = who
+    return at.run()
+
+
+def _html(at: AppTest) -> str:
+    return "\n".join(e.proto.body for e in at.get("html"))
+
+
+def test_training_comes_first_then_feedback_then_the_result(demo_db):
+    eng = demo_db["engine"]
+    q.set_gold(eng, "dlg-001-aster", "empathy", 5, "Names the plant <b>and</b> the fix.")
+    q.set_gold(eng, "dlg-002-cedar", "empathy", 1, "Ignores the user.")
+    at = _rate(demo_db["rater"])
+    assert not at.exception
+    assert at.title[0].value == "Training" and not at.get("progress")
+    assert "example 1 of 2" in at.markdown[0].value
+    at.button[0].click().run()  # nothing chosen
+    assert "Score every dimension" in at.warning[0].value
+    for r in at.radio:
+        r.set_value(4)
+    at.button[0].click().run()
+    html = _html(at)
+    assert 'data-testid="h2h-feedback"' in html
+    assert "Names the plant &lt;b&gt;and&lt;/b&gt; the fix." in html  # rationale inert
+    at.button(key="h2h_train_next").click().run()
+    for r in at.radio:
+        r.set_value(4)
+    at.button[0].click().run()
+    at.button(key="h2h_train_next").click().run()  # "See my result"
+    # within one on empathy: 4 vs 5 yes, 4 vs 1 no → 50 %: below 80 % → failed
+    assert "did not yet agree closely enough" in at.error[0].value
+    assert "50% of 2 scores" in at.error[0].value
+    q.release(eng, demo_db["rater"].name)
+    at = _rate(demo_db["rater"])
+    assert at.get("progress"), "released: the rating form is back"
+
+
+def test_norming_page_for_a_rater(demo_db):
+    at = AppTest.from_file(str(APP_DIR / "views" / "norming.py"), default_timeout=60)
+    at.session_state[state.IDENTITY] = demo_db["rater"]
+    at.run()
+    assert "No norming session is open for you" in at.info[0].value
+    from data.raters import add_rater
+    add_rater(demo_db["engine"], "kim")
+    sid = nm.create_session(demo_db["engine"], "N", ["dlg-001-aster"], ["pat", "kim"])
+    at.run()
+    assert not at.exception
+    assert "Nobody sees your scores" in at.markdown[0].value
+    assert not at.table  # blind: nobody else's scores
+    for r in at.radio:
+        r.set_value(3)
+    at.button[0].click().run()
+    assert [x[4] for x in nm.norming_scores(demo_db["engine"], sid)] == ["before"] * 3
+    nm.reveal(demo_db["engine"], sid)
+    at.run()
+    assert at.table and list(at.table[0].value.columns) == ["Rater A", "Rater B"]
+    assert "dlg-001" not in _html(at)  # no item id reaches a rater
