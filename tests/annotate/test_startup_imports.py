@@ -109,3 +109,19 @@ def test_a_command_that_needs_the_statistics_still_gets_them(tmp_path):
     code, modules, text = _probe("analyze", "--ratings", str(ratings), "--bootstrap", "20")
     assert code == 0, text
     assert "Krippendorff" in text and {"scipy", "pandas"} <= modules
+
+
+@pytest.mark.parametrize("package", ["data", "judge"])
+def test_lazy_package_names_are_the_real_objects(package):
+    """``data`` and ``judge`` load their public names on first use: each one must still be
+    the object its module defines, and an unknown name is still an AttributeError."""
+    import importlib
+
+    pkg = importlib.import_module(package)
+    for name in pkg.__all__:
+        where = importlib.import_module(f"{package}.{pkg._WHERE[name]}")
+        assert getattr(pkg, name) is getattr(where, name), name
+    assert set(pkg.__all__) <= set(dir(pkg))
+    assert set(pkg._WHERE) == set(pkg.__all__)
+    with pytest.raises(AttributeError):
+        pkg.no_such_name  # noqa: B018
