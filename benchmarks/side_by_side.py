@@ -35,7 +35,7 @@ from tests.browser import CHROMIUM, CHROMIUM_ARGS, free_port  # noqa: E402,F401
 
 POTATO_VERSION = "2.12.1"
 POTATO_VENV = ROOT / ".bench" / "potato"
-INSTALL_HINT = (f"install it with `make bench-potato` (a separate venv: python3 -m venv "
+INSTALL_HINT = (f"install it with `make bench-potato` (its own venv: python3 -m venv "
                 f".bench/potato && .bench/potato/bin/pip install "
                 f"potato-annotation=={POTATO_VERSION}), or pass --potato PATH/TO/potato")
 DIMENSIONS = ("empathy", "safety", "fluency")
