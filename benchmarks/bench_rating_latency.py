@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import shutil
 import sys
 import tempfile
 import time
@@ -192,6 +193,7 @@ def main() -> int:
     print(f"  h2htalk end marker -> old radios cleared: median {sbs.median(ours.lags):.0f} ms "
           f"(max {max(ours.lags):.0f} ms); the wait above includes it")
     query_plans(db)
+    shutil.rmtree(tmp, ignore_errors=True)
     if len(raters) == 1:
         print("\nPotato column skipped (not installed): no ratios and no verdict")
         return 0
