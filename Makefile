@@ -9,7 +9,10 @@ STAMP  := $(VENV)/.installed
 DEMO_DB ?= demo.db
 PORT   ?= 8501
 
-.PHONY: demo test bench lint setup system-deps clean
+POTATO_VERSION := 2.12.1
+POTATO_STAMP   := .bench/potato/.installed-$(POTATO_VERSION)
+
+.PHONY: demo test bench bench-potato lint setup system-deps clean
 
 setup: $(STAMP)
 
@@ -28,7 +31,17 @@ test: $(STAMP) system-deps
 	$(PY) -m ruff check .
 	$(PY) -m pytest
 
+# The benchmarks' side-by-side reference, Potato (GPL), in its own venv: never a dependency of
+# h2htalk. When it cannot be installed the benchmarks print h2htalk's figures alone.
+bench-potato: $(POTATO_STAMP)
+
+$(POTATO_STAMP):
+	$(PYTHON) -m venv .bench/potato
+	.bench/potato/bin/python -m pip install -qq potato-annotation==$(POTATO_VERSION)
+	touch $@
+
 bench: $(STAMP)
+	-$(MAKE) bench-potato
 	$(PY) benchmarks/run_all.py
 
 lint: $(STAMP)

@@ -6,7 +6,7 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -14,9 +14,10 @@ from rich.table import Table
 
 from data.errors import H2HError
 
-from .analyze import AnalysisOptions, Scale, analyze, infer_scales
-from .bands import koo_li_band, krippendorff_band, landis_koch_band
-from .io import JUDGES_REQUIRED, RATINGS_REQUIRED, read_long_csv
+# The statistics (numpy, pandas, scipy) are imported inside the commands that use them, so
+# that `h2h --help` and every other command start fast (issue 16).
+if TYPE_CHECKING:
+    from .analyze import Scale
 
 __all__ = ["analyze_cmd", "report_cmd", "register", "parse_scale"]
 
@@ -26,6 +27,8 @@ out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty()
 
 def parse_scale(spec: str, level: str) -> tuple[str, Scale]:
     """``dim=1..5``, ``dim=binary`` or ``dim=a,b,c`` (values) into a Scale."""
+    from .analyze import Scale
+
     dim, sep, rest = spec.partition("=")
     if not sep or not dim.strip():
         raise H2HError(f"--scale: '{spec}' should look like empathy=1..5 or red_flag=binary")
@@ -77,6 +80,9 @@ def analyze_cmd(
 
     Example: h2h analyze --ratings ratings.csv --judges judges.csv --bootstrap 1000 --seed 1 --json
     """
+    from .analyze import AnalysisOptions, analyze, infer_scales
+    from .io import JUDGES_REQUIRED, RATINGS_REQUIRED, read_long_csv
+
     if ci_method not in ("unit", "hk"):
         raise H2HError(f"--ci-method: '{ci_method}' is not unit or hk")
     if alt_scoring not in (None, "accuracy", "neg_rmse"):
@@ -148,6 +154,8 @@ def _ci(lo, hi) -> str:
 
 def print_tables(res: dict) -> None:
     """Readable tables: one per dimension, then the judges beside the human ceiling."""
+    from .bands import koo_li_band, krippendorff_band, landis_koch_band
+
     boot = res["meta"]["bootstrap"]
     for dim, d in res["dimensions"].items():
         if "alpha" not in d:
@@ -231,6 +239,7 @@ def report_cmd(
 
     from data.engine import get_engine
 
+    from .analyze import AnalysisOptions
     from .report import build_bundle, write_report
 
     if ci_method not in ("unit", "hk"):

@@ -11,9 +11,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from analysis.analyze import AnalysisOptions
+# The statistics and the database layer are imported inside the command (issue 16: `h2h
+# --help` and the other commands must not pay for them).
 from data import cli as data_cli
-from data.engine import get_engine
 from data.errors import H2HError
 
 __all__ = ["calibrate_cmd"]
@@ -103,7 +103,9 @@ def calibrate_cmd(
 
     Example: h2h calibrate --configs sonnet-v1,sonnet-v2 --run --sample 200 --seed 1
     """
+    from analysis.analyze import AnalysisOptions
     from annotate.services.calibration import calibration_items, compare_configs
+    from data.engine import get_engine
 
     names = [c.strip() for v in configs for c in v.split(",") if c.strip()]
     if not names:

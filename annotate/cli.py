@@ -6,22 +6,21 @@ status 1; they never show a traceback.
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Annotated
 
-import sqlalchemy as sa
 import typer
 from rich.console import Console
 
+# Only light modules at the top: every command, and `h2h --help`, pays for what is imported
+# here. Each command imports the database layer, statistics or SDKs it needs in its body
+# (tests/annotate/test_startup_imports.py holds this rule).
 from analysis import cli as analysis_cli
 from annotate.calibrate_cli import calibrate_cmd
 from annotate.quality_cli import quality_app
 from data import cli as data_cli
-from data.engine import describe_url, get_engine, resolve_url
 from data.errors import H2HError
-from data.migrate import ensure_current
 from judge import cli as judge_cli
 
 __all__ = ["app", "main"]
@@ -58,6 +57,9 @@ def demo(
 
     Example: h2h demo --db demo.db --force --serve
     """
+    import sqlalchemy as sa
+
+    from data.engine import describe_url, get_engine, resolve_url
     from data.raters import add_rater
     from data.sample import SimulationSpec, add_sample_quality, build_sample_study
     from data.study import current_rubric, init_study
@@ -125,6 +127,8 @@ def assign(
     Example: h2h assign --db pilot.db --k 3 --repeats 0.1 --seed 7
     """
     from annotate.services.assignment import assign as do_assign
+    from data.engine import get_engine
+    from data.migrate import ensure_current
 
     engine = get_engine(db)
     ensure_current(engine)
@@ -142,21 +146,21 @@ def serve(
 
     Example: h2h serve --db pilot.db --port 8501
     """
-    url = resolve_url(db)
-    ensure_current(get_engine(url))
-    env = dict(os.environ, H2H_DB=url)
-    cmd = [sys.executable, "-m", "streamlit", "run", str(APP_FILE),
-           "--server.address", host, "--server.port", str(port), "--server.headless", "true",
-           "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
-           "--global.developmentMode", "false", "--client.toolbarMode", "viewer",
-           # Streamlit's full gc.collect() after every run took ~80 ms of each "Save and next"
-           # with this app's heap (measured in benchmarks/bench_rating_latency.py); Python's
-           # own generational collector still runs.
-           "--runner.postScriptGC", "false"]
-    out.print(f"Serving {describe_url(url)} at http://{host}:{port}  (Ctrl+C stops)")
-    # Become the server process (no child left behind when this one is stopped).
-    sys.stdout.flush()
-    os.execvpe(cmd[0], cmd, env)
+    from annotate.serving import serve_app, study_url
+
+    url, where = study_url(db)
+    args = ["run", str(APP_FILE),
+            "--server.address", host, "--server.port", str(port), "--server.headless", "true",
+            "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
+            "--global.developmentMode", "false", "--client.toolbarMode", "viewer",
+            # Streamlit's full gc.collect() after every run took ~80 ms of each "Save and next"
+            # with this app's heap (measured in benchmarks/bench_rating_latency.py); Python's
+            # own generational collector still runs.
+            "--runner.postScriptGC", "false"]
+    out.print(f"Serving {where} at http://{host}:{port}  (Ctrl+C stops)")
+    # Streamlit runs in this process and the study is checked while the browser loads the
+    # app (annotate/serving.py; benchmarks/bench_cold_start.py measures start to first item).
+    serve_app(url, host, port, args)
 
 
 def main() -> None:
@@ -166,7 +170,12 @@ def main() -> None:
     except H2HError as exc:
         err.print(f"[red]Error:[/red] {exc}", markup=True, soft_wrap=True)
         raise SystemExit(1) from None
-    except sa.exc.OperationalError as exc:
+    except Exception as exc:
+        # sqlalchemy is imported only by the commands that use a database; an error of its
+        # kind can only come from one of those.
+        sa_exc = getattr(sys.modules.get("sqlalchemy"), "exc", None)
+        if sa_exc is None or not isinstance(exc, sa_exc.OperationalError):
+            raise
         msg = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
         err.print(f"[red]Error:[/red] cannot use the study database: {msg}")
         raise SystemExit(1) from None

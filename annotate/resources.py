@@ -20,11 +20,19 @@ def engine() -> Engine:
     return _engine(resolve_url())
 
 
-@st.cache_data(ttl=30, show_spinner=False)
+# A resource, not data: every session and rerun shares the one parsed (frozen) rubric of
+# this process instead of unpickling a copy on every read.
+@st.cache_resource(ttl=30, show_spinner=False)
 def _rubric(url: str) -> Rubric:
     return current_rubric(get_engine(url))
 
 
 def cached_rubric(_engine: Engine | None = None) -> Rubric:
-    """The study's current rubric, re-read at most every 30 s (admins may import a new one)."""
+    """The study's current rubric, re-read at most every 30 s (admins may import a new one);
+    a version already parsed in this process is not parsed again (data.study)."""
     return _rubric(resolve_url())
+
+
+def forget_rubric() -> None:
+    """Read the rubric afresh on next use (after an admin imported a new version)."""
+    _rubric.clear()

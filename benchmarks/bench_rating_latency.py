@@ -1,65 +1,64 @@
-""""Save and next" latency in the browser on a big study: 50,000 items, 200 raters, k = 3.
+""""Save and next" in the browser, side by side with Potato 2.12.1: the next item's latency
+and the server's CPU per save.
 
-Measured in Debian's Chromium through Playwright against the real `h2h serve`: the time from
-the click on "Save and next" until the next item's progress line is on screen, over 30 saves.
-Reference: Potato 2.12 takes about 270 ms median (310 ms p90) from "Next" to the next item on
-this machine kind, with a full page reload. Requirement: <= 200 ms median, <= 300 ms p90.
-Also prints the SQLite query plans of every statement behind one save-and-next.
+Both apps serve the same study (default 5,000 items, three 1-5 dimensions; see
+side_by_side.py) and are driven the same way in Debian's Chromium through Playwright: choose
+"3" on every dimension, press "Save and next" (Potato: "Next"), and stop the clock when the
+next item is drawn: its reply on screen and its three rating groups present and blank. For
+h2htalk that is the form's end marker (``h2h-ready``) naming the next item *and* the radios
+cleared: Streamlit puts a widget's new value in place one frame after it draws the elements,
+so the marker alone comes about a frame early (the lag is printed). Saves run in interleaved
+blocks (h2htalk, Potato, Potato, h2htalk, ...) after two warm-up saves each. Server CPU is the
+server process's user + system time over a block divided by its saves (Potato also saves on
+every radio click; that is part of its cost per item).
+
+Targets (issue 16): next item <= 0.5x Potato's median; server CPU per save <= 0.35x Potato's.
+Also prints the SQLite query plans of every statement behind one h2htalk save.
+
+    python benchmarks/bench_rating_latency.py [--port P] [--potato-port Q] [--items 5000]
 """
 
 from __future__ import annotations
 
+import argparse
 import re
-import statistics
+import shutil
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import sqlalchemy as sa
-from sqlalchemy import event
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import side_by_side as sbs  # noqa: E402
 
-from annotate.services import queue  # noqa: E402
-from annotate.services.assignment import assign  # noqa: E402
-from data.codes import hash_code, new_code  # noqa: E402
-from data.engine import get_engine, write_session  # noqa: E402
-from data.importing import import_item_records  # noqa: E402
-from data.items import ItemRecord  # noqa: E402
-from data.models import Rater  # noqa: E402
-from data.study import current_rubric, init_study  # noqa: E402
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, served  # noqa: E402
+NEXT_TARGET, CPU_TARGET = 0.5, 0.35
 
-N_ITEMS, N_RATERS, K, SAVES = 50_000, 200, 3, 30
-
-
-def build(db: Path) -> tuple[str, int]:
-    engine = get_engine(db)
-    init_study(engine, name="latency benchmark")
-    t0 = time.perf_counter()
-    recs = [ItemRecord.model_validate({
-        "id": f"it{i:05d}", "task": ("dialogue", "recollection", "itinerary")[i % 3],
-        "scenario": f"sc{i // 3:05d}",
-        "context": {"persona": "Mira", "memories": ["Has a cat named Miso."],
-                    "turns": [{"role": "user", "text": f"Long day number {i}. I'm tired."}]},
-        "response": f"That sounds exhausting ({i}). What was the hardest part?",
-        "model": f"m{i % 7}", "condition": "sap" if i % 2 else "baseline"})
-        for i in range(N_ITEMS)]
-    import_item_records(engine, recs, file="bench")
-    code = new_code()
-    with write_session(engine) as s:
-        for r in range(N_RATERS):
-            s.add(Rater(name=f"rater{r:03d}", role="rater",
-                        code_hash=hash_code(code) if r == 0 else hash_code(new_code())))
-    res = assign(engine, k=K, seed=1, repeat_share=0.05)
-    print(f"study built in {time.perf_counter() - t0:.1f} s: {N_ITEMS} items, {N_RATERS} "
-          f"raters, {res.added} assignments")
-    return code, 1
+WATCH_MARKER = """cur => {
+  // From now on: ms from the end marker naming a new item to the old radios cleared.
+  window.__h2hLag = null;
+  let seen = null;
+  const tick = () => {
+    const r = document.querySelector('[data-testid="h2h-ready"]');
+    if (seen === null && r && r.dataset.item !== cur) seen = performance.now();
+    const checked = document.querySelector(
+      'div[data-testid="stRadio"] input[type="radio"]:checked');
+    if (seen !== null && !checked) { window.__h2hLag = performance.now() - seen; return; }
+    requestAnimationFrame(tick);
+  };
+  requestAnimationFrame(tick);
+}"""
 
 
 def query_plans(db: Path) -> None:
     """Run one save-and-next through the services and EXPLAIN each statement it issues."""
+    import sqlalchemy as sa
+    from sqlalchemy import event
+
+    from annotate.services import queue
+    from data.engine import get_engine
+    from data.study import current_rubric
+
     engine = get_engine(db)
     seen: list[tuple[str, tuple]] = []
 
@@ -92,51 +91,122 @@ def query_plans(db: Path) -> None:
                 print(f"    {row[-1]}")
 
 
-def main() -> None:
+class Rater:
+    """One signed-in browser page on one server, saving item after item."""
+
+    def __init__(self, browser, app: sbs.App, server: sbs.Server, who: str):
+        self.app, self.server = app, server
+        self.page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        self.page.goto(server.base)
+        app.fill_sign_in(self.page, who)
+        app.click_sign_in(self.page)
+        sbs.wait_js(self.page, app.drawn, arg=None)
+        self.times: list[float] = []
+        self.cpu: list[float] = []
+        self.lags: list[float] = []
+
+    def save_and_next(self, record: bool) -> None:
+        page = self.page
+        current = self.app.current(page)
+        self.app.pick(page)
+        page.wait_for_timeout(150)  # let the choices settle (Potato saves each one)
+        watch = self.app is sbs.H2H and record
+        if watch:
+            page.evaluate(WATCH_MARKER, current)
+        t0 = time.perf_counter()
+        self.app.submit(page)
+        sbs.wait_js(page, self.app.drawn, arg=current)
+        if record:
+            self.times.append((time.perf_counter() - t0) * 1000)
+        if watch:
+            page.wait_for_function("() => window.__h2hLag !== null", timeout=10_000)
+            self.lags.append(page.evaluate("() => window.__h2hLag"))
+
+    def block(self, n: int) -> None:
+        cpu0 = self.server.cpu_seconds()
+        for _ in range(n):
+            self.save_and_next(record=True)
+        self.cpu.append((self.server.cpu_seconds() - cpu0) * 1000 / n)
+
+
+def report(r: Rater) -> str:
+    t = r.times
+    return (f"median {sbs.median(t):.0f} ms, p90 {sbs.pct(t, 0.9):.0f} ms, min {min(t):.0f}, "
+            f"max {max(t):.0f} ms; server CPU {sum(r.cpu) / len(r.cpu):.1f} ms per save")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--port", type=int, default=None, help="Port for h2h serve (default: a "
+                    "free one).")
+    ap.add_argument("--potato-port", type=int, default=None, help="Port for Potato.")
+    ap.add_argument("--potato", default=None, help="Potato's `potato` command (default: "
+                    "$H2H_POTATO, else .bench/potato/bin/potato).")
+    ap.add_argument("--items", type=int, default=5_000)
+    ap.add_argument("--raters", type=int, default=20, help="h2htalk raters (k = 3 per item).")
+    ap.add_argument("--saves", type=int, default=10, help="Saves per block.")
+    ap.add_argument("--blocks", type=int, default=4, help="Interleaved blocks per app.")
+    args = ap.parse_args()
     from playwright.sync_api import sync_playwright
 
-    tmp = Path(tempfile.mkdtemp(prefix="h2h-bench-"))
-    db = tmp / "big.db"
-    code, _ = build(db)
-    times: list[float] = []
-    with served(db, tmp / "serve.log") as base, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.goto(base)
-        page.get_by_label("Access code").fill(code)
-        page.get_by_role("button", name="Sign in").click()
-        page.get_by_text(re.compile(r"^0 of \d+ done")).wait_for(timeout=60_000)
-        time.sleep(1.0)
-        ready = page.get_by_test_id("h2h-ready")
-        ready.wait_for(state="attached", timeout=30_000)
-        for i in range(SAVES + 2):  # two warm-up saves
-            current = ready.get_attribute("data-item")
-            groups = page.locator('div[data-testid="stRadio"]')
-            for g in range(groups.count()):
-                groups.nth(g).locator('div[role="radiogroup"] label').filter(
-                    has_text=re.compile(r"^3 ")).click()
-            page.wait_for_timeout(150)
-            t0 = time.perf_counter()
-            page.get_by_role("button", name="Save and next").click()
-            # the end marker of the form names the next item: it is fully drawn
-            page.wait_for_function(
-                "cur => { const r = document.querySelector('[data-testid=\"h2h-ready\"]');"
-                " return r && r.dataset.item !== cur; }", arg=current, timeout=30_000,
-                polling="raf")
-            if i >= 2:
-                times.append((time.perf_counter() - t0) * 1000)
-            page.get_by_text(re.compile(rf"^{i + 1} of \d+ done")).wait_for(timeout=30_000)
-        browser.close()
-    times.sort()
-    med = statistics.median(times)
-    p90 = times[int(round(0.9 * (len(times) - 1)))]
-    print(f"\n'Save and next' to next item, {len(times)} saves in Chromium: median {med:.0f} ms, "
-          f"p90 {p90:.0f} ms, min {times[0]:.0f} ms, max {times[-1]:.0f} ms")
-    print(f"Potato 2.12 reference on this machine kind: 270 ms median, 310 ms p90 -> "
-          f"{270 / med:.1f}x faster at the median")
-    print("PASS" if med <= 200 and p90 <= 300 else "FAIL")
+    tmp = Path(tempfile.mkdtemp(prefix="h2h-bench-latency-"))
+    db = tmp / "study.db"
+    t0 = time.perf_counter()
+    code = sbs.build_h2h_study(db, args.items, n_raters=args.raters, k=3)
+    port = args.port or sbs.free_port()
+    print(f"study built in {time.perf_counter() - t0:.1f} s: {args.items} items, 3 dimensions, "
+          f"{args.raters} raters (k = 3); h2h serve on port {port}")
+    servers = [sbs.start_h2h(db, port, tmp / "h2h.log")]
+    potato = sbs.find_potato(args.potato)
+    if potato is None:
+        print(f"Potato {sbs.POTATO_VERSION} not found: the Potato column is skipped; "
+              f"{sbs.INSTALL_HINT}")
+    else:
+        pport = args.potato_port or sbs.free_port()
+        config = sbs.build_potato_project(tmp / "potato", args.items)
+        servers.append(sbs.start_potato(potato, config, pport, tmp / "potato.log"))
+        print(f"reference: Potato {sbs.potato_version(potato)} ({potato}) on port {pport}")
+    try:
+        for s in servers:
+            sbs.wait_http(s)
+        with sync_playwright() as p:
+            browser = sbs.launch_browser(p)
+            raters = [Rater(browser, sbs.H2H, servers[0], code)]
+            if len(servers) > 1:
+                raters.append(Rater(browser, sbs.POTATO, servers[1], "bench-rater"))
+            for r in raters:  # warm-up
+                for _ in range(2):
+                    r.save_and_next(record=False)
+            for b in range(args.blocks):
+                for r in (raters if b % 2 == 0 else raters[::-1]):
+                    r.block(args.saves)
+            browser.close()
+    finally:
+        for s in servers:
+            s.stop()
+    ours = raters[0]
+    n = len(ours.times)
+    print(f"\n'Save and next' -> next item drawn, {n} saves each in {args.blocks} interleaved "
+          "blocks, Chromium:")
+    for r in raters:
+        print(f"  {r.app.name:8s} {report(r)}")
+    print(f"  h2htalk end marker -> old radios cleared: median {sbs.median(ours.lags):.0f} ms "
+          f"(max {max(ours.lags):.0f} ms); the wait above includes it")
     query_plans(db)
+    shutil.rmtree(tmp, ignore_errors=True)
+    if len(raters) == 1:
+        print("\nPotato column skipped (not installed): no ratios and no verdict")
+        return 0
+    ref = raters[1]
+    next_ratio = sbs.median(ours.times) / sbs.median(ref.times)
+    cpu_ratio = (sum(ours.cpu) / len(ours.cpu)) / (sum(ref.cpu) / len(ref.cpu))
+    print(f"\nnext item: {next_ratio:.2f}x Potato's median (target <= {NEXT_TARGET}x); p90 "
+          f"{sbs.pct(ours.times, 0.9) / sbs.pct(ref.times, 0.9):.2f}x")
+    print(f"server CPU per save: {cpu_ratio:.2f}x Potato's (target <= {CPU_TARGET}x)")
+    ok = next_ratio <= NEXT_TARGET and cpu_ratio <= CPU_TARGET
+    print("PASS" if ok else "FAIL")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

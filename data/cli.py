@@ -14,20 +14,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from .engine import describe_url, get_engine, resolve_url
-from .importing import (
-    export_items,
-    export_ratings_csv,
-    import_item_records,
-    import_rating_records,
-    item_tasks,
-    study_tasks,
-)
-from .items import read_items
-from .raters import add_rater, deactivate_rater, list_raters
-from .ratings import read_ratings
-from .rubric import load_rubric
-from .study import current_rubric, init_study, set_rubric
+# The database layer (sqlalchemy, sqlmodel, alembic) is imported inside each command, so that
+# `h2h --help` and the commands that do not need it start fast (issue 16).
 
 __all__ = ["DbOption", "register", "import_app", "export_app", "raters_app"]
 
@@ -56,6 +44,9 @@ def init(
 
     Example: h2h init --db pilot.db --name "Pilot 2026" --rubric my_rubric.toml
     """
+    from .engine import describe_url, get_engine, resolve_url
+    from .study import init_study
+
     engine = get_engine(db)
     res = init_study(engine, name=name, description=description, rubric_path=rubric)
     where = describe_url(resolve_url(db))
@@ -80,6 +71,10 @@ def import_items(
 
     Example: h2h import items responses.jsonl --db pilot.db
     """
+    from .engine import get_engine
+    from .importing import import_item_records, study_tasks
+    from .items import read_items
+
     engine = get_engine(db)
     records = read_items(file, study_tasks(engine))
     res = import_item_records(engine, records, file=file.name, update=update)
@@ -98,6 +93,11 @@ def import_ratings(
 
     Example: h2h import ratings pilot_ratings.csv --db pilot.db
     """
+    from .engine import get_engine
+    from .importing import import_rating_records, item_tasks
+    from .ratings import read_ratings
+    from .study import current_rubric
+
     engine = get_engine(db)
     records = read_ratings(file, current_rubric(engine), item_tasks(engine))
     res = import_rating_records(engine, records, file=file.name, update=update)
@@ -113,6 +113,10 @@ def import_rubric(
 
     Example: h2h import rubric companion_v2.toml --db pilot.db
     """
+    from .engine import get_engine
+    from .rubric import load_rubric
+    from .study import set_rubric
+
     engine = get_engine(db)
     rub = load_rubric(file)
     version, changed = set_rubric(engine, rub, source=file.read_text("utf-8-sig"))
@@ -141,6 +145,9 @@ def export_items_cmd(
 
     Example: h2h export items --db pilot.db --out items.jsonl
     """
+    from .engine import get_engine
+    from .importing import export_items
+
     _write(export_items(get_engine(db)), out_file, "items")
 
 
@@ -154,6 +161,9 @@ def export_ratings_cmd(
 
     Example: h2h export ratings --db pilot.db --out ratings.csv
     """
+    from .engine import get_engine
+    from .importing import export_ratings_csv
+
     _write(export_ratings_csv(get_engine(db)), out_file, "ratings")
 
 
@@ -167,6 +177,10 @@ def raters_add(
 
     Example: h2h raters add "Dr Lee" --role rater --db pilot.db
     """
+    from .engine import get_engine
+    from .raters import add_rater
+    from .study import current_rubric
+
     engine = get_engine(db)
     current_rubric(engine)  # a clear message if there is no study yet
     rater, code = add_rater(engine, name, role)
@@ -180,6 +194,10 @@ def raters_list(db: DbOption = None) -> None:
 
     Example: h2h raters list --db pilot.db
     """
+    from .engine import get_engine
+    from .raters import list_raters
+    from .study import current_rubric
+
     engine = get_engine(db)
     current_rubric(engine)
     t = Table("name", "role", "active", "sign-in", "ratings", "note")
@@ -199,6 +217,10 @@ def raters_deactivate(
 
     Example: h2h raters deactivate "Dr Lee" --db pilot.db
     """
+    from .engine import get_engine
+    from .raters import deactivate_rater
+    from .study import current_rubric
+
     engine = get_engine(db)
     current_rubric(engine)
     deactivate_rater(engine, name)

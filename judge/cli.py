@@ -8,27 +8,22 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from data.cli import DbOption
-from data.engine import get_engine
 from data.errors import H2HError
-from data.study import current_rubric
 
-from .config import MODES, JudgeSpec, spec_from_row
-from .judging import Filters, JudgePlan
-from .prices import load_prices
-from .progress import format_usd
-from .prompts import load_judge_template
-from .providers import make_provider
-from .providers.base import Request
-from .run import dry_run, run_async, run_judge
-from .runner import RunOptions, RunStats
-from .store import find_config, list_configs
+# The database layer, the runner and the SDKs are imported inside the commands that use them,
+# so that `h2h --help` and every other command start fast (issue 16).
+if TYPE_CHECKING:
+    from .config import JudgeSpec
+    from .judging import JudgePlan
+    from .providers.base import Request
+    from .runner import RunOptions, RunStats
 
 __all__ = ["judge_app", "register", "generate"]
 
@@ -74,6 +69,8 @@ def _csv_list(values: list[str] | None) -> tuple[str, ...]:
 
 
 def _options(concurrency, rpm, tpm, max_retries, backoff) -> RunOptions:
+    from .runner import RunOptions
+
     return RunOptions(concurrency=concurrency, rpm=rpm, tpm=tpm, max_retries=max_retries,
                       backoff=backoff)
 
@@ -89,6 +86,8 @@ def _print_request(label: str, req: Request) -> None:
 
 
 def _print_stats(stats: RunStats, what: str = "judgments") -> None:
+    from .progress import format_usd
+
     stored = stats.scored + stats.unscored + stats.request_failed
     out.print(f"Done in {stats.elapsed:.1f} s: {stats.calls} calls "
               f"({stats.failed_attempts} failed attempts retried or given up); stored {stored} "
@@ -174,6 +173,18 @@ def run_cmd(
 
     Example: h2h judge run --provider anthropic --model claude-sonnet-4-5 --name sonnet-v1
     """
+    from data.engine import get_engine
+    from data.study import current_rubric
+
+    from .config import MODES, JudgeSpec, spec_from_row
+    from .judging import Filters
+    from .prices import load_prices
+    from .progress import format_usd
+    from .prompts import load_judge_template
+    from .providers import make_provider
+    from .run import dry_run, run_judge
+    from .store import find_config
+
     engine = get_engine(db)
     rubric = current_rubric(engine)
     if config is not None:
@@ -235,6 +246,7 @@ def run_cmd(
 def _run_batch(engine, spec, filters, prov, table, options, wait, poll) -> None:
     from .batches import collect_batches, submit_batches
     from .judging import plan_judging
+    from .run import run_async
     plan = plan_judging(engine, spec, filters)
     _print_plan(plan)
     if not plan.units:
@@ -261,6 +273,8 @@ def _run_batch(engine, spec, filters, prov, table, options, wait, poll) -> None:
 
 
 def _print_collect(rep) -> None:
+    from .progress import format_usd
+
     out.print(f"Collected {len(rep.collected)} batch(es): {rep.scored} scored, {rep.unscored} "
               f"unscored, {rep.failed} request failures; cost "
               f"{format_usd(rep.cost, rep.unpriced)} (batch discount applied)")
@@ -291,7 +305,15 @@ def collect_cmd(
 
     Example: h2h judge collect --db pilot.db --wait --poll 300
     """
+    from data.engine import get_engine
+    from data.study import current_rubric
+
     from .batches import collect_batches, open_batches
+    from .prices import load_prices
+    from .providers import make_provider
+    from .run import run_async
+    from .store import find_config
+
     engine = get_engine(db)
     current_rubric(engine)
     config_hash = find_config(engine, config).hash if config else None
@@ -321,7 +343,13 @@ def cost_cmd(
 
     Example: h2h judge cost --db pilot.db
     """
+    from data.engine import get_engine
+    from data.study import current_rubric
+
+    from .progress import format_usd
     from .reports import cost_summary
+    from .store import find_config
+
     engine = get_engine(db)
     current_rubric(engine)
     hashes = [find_config(engine, c).hash for c in _csv_list(config)] or None
@@ -363,7 +391,12 @@ def export_cmd(
 
     Example: h2h judge export --db pilot.db --out judges.csv
     """
+    from data.engine import get_engine
+    from data.study import current_rubric
+
     from .reports import export_judgments_csv
+    from .store import find_config
+
     if label not in ("name", "hash"):
         raise H2HError(f"--label: '{label}' is not name or hash")
     engine = get_engine(db)
@@ -383,6 +416,11 @@ def configs_cmd(db: DbOption = None) -> None:
 
     Example: h2h judge configs --db pilot.db
     """
+    from data.engine import get_engine
+    from data.study import current_rubric
+
+    from .store import list_configs
+
     engine = get_engine(db)
     current_rubric(engine)
     rows = list_configs(engine)
@@ -442,8 +480,14 @@ def generate(
 
     Example: h2h generate --provider anthropic --model claude-haiku-4-5 --db pilot.db
     """
+    from data.engine import get_engine
+    from data.study import current_rubric
+
     from .generate import GenSpec, build_generation_request, plan_generation, run_generation
+    from .prices import load_prices
+    from .progress import format_usd
     from .prompts import load_generation_templates, load_sap
+    from .providers import make_provider
     from .scenarios import read_scenarios, select_scenarios, study_scenarios
     engine = get_engine(db)
     rubric = current_rubric(engine)

@@ -152,7 +152,11 @@ def rating_form(who: Identity) -> None:
         st.form_submit_button("Save and next", type="primary", on_click=_save,
                               args=(who, view), key="h2h_save", width="stretch")
     keyboard_shortcuts()
-    # drawn last: once the end marker names this item, the whole form for it is on screen
+    # Drawn last: once the end marker names this item, every element of its form is on
+    # screen. The widgets' values (cleared or saved scores) are put in place by the browser
+    # one frame later (about 20 ms; measured by benchmarks/bench_rating_latency.py), so a
+    # waiter that needs the values waits for the radios too. Per-item widget keys would
+    # draw values and marker together but made "Save and next" slower (the form is rebuilt).
     with right:
         st.html(shortcuts_html(SHORTCUTS)
                 + f'<span data-testid="h2h-ready" data-item="{view.assignment_id}"></span>')

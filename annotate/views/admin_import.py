@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from annotate.resources import engine
+from annotate.resources import engine, forget_rubric
 from annotate.services.uploads import import_upload
 from annotate.session import require
 from data.errors import FormatError, H2HError
@@ -27,4 +27,5 @@ if st.button("Import", type="primary", disabled=upload is None, key="h2h_do_impo
         st.error(str(exc))
     else:
         st.cache_data.clear()
+        forget_rubric()
         st.success(msg)

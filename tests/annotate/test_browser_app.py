@@ -270,3 +270,31 @@ def test_admin_pages_and_bad_upload(app, tmp_path):
     with app["engine"].connect() as c:
         assert c.execute(sa.text("SELECT COUNT(*) FROM item")).scalar_one() == before
     page.close()
+
+
+def test_a_new_rubric_shows_at_once_after_an_admin_imports_it(app, tmp_path):
+    """Raters' pages share one parsed rubric per process; an import through the Import page
+    makes the new version current at once (not after the rubric cache expires)."""
+    from importlib import resources
+
+    text = (resources.files("data") / "rubrics" / "companion.toml").read_text("utf-8")
+    new = tmp_path / "companion_v2.toml"
+    new.write_text(text.replace("## How to rate", "## How to rate (version two)"),
+                   encoding="utf-8")
+    page = app["browser"].new_page(viewport={"width": 1400, "height": 1000})
+    _sign_in(page, app["base"], app["admin_code"])
+    page.get_by_role("link", name="Guidelines").click()
+    page.get_by_role("heading", name="How to rate").wait_for(timeout=30_000)
+    page.get_by_role("link", name="Import").click()
+    page.get_by_role("heading", name="Import").wait_for()
+    page.get_by_text("Rubric", exact=True).click()
+    page.get_by_text(re.compile(r"Rubric file")).wait_for()  # the uploader for rubrics
+    page.get_by_text(re.compile(r"TOML")).first.wait_for()
+    page.locator('input[type="file"]').set_input_files(str(new))
+    page.get_by_text("companion_v2.toml").first.wait_for()
+    page.get_by_role("button", name="Import", exact=True).click()
+    page.get_by_text(re.compile(r"Rubric 'H2HTalk companion rubric' version \w+ is now "
+                                "current")).wait_for(timeout=30_000)
+    page.get_by_role("link", name="Guidelines").click()
+    page.get_by_role("heading", name="How to rate (version two)").wait_for(timeout=30_000)
+    page.close()
