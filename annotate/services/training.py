@@ -11,17 +11,19 @@ stored apart and never enter the analysis.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import pandas as pd
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
-from analysis.monitoring import GoldAgreement, gold_agreement
 from annotate.services.queue import ItemView
 from data import quality as q
 from data.engine import read_session
 from data.models import GoldScore, Item
 from data.rubric import Rubric
+
+if TYPE_CHECKING:  # the statistics load only for a rater in training (the rater's path stays light)
+    from analysis.monitoring import GoldAgreement
 
 __all__ = ["TrainingState", "training_state", "training_view", "submit_training",
            "Feedback", "feedback_for", "gold_scales", "may_rate"]
@@ -54,6 +56,10 @@ def gold_scales(rubric: Rubric) -> dict[str, tuple[tuple[int, ...], bool]]:
 
 
 def _agreement(engine: Engine, rater_id: int, round_: int, rubric: Rubric) -> GoldAgreement:
+    import pandas as pd
+
+    from analysis.monitoring import gold_agreement
+
     rows = q.training_scores(engine, rater_id, round_)
     pairs = pd.DataFrame([(r[3], r[5], r[6]) for r in rows],
                          columns=["dimension", "score", "gold"])
