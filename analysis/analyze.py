@@ -214,19 +214,17 @@ def _human_block(r, sub: pd.DataFrame, sc: Scale, opt: AnalysisOptions) -> dict[
         ir = icc(r, opt.ci)
         if ir is None:
             res["icc"] = {f: None for f in ("ICC1", "ICC2", "ICC3", "ICC1k", "ICC2k", "ICC3k")}
-            notes.append("icc: no complete items × raters table of at least 2 × 2")
+            notes.append("icc: needs at least 2 items rated by 2 or more raters")
         else:
             res["icc"] = {k: {"value": v.value, "low": v.low, "high": v.high}
                           for k, v in ir.forms.items()}
-            res["icc_table"] = {"n_items": ir.n_items, "n_raters": ir.n_raters,
-                                "items_dropped": ir.n_dropped,
-                                "raters_dropped": list(map(str, ir.raters_dropped))}
-            msg = f"icc: on {ir.n_items} complete items × {ir.n_raters} raters"
-            msg += f"; {ir.n_dropped} items dropped as incomplete" if ir.n_dropped else ""
-            if ir.raters_dropped:
-                msg += f"; raters left out to get a complete table: " \
-                       f"{', '.join(map(str, ir.raters_dropped))}"
-            notes.append(msg)
+            res["icc_table"] = {"method": ir.method, "n_items": ir.n_items,
+                                "n_raters": ir.n_raters, "n_ratings": ir.n_ratings}
+            how = ("two-way ANOVA on the complete table" if ir.method == "anova" else
+                   "linear mixed model (crossed random items and raters, REML, as R "
+                   "psych::ICC with lme4) because ratings are missing")
+            notes.append(f"icc: {how}; {ir.n_items} items × {ir.n_raters} raters, "
+                         f"{ir.n_ratings} ratings")
     res["gwet"] = {"ac1": un.gwet, "ac2_linear": lin.gwet, "ac2_quadratic": quad.gwet}
     res["brennan_prediger"] = un.brennan_prediger
     exact, within = percent_agreement(r, vals)
