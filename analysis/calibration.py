@@ -85,13 +85,12 @@ def _misses(humans: Ratings, judge: np.ndarray, values: Sequence[float], binary:
     return int(missed.sum()), int(flagged.sum()), what
 
 
-def _no_scores(run: JudgeRun, margin: float) -> dict:
+def _no_scores(run: JudgeRun, margin: float, why: str = "no scored judgments") -> dict:
     from .verdict import replacement_verdict
 
-    v = replacement_verdict(None, None, margin=margin, not_estimable="no scored judgments on "
-                            "this dimension")
+    v = replacement_verdict(None, None, margin=margin, not_estimable=f"{why} on this dimension")
     none = {"value": None, "low": None, "high": None}
-    return {"status": "no scored judgments", "n_items": 0, "qwk": none,
+    return {"status": why, "n_items": 0, "qwk": none,
             "alpha_with_judge": dict(none), "mae": dict(none), "bias": None, "alt_test": None,
             "vs_ceiling": None, "verdict": v.as_dict(), "self_consistency_alpha": None,
             "n_unscored": run.n_unscored, "n_judgments": run.n_judgments,
@@ -122,6 +121,17 @@ def compare_dimension(dim: str, humans: Ratings, runs: Mapping[str, JudgeRun], l
                      "are left out of the comparison")
     for n in sorted(set(runs) - set(scored)):
         notes.append(f"{n}: no scored judgments on {dim}")
+    if names and not common.any():
+        notes.append("the configurations share no scored item on this dimension; compare "
+                     "them one at a time")
+        cfgs = {n: _no_scores(runs[n], margin, "no item scored by every configuration")
+                for n in names}
+        cfgs.update({n: _no_scores(runs[n], margin) for n in set(runs) - set(scored)})
+        out = {"n_items": 0, "B": B, "seed": seed, "margin": margin,
+               "configs": dict(sorted(cfgs.items())), "pairs": [], "notes": notes,
+               "human_ceiling": {"qwk": {"value": None, "low": None, "high": None}}}
+        out["verdict"] = _verdict(dim, out)
+        return out
     sub = Ratings(humans.matrix[common], tuple(np.array(humans.items, dtype=object)[common]),
                   humans.raters)
     use_boot = B > 0 and common.sum() >= 2 and names
