@@ -22,18 +22,10 @@ from itertools import combinations
 import numpy as np
 from scipy import stats
 
-from .alpha import Level
+from .alpha import Level, alpha_from_matrix
 from .alttest import Scoring
-from .ceiling import (
-    N_SUMS,
-    compare_with_ceiling,
-    loo_pairs,
-    mae_from_sums,
-    pair_sums,
-    pooled_metrics,
-    qwk_from_sums,
-)
-from .judge import judge_metrics, verdict_for
+from .ceiling import loo_pairs, mae_from_sums, pair_sums, pooled_metrics, qwk_from_sums
+from .judge import judge_metrics
 from .layout import Ratings
 from .resample import item_weights, percentile_ci, two_sided_p, weighted_alpha
 
@@ -136,50 +128,50 @@ def compare_dimension(dim: str, humans: Ratings, runs: Mapping[str, JudgeRun], l
                   humans.raters)
     use_boot = B > 0 and common.sum() >= 2 and names
     w = item_weights(int(common.sum()), B, seed) if use_boot else None
-    pairs = loo_pairs(sub.matrix, min_items=min_human_items)
+    # The same leave-one-out pairs as `h2h analyze` forms for one judge on these items (the
+    # humans left out for too few items are chosen on all items), so with one configuration
+    # the numbers and the verdict are those of `h2h analyze`.
+    pairs = loo_pairs(humans.matrix, rows=common, min_items=min_human_items)
     ceiling = pooled_metrics(pairs)
-    s_h = pair_sums(pairs, pairs.x, sub.n_items)
+    n_rows = humans.n_items
     out: dict = {"n_items": int(common.sum()), "B": B, "seed": seed, "margin": margin,
                  "configs": {n: _no_scores(runs[n], margin) for n in set(runs) - set(scored)},
                  "pairs": [], "notes": notes}
-    hc: dict = {"value": ceiling["qwk"], "low": None, "high": None}
-    if w is not None:
-        b_h = w @ s_h
-        hc["low"], hc["high"] = percentile_ci(qwk_from_sums(b_h), ci)
-    out["human_ceiling"] = {"qwk": hc, "mae": ceiling["mae"], "spearman": ceiling["spearman"],
+    out["human_ceiling"] = {"qwk": {"value": ceiling["qwk"], "low": None, "high": None},
+                            "mae": ceiling["mae"], "spearman": ceiling["spearman"],
                             "exact": ceiling["exact"], "n_items": ceiling["n_items"],
                             "n_pairs": ceiling["n_pairs"], "alpha_humans": None}
     hm = np.nanmean(sub.matrix, axis=1) if sub.n_items else np.array([])
     boots: dict[str, dict] = {}
     for name in names:
         run = runs[name]
+        js_full = np.where(common, run.scores, np.nan)
         js = run.scores[common]
-        jm = judge_metrics(sub, js, level, values,
+        jm = judge_metrics(humans, js_full, level, values,
                            samples=run.samples[common] if run.samples is not None else None,
-                           alt_epsilon=alt_epsilon, alt_scoring=alt_scoring, B=0,
+                           alt_epsilon=alt_epsilon, alt_scoring=alt_scoring, B=B, seed=seed,
                            margin=margin, ci=ci, min_items=min_items,
                            min_human_items=min_human_items)
-        s_j = pair_sums(pairs, js[pairs.item], sub.n_items)
-        boot = None
+        comparison = jm.comparison
         if w is not None:
-            boot = w @ np.hstack([s_h, s_j])
-            boots[name] = {"qwk": qwk_from_sums(boot[:, N_SUMS:]),
-                           "mae": mae_from_sums(boot[:, N_SUMS:]),
+            s_j = pair_sums(pairs, js_full[pairs.item], n_rows)[common]
+            boots[name] = {"qwk": qwk_from_sums(w @ s_j), "mae": mae_from_sums(w @ s_j),
                            "alpha_with_judge": weighted_alpha(w, np.column_stack(
                                [sub.matrix, js]), level, values)}
-        comparison = compare_with_ceiling(pairs, js, B=B if boot is not None else 0,
-                                          seed=seed, ci=ci, boot=boot)
-        verdict = verdict_for(comparison, jm.alt, sub.matrix, js, margin=margin, ci=ci,
-                              min_items=min_items)
         cfg: dict = {"status": "ok", "n_items": jm.metrics["n_items"]}
         for metric in METRICS:
             lo, hi = percentile_ci(boots[name][metric], ci) if name in boots else (None, None)
             cfg[metric] = {"value": jm.metrics.get(metric), "low": lo, "high": hi}
-        out["human_ceiling"]["alpha_humans"] = jm.metrics.get("alpha_humans")
+        if comparison is not None:  # the QWK CI is the one of the comparison with the ceiling
+            cfg["qwk"] = comparison.judge.as_dict()
+            out["human_ceiling"]["qwk"] = comparison.ceiling.as_dict()
+        cfg["alpha_with_judge"]["value"] = _alpha(np.column_stack([sub.matrix, js]), level,
+                                                  values)
+        out["human_ceiling"]["alpha_humans"] = _alpha(sub.matrix, level, values)
         cfg["bias"] = jm.metrics.get("bias")
         cfg["alt_test"] = jm.alt.as_dict() if jm.alt else None
-        cfg["vs_ceiling"] = comparison.as_dict()
-        cfg["verdict"] = verdict.as_dict()
+        cfg["vs_ceiling"] = comparison.as_dict() if comparison else None
+        cfg["verdict"] = jm.verdict.as_dict()
         cfg["self_consistency_alpha"] = jm.metrics.get("self_consistency_alpha")
         cfg["unscored_rate"] = (run.n_unscored / run.n_judgments) if run.n_judgments else None
         cfg["n_unscored"] = run.n_unscored
@@ -203,6 +195,11 @@ def compare_dimension(dim: str, humans: Ratings, runs: Mapping[str, JudgeRun], l
     out["configs"] = dict(sorted(out["configs"].items()))
     out["verdict"] = _verdict(dim, out)
     return out
+
+
+def _alpha(m: np.ndarray, level: Level, values: Sequence[float]) -> float | None:
+    a = alpha_from_matrix(m, level, values)
+    return float(a) if np.isfinite(a) else None
 
 
 def _spearman(x: np.ndarray, y: np.ndarray) -> float | None:

@@ -43,7 +43,7 @@ from .resample import item_bootstrap_sums, percentile_ci
 
 __all__ = ["LooPairs", "loo_pairs", "value_qwk", "pooled_metrics", "Interval",
            "CeilingComparison", "compare_with_ceiling", "human_ceiling", "pair_sums",
-           "qwk_from_sums", "mae_from_sums", "N_SUMS"]
+           "qwk_from_sums", "mae_from_sums"]
 
 
 @dataclass(frozen=True)
@@ -183,14 +183,14 @@ def pooled_metrics(pairs: LooPairs, score: np.ndarray | None = None) -> dict:
             for k, v in out.items()}
 
 
-N_SUMS = 7  # n, sum x, sum x^2, sum c, sum c^2, sum (x - c)^2, sum |x - c|
+_N_SUMS = 7  # n, sum x, sum x^2, sum c, sum c^2, sum (x - c)^2, sum |x - c|
 
 
 def pair_sums(pairs: LooPairs, x: np.ndarray, n_rows: int) -> np.ndarray:
     """Per-item sums (rows of the matrix × 7) from which QWK and MAE of (x, c) follow."""
     c = pairs.c
     cols = (np.ones_like(x), x, x * x, c, c * c, (x - c) ** 2, np.abs(x - c))
-    out = np.zeros((n_rows, N_SUMS))
+    out = np.zeros((n_rows, _N_SUMS))
     for j, v in enumerate(cols):
         out[:, j] = np.bincount(pairs.item, weights=v, minlength=n_rows)
     return out
@@ -246,13 +246,9 @@ class CeilingComparison:
 
 
 def compare_with_ceiling(pairs: LooPairs, judge: np.ndarray, *, B: int, seed: int,
-                         ci: float = 0.95, boot: np.ndarray | None = None
-                         ) -> CeilingComparison:
-    """Judge vs human ceiling on the pairs whose item the judge scored.
-
-    ``boot`` may carry precomputed bootstrap sums (B × 14: the ceiling's 7 then the judge's)
-    when several judges share resamples; otherwise an item bootstrap with ``seed`` is drawn.
-    """
+                         ci: float = 0.95) -> CeilingComparison:
+    """Judge vs human ceiling on the pairs whose item the judge scored, with an item
+    bootstrap (``B`` resamples of those items, ``seed``) shared by both: a paired CI."""
     judge = np.asarray(judge, float)
     sub = pairs.subset(~np.isnan(judge[pairs.item]))
     n_rows = pairs.matrix.shape[0]
@@ -261,7 +257,8 @@ def compare_with_ceiling(pairs: LooPairs, judge: np.ndarray, *, B: int, seed: in
     j_val = _num(qwk_from_sums(s_j.sum(axis=0)))
     c_val = _num(qwk_from_sums(s_h.sum(axis=0)))
     d_val = None if j_val is None or c_val is None else j_val - c_val
-    if boot is None and B > 0 and sub.n_items >= 2:
+    boot = None
+    if B > 0 and sub.n_items >= 2:
         used = np.unique(sub.item)
         boot = item_bootstrap_sums(np.hstack([s_h, s_j])[used], B, seed)
     if boot is None:
@@ -269,7 +266,7 @@ def compare_with_ceiling(pairs: LooPairs, judge: np.ndarray, *, B: int, seed: in
         return CeilingComparison(Interval(j_val, None, None), Interval(c_val, None, None),
                                  Interval(d_val, None, None) if d_val is not None else none,
                                  None, sub.n_items, sub.n_pairs, B, seed)
-    qc, qj = qwk_from_sums(boot[:, :N_SUMS]), qwk_from_sums(boot[:, N_SUMS:])
+    qc, qj = qwk_from_sums(boot[:, :_N_SUMS]), qwk_from_sums(boot[:, _N_SUMS:])
     diff = qj - qc
     finite = diff[np.isfinite(diff)]
     return CeilingComparison(Interval(j_val, *percentile_ci(qj, ci)),
