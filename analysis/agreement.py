@@ -85,7 +85,8 @@ def human_block(sub: pd.DataFrame, sc: Scale, opt: AnalysisOptions) -> dict[str,
     if r.n_raters < 2:
         reason = "fewer than 2 raters: agreement cannot be computed"
     elif res["n_items_pairable"] < opt.min_units:
-        reason = (f"only {res['n_items_pairable']} items rated by two or more raters (minimum "
+        k = res["n_items_pairable"]
+        reason = (f"only {k} item{'s' if k != 1 else ''} rated by two or more raters (minimum "
                   f"{opt.min_units}): alpha, kappa, AC1/AC2 and ICC are not estimable")
     else:
         reason = None
@@ -104,18 +105,23 @@ def human_block(sub: pd.DataFrame, sc: Scale, opt: AnalysisOptions) -> dict[str,
         out["notes"] = notes
         return out
     constant = observed.size == 1
+    one_value_scale = len(vals) < 2
     if constant:
         res["status"] = "no variance"
-        res["not_estimable"] = (f"every rating is {observed[0]:g}: alpha, kappa and ICC are "
-                                "undefined (no variance); percent agreement and AC1 are 1")
+        res["not_estimable"] = (
+            f"every rating is {observed[0]:g}: alpha, kappa and ICC are undefined (no "
+            "variance); " + ("percent agreement is 1 (AC1 and Brennan–Prediger need a scale of "
+                             "two or more values: declare it)" if one_value_scale else
+                             "percent agreement, AC1 and Brennan–Prediger are 1"))
         notes.append(res["not_estimable"])
         _empty(res, opt)
     else:
         _coefficients(res, r, sc, opt, notes)
-    un, lin, quad = (multi_rater(counts, k, vals) for k in ("unweighted", "linear",
-                                                            "quadratic"))
-    res["gwet"] = {"ac1": un.gwet, "ac2_linear": lin.gwet, "ac2_quadratic": quad.gwet}
-    res["brennan_prediger"] = un.brennan_prediger
+    if not one_value_scale:
+        un, lin, quad = (multi_rater(counts, kind, vals) for kind in ("unweighted", "linear",
+                                                                      "quadratic"))
+        res["gwet"] = {"ac1": un.gwet, "ac2_linear": lin.gwet, "ac2_quadratic": quad.gwet}
+        res["brennan_prediger"] = un.brennan_prediger
     if sc.binary:
         b = binary_checks(r)
         res["binary"] = {"prevalence": b.prevalence, "raters": b.raters}
@@ -180,8 +186,14 @@ def _coefficients(res: dict, r, sc: Scale, opt: AnalysisOptions, notes: list[str
 
 def _cohen_note(ck: dict, n_raters: int) -> str:
     q = ck["quadratic"]
-    parts = [f"cohen_kappa: mean over {q.pairs_used} rater pairs weighted by their shared "
-             f"items ({q.items} in all)"]
+    if q.pairs_used == 0:
+        parts = [f"cohen_kappa: not estimable, no rater pair has a defined kappa on at least "
+                 f"{q.min_items} shared items"]
+    elif n_raters == 2:
+        parts = [f"cohen_kappa: the two raters' kappa on their {q.items} shared items"]
+    else:
+        parts = [f"cohen_kappa: mean over {q.pairs_used} rater pairs weighted by their shared "
+                 f"items ({q.items} in all)"]
     if q.pairs_too_few:
         parts.append(f"{q.pairs_too_few} pairs sharing fewer than {q.min_items} items left "
                      "out")
@@ -189,8 +201,4 @@ def _cohen_note(ck: dict, n_raters: int) -> str:
     if undefined:
         parts.append("kappa undefined (no variance on the shared items) for "
                      + ", ".join(f"{n} pairs ({k})" for k, n in undefined.items()))
-    if q.pairs_used == 0:
-        parts.append("so it is not estimable")
-    elif n_raters == 2:
-        parts = [f"cohen_kappa: the two raters' kappa on their {q.items} shared items"]
     return "; ".join(parts)
