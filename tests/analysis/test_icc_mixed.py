@@ -95,7 +95,8 @@ def test_complete_data_keeps_the_anova_forms():
 def test_reml_matches_statsmodels_on_an_unbalanced_design():
     # An independent REML implementation: statsmodels fits crossed effects as variance
     # components in a single group (slow, hence small data here).
-    sm = pytest.importorskip("statsmodels.api")
+    import statsmodels.api as sm  # a dev dependency (pyproject.toml)
+
     rng = np.random.default_rng(5)
     n, k = 45, 5
     y = (rng.normal(0, 1.0, n)[:, None] + rng.normal(0, 0.5, k)[None, :]
