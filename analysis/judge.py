@@ -36,8 +36,11 @@ METRIC_NAMES = ("pearson", "spearman", "kendall_tau_b", "mae", "rmse", "bias", "
                 "linear_kappa", "exact", "within1")
 
 
-def _lower_median(x: np.ndarray) -> float:
-    return float(np.quantile(x, 0.5, method="lower"))
+def _lower_medians(m: np.ndarray) -> np.ndarray:
+    """Per row, the lower median of the non-missing values (rows with a value only)."""
+    s = np.sort(m, axis=1)  # nan last
+    n = np.sum(~np.isnan(m), axis=1)
+    return s[np.arange(m.shape[0]), (n - 1) // 2]
 
 
 def _mode(x: np.ndarray) -> float:
@@ -50,10 +53,13 @@ def aggregate_samples(scores: pd.DataFrame, level: Level, items: Sequence
     """Per-item judge score (aligned to ``items``; nan where unscored) and, with several
     samples, the items × samples matrix for self-consistency."""
     df = scores.dropna(subset=["score"])
-    agg = _mode if level == "nominal" else _lower_median
     if df.empty:
         return np.full(len(items), np.nan), None
-    per_item = df.groupby("item")["score"].agg(lambda s: agg(s.to_numpy(float)))
+    g = df.assign(score=df["score"].astype(float)).groupby("item")["score"]
+    if level == "nominal":
+        per_item = g.agg(lambda s: _mode(s.to_numpy(float)))
+    else:
+        per_item = g.quantile(0.5, interpolation="lower")
     out = per_item.reindex(list(items)).to_numpy(float)
     samples = None
     if "sample" in df.columns and df["sample"].nunique() > 1:
@@ -161,7 +167,7 @@ def _confusion(m: np.ndarray, judge: np.ndarray, values: Sequence[float]) -> dic
     ok = (n_h > 0) & ~np.isnan(judge)
     if not ok.any():
         return None
-    med = np.array([np.quantile(row[~np.isnan(row)], 0.5, method="lower") for row in m[ok]])
+    med = _lower_medians(m[ok])
     vals = list(map(float, values))
     idx = {v: i for i, v in enumerate(vals)}
     mat = np.zeros((len(vals), len(vals)), int)

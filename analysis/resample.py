@@ -23,10 +23,15 @@ _CHUNK = 200  # resamples drawn at a time, so B × items weights never sit in me
 
 
 def _weight_chunks(n_items: int, B: int, seed: int):
+    """Draw counts of each item per resample: n draws with replacement, counted per row (a
+    bincount of the drawn indices, much faster than a multinomial over n categories)."""
     rng = np.random.default_rng(seed)
-    p = np.full(n_items, 1.0 / n_items)
     for start in range(0, B, _CHUNK):
-        yield rng.multinomial(n_items, p, size=min(_CHUNK, B - start)).astype(float)
+        rows = min(_CHUNK, B - start)
+        idx = rng.integers(0, n_items, size=(rows, n_items))
+        idx += (np.arange(rows) * n_items)[:, None]
+        yield np.bincount(idx.ravel(), minlength=rows * n_items).reshape(rows, n_items
+                                                                          ).astype(float)
 
 
 def item_weights(n_items: int, B: int, seed: int) -> np.ndarray:
