@@ -54,7 +54,7 @@ _TEX_ESC = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": 
             "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
             "^": r"\textasciicircum{}", "—": "--", "–": "--", "≥": r"$\geq$", "≤": r"$\leq$",
             "<": r"$<$", ">": r"$>$", "α": r"$\alpha$", "ω": r"$\omega$", "ρ": r"$\rho$",
-            "×": r"$\times$", "κ": r"$\kappa$"}
+            "×": r"$\times$", "κ": r"$\kappa$", "−": r"$-$", "…": r"\ldots{}"}
 
 
 def _tex(s: str) -> str:
