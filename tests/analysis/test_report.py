@@ -159,3 +159,14 @@ def test_judge_table_shows_the_ceiling_with_cis_and_the_verdict(report):
     e = ref["judges"]["sim-judge-anchored"]["empathy"]["vs_ceiling"]["ceiling_qwk"]
     assert f"{e['value']:.3f} [{e['low']:.3f}, {e['high']:.3f}]" in md
     assert "against the margin −0.05" in report["stdout"]
+
+
+def test_bootstrap_zero_writes_a_report_of_point_estimates(report, tmp_path):
+    proc = h2h("report", "--db", str(report["db"]), "--out", str(tmp_path / "r0"),
+               "--bootstrap", "0", "--no-figures")
+    assert "no verdict — QWK" in proc.stdout and "no confidence interval" in proc.stdout
+    m = json.loads((tmp_path / "r0" / "manifest.json").read_text(encoding="utf-8"))
+    assert m["bootstrap"]["B"] == 0
+    with open(tmp_path / "r0" / "tables" / "leaderboard_humans.csv", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert rows and all(r["mean"] and not r["low"] for r in rows)

@@ -157,3 +157,13 @@ def test_verdicts_show_the_ceiling_with_its_ci(demo):
         assert hc["low"] < hc["value"] < hc["high"]
         assert r["configs"]["sim-judge-anchored"]["verdict"]["outcome"] in (
             "can_replace", "cannot_replace", "not_enough_evidence")
+
+
+def test_bootstrap_zero_compares_point_estimates_without_verdicts(demo):
+    res = json.loads(h2h("calibrate", "--db", str(demo), "--configs",
+                         "sim-judge-plain,sim-judge-anchored", "--bootstrap", "0",
+                         "--json").stdout)
+    for r in res.values():
+        assert r["pairs"] == [] and r["verdict"]["outcome"] == "not_estimable"
+        for c in r["configs"].values():
+            assert c["qwk"]["value"] is not None and c["qwk"]["low"] is None
