@@ -204,6 +204,10 @@ def print_tables(res: dict, out: Console) -> None:
     if ceiling is not None:
         out.print()
         out.print(ceiling)
+        for dim, c in res["human_ceiling"].items():
+            for n in c.get("notes", []):
+                if n != "no ratings":
+                    out.print(f"  [dim]note ({dim}): {n}[/dim]")
     if not res["judges"]:
         return
     table, other, verdicts = _judges(res)

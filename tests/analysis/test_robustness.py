@@ -115,3 +115,15 @@ def test_analyze_and_calibrate_give_the_same_verdict(demo):
         assert got["verdict"] == want["verdict"]
         assert got["vs_ceiling"] == want["vs_ceiling"]
         assert got["qwk"]["value"] == want["qwk"]
+
+
+def test_the_left_out_rater_is_named_under_the_ceiling_table(tmp_path, demo):
+    ratings, scales, _, _ = demo
+    f = tmp_path / "r.csv"
+    _new_rater(ratings, 1).to_csv(f, index=False)
+    proc = subprocess.run([sys.executable, "-m", "annotate.cli", "analyze", "--ratings",
+                           str(f), "--scale", "empathy=1..5", "--bootstrap", "50"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "note (empathy): human ceiling: newcomer left out (fewer than 10 items rated " \
+           "together with another human)" in proc.stdout
