@@ -163,8 +163,9 @@ def compare_dimension(dim: str, humans: Ratings, runs: Mapping[str, JudgeRun], l
             lo, hi = percentile_ci(boots[name][metric], ci) if name in boots else (None, None)
             cfg[metric] = {"value": jm.metrics.get(metric), "low": lo, "high": hi}
         if comparison is not None:  # the QWK CI is the one of the comparison with the ceiling
-            cfg["qwk"] = comparison.judge.as_dict()
-            out["human_ceiling"]["qwk"] = comparison.ceiling.as_dict()
+            cfg["qwk"].update(low=comparison.judge.low, high=comparison.judge.high)
+            out["human_ceiling"]["qwk"].update(low=comparison.ceiling.low,
+                                               high=comparison.ceiling.high)
         cfg["alpha_with_judge"]["value"] = _alpha(np.column_stack([sub.matrix, js]), level,
                                                   values)
         out["human_ceiling"]["alpha_humans"] = _alpha(sub.matrix, level, values)
