@@ -164,7 +164,7 @@ def _parts_from_counts(counts: np.ndarray) -> np.ndarray:
     idx = np.arange(v)
     outer[:, idx, idx] -= c
     parts[ok] = outer / (m[ok] - 1)[:, None, None]
-    return parts.reshape(counts.shape[0], -1)
+    return parts.reshape(counts.shape[0], v * v)  # explicit: -1 fails when there are no units
 
 
 _CHUNK = 250  # resamples per random stream; fixed so results do not depend on thread count

@@ -2,9 +2,9 @@
 
 This is the black-box interface that ``h2h analyze``, scripts and the report use. Input frames:
 ``ratings`` with columns ``item_id, rater, dimension, score`` (score NaN = cannot rate) and
-optionally ``judges`` with ``item_id, judge, dimension, score[, sample]``. ``scales`` gives
-each dimension's measurement level and full scale. Every value that cannot be computed is
-``None`` with a note saying why.
+optionally ``judges`` with ``item_id, judge, dimension, score[, sample]``. Scores may be numbers
+or, on a scale of labels, the labels. ``scales`` gives each dimension's measurement level and
+full scale. Every value that cannot be computed is ``None`` with a note saying why, once.
 """
 
 from __future__ import annotations
@@ -18,30 +18,30 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .alpha import CIMethod, Level, alpha, alpha_bootstrap
+from .agreement import human_block
+from .alpha import CIMethod
 from .alttest import Scoring
-from .chance import multi_rater, pairwise_cohen, percent_agreement
-from .icc import icc
-from .judge import aggregate_samples, human_ceiling, judge_metrics
-from .layout import as_ratings, counts_matrix
-from .raters import binary_checks, rater_diagnostics, retest_agreement
+from .ceiling import human_ceiling
+from .judge import aggregate_samples, judge_metrics
+from .layout import as_ratings
+from .raters import retest_agreement
+from .scales import Scale, encode_scores, infer_scales, label_of
 
-__all__ = ["Scale", "AnalysisOptions", "analyze", "infer_scales"]
+__all__ = ["Scale", "AnalysisOptions", "analyze", "infer_scales", "scales_from_rubric",
+           "clean"]
 
-LEVELS = ("nominal", "ordinal", "interval", "ratio")
-
-
-@dataclass(frozen=True)
-class Scale:
-    """A dimension's measurement level and its full declared scale (every possible value)."""
-
-    level: Level
-    values: tuple[float, ...]
-    binary: bool = False
+CEILING_DESIGN = ("pooled leave-one-out: each human's rating against the mean of the other "
+                  "humans' ratings of the same item, over all (human, item) pairs")
 
 
 @dataclass(frozen=True)
 class AnalysisOptions:
+    """``B = 0`` skips every bootstrap (point estimates only). ``margin`` is the
+    non-inferiority margin on QWK for the verdict; ``min_units`` the fewest items rated by two
+    or more raters for alpha, kappa, AC1/AC2 and ICC; ``min_shared_items`` the fewest shared
+    items for a rater pair to count in Cohen's kappa, and for a human to count in the human
+    ceiling (items that another human also rated)."""
+
     B: int = 1000
     seed: int = 0
     alpha_min: float = 0.667
@@ -49,26 +49,17 @@ class AnalysisOptions:
     ci_method: CIMethod = "unit"
     alt_epsilon: float = 0.2
     alt_scoring: Scoring | None = None
+    margin: float = 0.05
+    min_units: int = 5
+    min_shared_items: int = 10
 
-
-def infer_scales(ratings: pd.DataFrame, level: Level = "ordinal") -> tuple[dict[str, Scale],
-                                                                        list[str]]:
-    """Scales for a plain CSV without a rubric: the integers from the observed min to max."""
-    scales: dict[str, Scale] = {}
-    notes: list[str] = []
-    for dim, g in ratings.groupby("dimension"):
-        s = pd.to_numeric(g["score"], errors="coerce").dropna()
-        if s.empty:
-            continue
-        lo, hi = float(s.min()), float(s.max())
-        if (s == s.round()).all():
-            vals = tuple(float(v) for v in range(int(lo), int(hi) + 1))
-            notes.append(f"{dim}: no rubric given; scale taken as {int(lo)}..{int(hi)} "
-                         "(observed range); pass --scale to declare the full scale")
-        else:
-            vals = tuple(sorted(float(v) for v in s.unique()))
-        scales[str(dim)] = Scale(level, vals, binary=vals == (0.0, 1.0))
-    return scales, notes
+    def __post_init__(self):
+        if self.B < 0:
+            raise ValueError(f"B must be 0 (no bootstrap) or more; got {self.B}")
+        if self.margin < 0:
+            raise ValueError(f"margin must be 0 or more; got {self.margin}")
+        if self.min_units < 2 or self.min_shared_items < 2:
+            raise ValueError("min_units and min_shared_items must be at least 2")
 
 
 def _pkg_versions() -> dict[str, str]:
@@ -85,63 +76,136 @@ def _long(df: pd.DataFrame, who: str) -> pd.DataFrame:
     return df.rename(columns={"item_id": "item", who: "rater"})
 
 
+def _meta(options: AnalysisOptions, context: Mapping[str, Any] | None) -> dict:
+    boot = {"method": options.ci_method, "B": options.B, "seed": options.seed,
+            "level": options.ci, "alpha_min": options.alpha_min}
+    if options.B == 0:
+        boot["note"] = "bootstrap skipped (B = 0): point estimates only, no CIs and no verdicts"
+    return {"bootstrap": boot,
+            "alt_test": {"epsilon": options.alt_epsilon,
+                         "scoring": options.alt_scoring or "by level"},
+            "verdict": {"margin": options.margin, "metric": "qwk",
+                        "rule": "can replace: alternative annotator test passed and the "
+                                "paired CI of QWK(judge) - QWK(ceiling) above -margin; cannot "
+                                "replace: CI below -margin; otherwise not enough evidence"},
+            "minimums": {"items_rated_by_2_plus": options.min_units,
+                         "shared_items": options.min_shared_items},
+            "human_ceiling": CEILING_DESIGN,
+            "packages": _pkg_versions(), **(dict(context) if context else {})}
+
+
 def analyze(ratings: pd.DataFrame, scales: Mapping[str, Scale], *,
             judges: pd.DataFrame | None = None, options: AnalysisOptions = AnalysisOptions(),
             context: Mapping[str, Any] | None = None,
             repeats: tuple[pd.DataFrame, pd.DataFrame] | None = None) -> dict[str, Any]:
     """Human–human agreement per dimension, judge–human agreement per judge and dimension,
-    and the human ceiling, in the layout documented in ``docs/analysis.md``."""
-    ratings = ratings.copy()
-    ratings["score"] = pd.to_numeric(ratings["score"], errors="coerce")
-    out: dict[str, Any] = {
-        "meta": {"bootstrap": {"method": options.ci_method, "B": options.B,
-                               "seed": options.seed, "level": options.ci,
-                               "alpha_min": options.alpha_min},
-                 "alt_test": {"epsilon": options.alt_epsilon,
-                              "scoring": options.alt_scoring or "by level"},
-                 "packages": _pkg_versions(), **(dict(context) if context else {})},
-        "dimensions": {}, "judges": {}, "human_ceiling": {}}
+    the human ceiling and the verdicts, in the layout documented in ``docs/analysis.md``.
+
+    Raises ``ValueError`` when a human rating is not on its dimension's scale; a judge score
+    that is not on the scale is left out as unscored and named in that judge's notes.
+    """
+    ratings, off = encode_scores(ratings, scales)
+    if off:
+        o = off[0]
+        row = ratings.loc[o.index]
+        raise ValueError(f"rating of item {row['item_id']!r} by {row['rater']!r} on "
+                         f"{o.dimension}: {o.problem} ({len(off)} such ratings)")
+    out: dict[str, Any] = {"meta": _meta(options, context), "dimensions": {}, "judges": {},
+                           "human_ceiling": {}}
+    dims = list(scales) + sorted(set(ratings["dimension"].astype(str)) - set(scales))
     human_mats = {}
-    for dim in sorted(ratings["dimension"].astype(str).unique(), key=_dim_order(scales)):
+    for dim in dims:
         if dim not in scales:
             out["dimensions"][dim] = {"notes": [f"{dim}: no scale known; skipped"]}
             continue
         sub = _long(ratings[ratings["dimension"].astype(str) == dim], "rater")
+        sc = scales[dim]
+        block = human_block(sub, sc, options)
+        out["dimensions"][dim] = block
+        if block["n_ratings"] == 0:
+            out["human_ceiling"][dim] = {"status": "no ratings", "notes": ["no ratings"]}
+            continue
         r = as_ratings(sub.dropna(subset=["score"]))
-        human_mats[dim] = (r, sub)
-        out["dimensions"][dim] = _human_block(r, sub, scales[dim], options)
+        human_mats[dim] = r
         if repeats is not None and not repeats[1].empty:
-            out["dimensions"][dim]["retest"] = _retest_block(repeats, dim, scales[dim])
-        ceiling, notes = human_ceiling(r, scales[dim].values)
-        out["human_ceiling"][dim] = _clean(ceiling, notes, "human_ceiling")
-        out["human_ceiling"][dim]["notes"] = notes
+            block["retest"] = _retest_block(repeats, dim, sc)
+        out["human_ceiling"][dim] = _ceiling_block(r, options)
     if judges is not None and not judges.empty:
-        judges = judges.copy()
-        judges["score"] = pd.to_numeric(judges["score"], errors="coerce")
         for jname, jg in judges.groupby(judges["judge"].astype(str)):
-            block: dict[str, Any] = {}
-            for dim, dg in jg.groupby(jg["dimension"].astype(str)):
-                if dim not in human_mats:
-                    block[dim] = {"notes": [f"{dim}: no human ratings to compare with"]}
-                    continue
-                r, _ = human_mats[dim]
-                sc = scales[dim]
-                js = dg.rename(columns={"item_id": "item"})
-                per_item, samples = aggregate_samples(js, sc.level, r.items)
-                jm = judge_metrics(r, per_item, sc.level, sc.values, samples=samples,
-                                   alt_epsilon=options.alt_epsilon,
-                                   alt_scoring=options.alt_scoring)
-                res = dict(jm.metrics)
-                res["alt_test"] = jm.alt.as_dict() if jm.alt else None
-                res["confusion"] = jm.confusion
-                n_unscored = int(js["score"].isna().sum())
-                res["n_unscored"] = n_unscored
-                if n_unscored:
-                    jm.notes.append(f"{n_unscored} judgments are unscored and left out")
-                block[dim] = _clean(res, jm.notes, f"judges.{jname}.{dim}")
-                block[dim]["notes"] = jm.notes
-            out["judges"][jname] = block
+            out["judges"][jname] = _judge_blocks(jname, jg, scales, human_mats, options)
     return out
+
+
+def _ceiling_block(r, opt: AnalysisOptions) -> dict:
+    notes: list[str] = []
+    c = human_ceiling(r.matrix, B=opt.B, seed=opt.seed, ci=opt.ci,
+                      min_items=opt.min_shared_items)
+    c["design"] = CEILING_DESIGN
+    c["left_out"] = [str(r.raters[j]) for j in c["left_out"]]
+    if c["left_out"]:
+        notes.append(f"human ceiling: {', '.join(c['left_out'])} left out (fewer than "
+                     f"{opt.min_shared_items} items rated together with another human)")
+    if c["n_items"] < opt.min_units:
+        notes.append(f"human ceiling: not estimable, only {c['n_items']} items rated by two or "
+                     f"more humans (minimum {opt.min_units})")
+        c = {k: (None if k not in ("n_items", "n_pairs", "n_humans", "design", "left_out")
+                 else v) for k, v in c.items()}
+        c["qwk_ci"] = {"low": None, "high": None}
+        c["mae_ci"] = {"low": None, "high": None}
+    block = clean(c, notes, "human_ceiling")
+    block["notes"] = notes
+    return block
+
+
+def _judge_blocks(jname: str, jg: pd.DataFrame, scales: Mapping[str, Scale], human_mats,
+                  opt: AnalysisOptions) -> dict:
+    block: dict[str, Any] = {}
+    enc, off = encode_scores(jg, scales)
+    for dim, dg in enc.groupby(enc["dimension"].astype(str)):
+        if dim not in human_mats:
+            block[dim] = {"status": "no human ratings",
+                          "notes": [f"{dim}: no human ratings to compare with"]}
+            continue
+        r = human_mats[dim]
+        sc = scales[dim]
+        js = dg.rename(columns={"item_id": "item"})
+        per_item, samples = aggregate_samples(js, sc.level, r.items)
+        jm = judge_metrics(r, per_item, sc.level, sc.values, samples=samples,
+                           alt_epsilon=opt.alt_epsilon, alt_scoring=opt.alt_scoring,
+                           B=opt.B, seed=opt.seed, ci=opt.ci, margin=opt.margin,
+                           min_items=opt.min_units, min_human_items=opt.min_shared_items)
+        res = dict(jm.metrics)
+        res["alt_test"] = jm.alt.as_dict() if jm.alt else None
+        res["confusion"] = _labelled(jm.confusion, sc)
+        res["vs_ceiling"] = jm.comparison.as_dict() if jm.comparison else None
+        res["verdict"] = jm.verdict.as_dict() if jm.verdict else None
+        res["n_judgments"] = int(len(js))
+        res["n_unscored"] = int(js["score"].isna().sum())
+        if res["n_items"] == 0 and not jm.metrics.get("n_scored_items"):
+            res["status"] = "no scored judgments"
+        dim_off = [o for o in off if o.dimension == dim]
+        notes = [_off_note(jname, jg, o) for o in dim_off[:10]]
+        if len(dim_off) > 10:
+            notes.append(f"… and {len(dim_off) - 10} more scores not on the scale")
+        if res["n_unscored"]:
+            notes.append(f"{res['n_unscored']} of {res['n_judgments']} judgments are unscored "
+                         + ("(including the scores not on the scale) " if dim_off else "")
+                         + "and left out")
+        notes += jm.notes
+        block[dim] = clean(res, notes, f"judges.{jname}.{dim}")
+        block[dim]["notes"] = notes
+    return block
+
+
+def _off_note(jname: str, jg: pd.DataFrame, o) -> str:
+    return (f"judge {jname}, item {jg.loc[o.index, 'item_id']}: score {o.problem}; left out "
+            "as unscored")
+
+
+def _labelled(conf: dict | None, sc: Scale) -> dict | None:
+    if conf is not None and sc.labels:
+        conf = {**conf, "labels": [label_of(sc, v) for v in conf["values"]]}
+    return conf
 
 
 def _retest_block(repeats: tuple[pd.DataFrame, pd.DataFrame], dim: str, sc: Scale) -> dict:
@@ -149,109 +213,38 @@ def _retest_block(repeats: tuple[pd.DataFrame, pd.DataFrame], dim: str, sc: Scal
     first, second = (_long(f[f["dimension"].astype(str) == dim], "rater") for f in repeats)
     res = retest_agreement(first, second, sc.level, sc.values)
     notes: list[str] = []
-    block = _clean({"n_pairs": res.n_pairs, "exact": res.exact, "within1": res.within1,
-                    "alpha": res.alpha, "qwk": res.qwk, "raters": res.per_rater}, notes,
-                   "retest")
+    block = clean({"n_pairs": res.n_pairs, "exact": res.exact, "within1": res.within1,
+                   "alpha": res.alpha, "qwk": res.qwk, "raters": res.per_rater}, notes,
+                  "retest")
     if res.n_pairs == 0:
         notes.append("retest: no repeated item was rated twice on this dimension")
     block["notes"] = notes
     return block
 
 
-def _dim_order(scales: Mapping[str, Scale]):
-    keys = list(scales)
-    return lambda d: (keys.index(d) if d in keys else len(keys), d)
-
-
-def _human_block(r, sub: pd.DataFrame, sc: Scale, opt: AnalysisOptions) -> dict[str, Any]:
-    notes: list[str] = []
-    vals = sc.values
-    res: dict[str, Any] = {
-        "level": sc.level, "scale": list(vals),
-        "n_items": int(sub["item"].nunique()), "n_raters": int(sub["rater"].nunique()),
-        "n_ratings": int(sub["score"].notna().sum()),
-        "n_cannot_rate": int(sub["score"].isna().sum()),
-    }
-    if res["n_cannot_rate"]:
-        notes.append(f"{res['n_cannot_rate']} 'cannot rate' entries are left out")
-    if r.n_raters < 2:
-        notes.append("fewer than 2 raters: agreement cannot be computed")
-    levels_ok = LEVELS if sc.level != "nominal" else ("nominal",)
-    res["alpha"] = {}
-    for lv in LEVELS:
-        if lv not in levels_ok:
-            res["alpha"][lv] = None
-            notes.append(f"alpha.{lv}: not meaningful for a nominal scale")
-            continue
-        if lv == "ratio" and min(vals) < 0:
-            res["alpha"][lv] = None
-            notes.append("alpha.ratio: needs a scale without negative values")
-            continue
-        res["alpha"][lv] = alpha(r, lv, vals) if r.n_raters >= 2 else None
-    ci = alpha_bootstrap(r, sc.level, B=opt.B, seed=opt.seed, ci=opt.ci,
-                         alpha_min=opt.alpha_min, method=opt.ci_method, values=vals) \
-        if r.n_raters >= 2 else None
-    res["alpha_ci"] = ci.as_dict() if ci else {
-        "method": opt.ci_method, "level": opt.ci, "low": None, "high": None, "B": opt.B,
-        "seed": opt.seed, "q_below_min": None}
-    res["alpha_ci"]["alpha_min"] = opt.alpha_min
-    res["alpha_ci"]["on"] = sc.level
-    counts = counts_matrix(r.matrix, vals)
-    un = multi_rater(counts, "unweighted")
-    lin = multi_rater(counts, "linear")
-    quad = multi_rater(counts, "quadratic")
-    res["fleiss_kappa"] = un.fleiss_kappa
-    ck = {}
-    for kind in ("unweighted", "linear", "quadratic"):
-        ck[kind], n_pairs = pairwise_cohen(r, vals, kind)
-    res["cohen_kappa"] = ck
-    if r.n_raters > 2:
-        notes.append(f"cohen_kappa: mean over {n_pairs} rater pairs with ≥ 2 common items")
-    if sc.level == "nominal":
-        res["icc"] = {f: None for f in ("ICC1", "ICC2", "ICC3", "ICC1k", "ICC2k", "ICC3k")}
-        notes.append("icc: not meaningful for a nominal scale")
-    else:
-        ir = icc(r, opt.ci)
-        if ir is None:
-            res["icc"] = {f: None for f in ("ICC1", "ICC2", "ICC3", "ICC1k", "ICC2k", "ICC3k")}
-            notes.append("icc: no complete items × raters table of at least 2 × 2")
-        else:
-            res["icc"] = {k: {"value": v.value, "low": v.low, "high": v.high}
-                          for k, v in ir.forms.items()}
-            res["icc_table"] = {"n_items": ir.n_items, "n_raters": ir.n_raters,
-                                "items_dropped": ir.n_dropped,
-                                "raters_dropped": list(map(str, ir.raters_dropped))}
-            msg = f"icc: on {ir.n_items} complete items × {ir.n_raters} raters"
-            msg += f"; {ir.n_dropped} items dropped as incomplete" if ir.n_dropped else ""
-            if ir.raters_dropped:
-                msg += f"; raters left out to get a complete table: " \
-                       f"{', '.join(map(str, ir.raters_dropped))}"
-            notes.append(msg)
-    res["gwet"] = {"ac1": un.gwet, "ac2_linear": lin.gwet, "ac2_quadratic": quad.gwet}
-    res["brennan_prediger"] = un.brennan_prediger
-    exact, within = percent_agreement(r, vals)
-    res["percent_exact"], res["percent_within1"] = exact, within
-    diag = rater_diagnostics(r, sc.level, vals)
-    res["raters"] = {k: vars(v) for k, v in diag.items()}
-    if sc.binary:
-        b = binary_checks(r)
-        res["binary"] = {"prevalence": b.prevalence, "raters": b.raters}
-    out = _clean(res, notes, "")
-    out["notes"] = notes
+def clean(obj: Any, notes: list[str], what: str = "") -> Any:
+    """Replace NaN/inf by None. The top-level fields that turned out undefined without a
+    stated reason get **one** note listing them (``what`` is only for the reader's sake)."""
+    missing: list[str] = []
+    out = _clean(obj, missing, "")
+    if missing:
+        tops = list(dict.fromkeys(p.split(".")[0] for p in missing))
+        notes.append(f"{', '.join(tops)}: not estimable on these data (no variance or too "
+                     "few paired ratings)")
     return out
 
 
-def _clean(obj: Any, notes: list[str], path: str) -> Any:
-    """Replace NaN/inf by None, adding a note for each value that could not be computed."""
+def _clean(obj: Any, missing: list[str], path: str) -> Any:
     if isinstance(obj, dict):
-        return {k: _clean(v, notes, f"{path}.{k}" if path else str(k)) for k, v in obj.items()}
+        return {k: _clean(v, missing, f"{path}.{k}" if path else str(k))
+                for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_clean(v, notes, path) for v in obj]
+        return [_clean(v, missing, path) for v in obj]
     if isinstance(obj, (np.floating, float)):
         f = float(obj)
         if math.isfinite(f):
             return f
-        notes.append(f"{path}: could not be computed (no variance or too few paired ratings)")
+        missing.append(path)
         return None
     if isinstance(obj, np.integer):
         return int(obj)

@@ -1,14 +1,16 @@
 """Which judge configuration can stand in for the human raters, dimension by dimension?
 
 For each dimension, every configuration is scored on the same items with one set of item
-bootstrap resamples (B, seed recorded): quadratic-weighted kappa against each human
-(averaged), alpha with the judge added as one more rater, and MAE against the per-item human
-mean, each with a percentile CI. Because the resamples are shared, the difference between two
-configurations is a **paired** bootstrap; its p-value (twice the smaller tail) is
-Holm-corrected across dimensions for each pair and metric. The alternative annotator test,
-leniency (mean bias), verbosity (Spearman correlation of score with reply length, beside the
-humans' own), self-consistency across samples and the unscored rate complete the picture, and
-a plain-language verdict says which configuration is best and whether it can replace a human.
+bootstrap resamples (B, seed recorded): QWK and MAE against the leave-one-out consensus of the
+humans, pooled over (human, item) pairs exactly as the human ceiling is (see
+:mod:`analysis.ceiling`), and alpha with the judge added as one more rater, each with a
+percentile CI. Because the resamples are shared, the difference between two configurations —
+and between a configuration and the ceiling — is a **paired** bootstrap; the p-values between
+configurations (twice the smaller tail) are Holm-corrected across dimensions for each pair and
+metric. The alternative annotator test, leniency (mean bias), verbosity (Spearman correlation of
+score with reply length, beside the humans' own), self-consistency across samples and the
+unscored rate complete the picture. Each configuration's verdict comes from
+:func:`analysis.verdict.replacement_verdict`, the one rule used everywhere.
 """
 
 from __future__ import annotations
@@ -20,18 +22,12 @@ from itertools import combinations
 import numpy as np
 from scipy import stats
 
-from .alpha import Level
+from .alpha import Level, alpha_from_matrix
 from .alttest import Scoring
-from .judge import human_ceiling, judge_metrics
+from .ceiling import loo_pairs, mae_from_sums, pair_sums, pooled_metrics, qwk_from_sums
+from .judge import judge_metrics
 from .layout import Ratings
-from .resample import (
-    item_weights,
-    percentile_ci,
-    two_sided_p,
-    weighted_alpha,
-    weighted_kappa,
-    weighted_mean,
-)
+from .resample import item_weights, percentile_ci, two_sided_p, weighted_alpha
 
 __all__ = ["JudgeRun", "compare_dimension", "holm", "calibrate", "METRICS"]
 
@@ -61,20 +57,6 @@ def holm(p: Sequence[float | None]) -> list[float | None]:
     return out
 
 
-def _stat_boot(w, humans: Ratings, judge: np.ndarray, level: Level, values) -> dict:
-    m = humans.matrix
-    qwks = [weighted_kappa(w, judge, m[:, h], values, "quadratic")
-            for h in range(humans.n_raters)
-            if np.sum(~np.isnan(m[:, h]) & ~np.isnan(judge)) >= 2]
-    n_h = np.sum(~np.isnan(m), axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        hmean = np.where(n_h > 0, np.nansum(m, axis=1) / np.maximum(n_h, 1), np.nan)
-    return {"qwk": np.nanmean(np.vstack(qwks), axis=0) if qwks else np.full(len(w), np.nan),
-            "alpha_with_judge": weighted_alpha(w, np.column_stack([m, judge]), level,
-                                               values),
-            "mae": weighted_mean(w, np.abs(judge - hmean))}
-
-
 def _misses(humans: Ratings, judge: np.ndarray, values: Sequence[float], binary: bool
             ) -> tuple[int, int, str]:
     """Items the humans put at the bottom of the scale that the judge did not."""
@@ -95,49 +77,106 @@ def _misses(humans: Ratings, judge: np.ndarray, values: Sequence[float], binary:
     return int(missed.sum()), int(flagged.sum()), what
 
 
+def _no_scores(run: JudgeRun, margin: float, why: str = "no scored judgments") -> dict:
+    from .verdict import replacement_verdict
+
+    v = replacement_verdict(None, None, margin=margin, not_estimable=f"{why} on this dimension")
+    none = {"value": None, "low": None, "high": None}
+    return {"status": why, "n_items": 0, "qwk": none,
+            "alpha_with_judge": dict(none), "mae": dict(none), "bias": None, "alt_test": None,
+            "vs_ceiling": None, "verdict": v.as_dict(), "self_consistency_alpha": None,
+            "n_unscored": run.n_unscored, "n_judgments": run.n_judgments,
+            "unscored_rate": (run.n_unscored / run.n_judgments) if run.n_judgments else None}
+
+
 def compare_dimension(dim: str, humans: Ratings, runs: Mapping[str, JudgeRun], level: Level,
                       values: Sequence[float], *, lengths: np.ndarray | None = None,
                       binary: bool = False, B: int = 1000, seed: int = 0,
-                      alt_epsilon: float = 0.2, alt_scoring: Scoring | None = None) -> dict:
-    """Every configuration on one dimension, on the items all of them scored."""
-    names = sorted(runs)
+                      alt_epsilon: float = 0.2, alt_scoring: Scoring | None = None,
+                      margin: float = 0.05, ci: float = 0.95, min_items: int = 5,
+                      min_human_items: int = 10) -> dict:
+    """Every configuration on one dimension, on the items all of them scored.
+
+    A configuration without any scored judgment on the dimension is listed as such (with its
+    verdict "no verdict") and does not shrink the others' common items.
+    """
     n_h = np.sum(~np.isnan(humans.matrix), axis=1)
+    scored = {n: r for n, r in runs.items() if np.any(~np.isnan(r.scores) & (n_h > 0))}
+    names = sorted(scored)
     common = n_h > 0
-    for r in runs.values():
+    for r in scored.values():
         common &= ~np.isnan(r.scores)
     notes: list[str] = []
     dropped = int(np.sum(n_h > 0) - common.sum())
-    if dropped:
+    if dropped and names:
         notes.append(f"{dropped} human-rated items lack a score from some configuration and "
                      "are left out of the comparison")
+    for n in sorted(set(runs) - set(scored)):
+        notes.append(f"{n}: no scored judgments on {dim}")
+    if names and not common.any():
+        notes.append("the configurations share no scored item on this dimension; compare "
+                     "them one at a time")
+        cfgs = {n: _no_scores(runs[n], margin, "no item scored by every configuration")
+                for n in names}
+        cfgs.update({n: _no_scores(runs[n], margin) for n in set(runs) - set(scored)})
+        out = {"n_items": 0, "B": B, "seed": seed, "margin": margin,
+               "configs": dict(sorted(cfgs.items())), "pairs": [], "notes": notes,
+               "human_ceiling": {"qwk": {"value": None, "low": None, "high": None}}}
+        out["verdict"] = _verdict(dim, out)
+        return out
     sub = Ratings(humans.matrix[common], tuple(np.array(humans.items, dtype=object)[common]),
                   humans.raters)
-    w = item_weights(int(common.sum()), B, seed) if common.sum() >= 2 else None
-    out: dict = {"n_items": int(common.sum()), "B": B, "seed": seed, "configs": {},
+    use_boot = B > 0 and common.sum() >= 2 and names
+    w = item_weights(int(common.sum()), B, seed) if use_boot else None
+    # The same leave-one-out pairs as `h2h analyze` forms for one judge on these items (the
+    # humans left out for too few items are chosen on all items), so with one configuration
+    # the numbers and the verdict are those of `h2h analyze`.
+    pairs = loo_pairs(humans.matrix, rows=common, min_items=min_human_items)
+    ceiling = pooled_metrics(pairs)
+    n_rows = humans.n_items
+    out: dict = {"n_items": int(common.sum()), "B": B, "seed": seed, "margin": margin,
+                 "configs": {n: _no_scores(runs[n], margin) for n in set(runs) - set(scored)},
                  "pairs": [], "notes": notes}
-    ceiling, c_notes = human_ceiling(sub, values)
-    notes.extend(c_notes)
-    hm = np.nanmean(np.where(np.isnan(sub.matrix), np.nan, sub.matrix), axis=1) \
-        if sub.n_items else np.array([])
-    out["human_ceiling"] = {k: ceiling.get(k) for k in ("qwk", "mae", "spearman", "exact")}
+    out["human_ceiling"] = {"qwk": {"value": ceiling["qwk"], "low": None, "high": None},
+                            "mae": ceiling["mae"], "spearman": ceiling["spearman"],
+                            "exact": ceiling["exact"], "n_items": ceiling["n_items"],
+                            "n_pairs": ceiling["n_pairs"], "alpha_humans": None}
+    hm = np.nanmean(sub.matrix, axis=1) if sub.n_items else np.array([])
     boots: dict[str, dict] = {}
     for name in names:
         run = runs[name]
+        js_full = np.where(common, run.scores, np.nan)
         js = run.scores[common]
-        jm = judge_metrics(sub, js, level, values,
+        jm = judge_metrics(humans, js_full, level, values,
                            samples=run.samples[common] if run.samples is not None else None,
-                           alt_epsilon=alt_epsilon, alt_scoring=alt_scoring)
-        cfg: dict = {}
-        boots[name] = _stat_boot(w, sub, js, level, values) if w is not None else {}
+                           alt_epsilon=alt_epsilon, alt_scoring=alt_scoring, B=B, seed=seed,
+                           margin=margin, ci=ci, min_items=min_items,
+                           min_human_items=min_human_items)
+        comparison = jm.comparison
+        if w is not None:
+            s_j = pair_sums(pairs, js_full[pairs.item], n_rows)[common]
+            boots[name] = {"qwk": qwk_from_sums(w @ s_j), "mae": mae_from_sums(w @ s_j),
+                           "alpha_with_judge": weighted_alpha(w, np.column_stack(
+                               [sub.matrix, js]), level, values)}
+        cfg: dict = {"status": "ok", "n_items": jm.metrics["n_items"]}
         for metric in METRICS:
-            lo, hi = percentile_ci(boots[name][metric]) if w is not None else (None, None)
+            lo, hi = percentile_ci(boots[name][metric], ci) if name in boots else (None, None)
             cfg[metric] = {"value": jm.metrics.get(metric), "low": lo, "high": hi}
-        out["human_ceiling"]["alpha_humans"] = jm.metrics.get("alpha_humans")
+        if comparison is not None:  # the QWK CI is the one of the comparison with the ceiling
+            cfg["qwk"].update(low=comparison.judge.low, high=comparison.judge.high)
+            out["human_ceiling"]["qwk"].update(low=comparison.ceiling.low,
+                                               high=comparison.ceiling.high)
+        cfg["alpha_with_judge"]["value"] = _alpha(np.column_stack([sub.matrix, js]), level,
+                                                  values)
+        out["human_ceiling"]["alpha_humans"] = _alpha(sub.matrix, level, values)
         cfg["bias"] = jm.metrics.get("bias")
         cfg["alt_test"] = jm.alt.as_dict() if jm.alt else None
+        cfg["vs_ceiling"] = comparison.as_dict() if comparison else None
+        cfg["verdict"] = jm.verdict.as_dict()
         cfg["self_consistency_alpha"] = jm.metrics.get("self_consistency_alpha")
         cfg["unscored_rate"] = (run.n_unscored / run.n_judgments) if run.n_judgments else None
         cfg["n_unscored"] = run.n_unscored
+        cfg["n_judgments"] = run.n_judgments
         if lengths is not None and common.sum() >= 3:
             ln = lengths[common]
             cfg["verbosity"] = {"judge": _spearman(js, ln), "humans": _spearman(hm, ln)}
@@ -145,17 +184,23 @@ def compare_dimension(dim: str, humans: Ratings, runs: Mapping[str, JudgeRun], l
         cfg["misses"] = {"missed": missed, "of": flagged, "what": what}
         out["configs"][name] = cfg
     for a, b in combinations(names, 2):
+        if a not in boots or b not in boots:
+            continue
         for metric in METRICS:
-            if w is None:
-                continue
             diff = boots[a][metric] - boots[b][metric]
             va, vb = out["configs"][a][metric]["value"], out["configs"][b][metric]["value"]
-            lo, hi = percentile_ci(diff)
+            lo, hi = percentile_ci(diff, ci)
             out["pairs"].append({"a": a, "b": b, "metric": metric,
                                  "diff": None if va is None or vb is None else va - vb,
                                  "low": lo, "high": hi, "p": two_sided_p(diff)})
+    out["configs"] = dict(sorted(out["configs"].items()))
     out["verdict"] = _verdict(dim, out)
     return out
+
+
+def _alpha(m: np.ndarray, level: Level, values: Sequence[float]) -> float | None:
+    a = alpha_from_matrix(m, level, values)
+    return float(a) if np.isfinite(a) else None
 
 
 def _spearman(x: np.ndarray, y: np.ndarray) -> float | None:
@@ -165,36 +210,20 @@ def _spearman(x: np.ndarray, y: np.ndarray) -> float | None:
     return float(stats.spearmanr(x[ok], y[ok]).statistic)
 
 
-def _f(x: float | None, nd: int = 2) -> str:
-    return "n/a" if x is None else f"{x:.{nd}f}"
-
-
 def _verdict(dim: str, res: dict) -> dict:
-    cfgs = res["configs"]
+    """The dimension's summary: the best configuration (highest QWK) and its verdict, which
+    comes from :func:`analysis.verdict.replacement_verdict` like every other verdict."""
+    cfgs = {n: c for n, c in res["configs"].items() if c.get("status") == "ok"}
     if not cfgs:
-        return {"best": None, "can_replace": None, "text": f"{dim}: no judge scores"}
+        return {"best": None, "outcome": "not_estimable", "can_replace": None,
+                "text": f"{dim}: no verdict — no configuration has scored judgments here.",
+                "caveats": []}
     best = max(cfgs, key=lambda n: (cfgs[n]["qwk"]["value"] is not None,
                                     cfgs[n]["qwk"]["value"] or -9,
                                     cfgs[n]["alpha_with_judge"]["value"] or -9))
     c = cfgs[best]
-    alt = c.get("alt_test") or {}
-    ceiling = res["human_ceiling"].get("qwk")
-    if alt.get("passed") is not None:
-        can = bool(alt["passed"])
-        why = (f"alternative annotator test {'passed' if can else 'failed'} "
-               f"(ω = {_f(alt.get('winning_rate'))}, ρ = {_f(alt.get('advantage_prob'))})")
-    elif ceiling is not None and c["qwk"]["value"] is not None:
-        can = c["qwk"]["value"] >= ceiling
-        why = "QWK " + ("at or above" if can else "below") + " the human ceiling (too few " \
-              "items per human for the alternative annotator test)"
-    else:
-        can, why = None, "not enough data to decide"
-    q = c["qwk"]
-    text = (f"{dim}: best configuration {best} (QWK {_f(q['value'])} [{_f(q['low'])}, "
-            f"{_f(q['high'])}] vs human ceiling {_f(ceiling)}); "
-            + ("can replace a human rater on this data" if can else
-               "cannot replace a human rater on this data" if can is False else
-               "undecided") + f" — {why}.")
+    v = c["verdict"]
+    text = f"{dim}: best configuration {best}; {v['text']}"
     caveats = []
     mi = c.get("misses") or {}
     if mi.get("of"):
@@ -202,12 +231,14 @@ def _verdict(dim: str, res: dict) -> dict:
     if c.get("bias") is not None and abs(c["bias"]) >= 0.5:
         caveats.append(f"{dim}: {best} is {'lenient' if c['bias'] > 0 else 'harsh'} by "
                        f"{abs(c['bias']):.2f} points on average")
-    v = c.get("verbosity") or {}
-    if v.get("judge") is not None and v.get("humans") is not None and \
-            v["judge"] - v["humans"] > 0.2:
+    vb = c.get("verbosity") or {}
+    if vb.get("judge") is not None and vb.get("humans") is not None and \
+            vb["judge"] - vb["humans"] > 0.2:
         caveats.append(f"{dim}: {best} rewards longer replies more than the humans do "
-                       f"(ρ with length {v['judge']:.2f} vs {v['humans']:.2f})")
-    return {"best": best, "can_replace": can, "text": text, "caveats": caveats}
+                       f"(ρ with length {vb['judge']:.2f} vs {vb['humans']:.2f})")
+    can = {"can_replace": True, "cannot_replace": False}.get(v["outcome"])
+    return {"best": best, "outcome": v["outcome"], "can_replace": can, "text": text,
+            "items_needed": v.get("items_needed"), "caveats": caveats}
 
 
 def calibrate(per_dim: Mapping[str, dict]) -> dict:

@@ -14,7 +14,9 @@ category ``k``, ``r_i = sum_k r_ik`` and agreement weights ``w_kl``:
 
 Weights are positional on the declared scale of ``q`` categories: identity (unweighted),
 linear ``1 - |k - l| / (q - 1)``, quadratic ``1 - (k - l)^2 / (q - 1)^2``. Passing the full
-scale matters: an unused category still counts in ``q``.
+scale matters: an unused category still counts in ``q``. With ``values`` (``on="value"``) the
+distances are those of the score values instead, ``|v_k - v_l| / (v_max - v_min)``: the same
+on an evenly spaced scale, and the right distances on an uneven one (e.g. 1, 1.5, 3).
 
 Cohen's kappa for two raters: ``kappa_w = 1 - sum v_kl o_kl / sum v_kl e_kl`` with
 disagreement weights ``v = 1 - w``, observed proportions ``o`` and expected ``e`` from the
@@ -26,24 +28,31 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 
 from .layout import Ratings, counts_matrix
 
-__all__ = ["Weights", "agreement_weights", "multi_rater", "MultiRater", "cohen_kappa",
-           "pairwise_cohen", "percent_agreement"]
+__all__ = ["Weights", "Distance", "agreement_weights", "multi_rater", "MultiRater",
+           "cohen_kappa", "pairwise_cohen", "PairwiseKappa", "percent_agreement"]
 
 Weights = Literal["unweighted", "linear", "quadratic"]
+Distance = Literal["position", "value"]
 
 
-def agreement_weights(q: int, kind: Weights) -> np.ndarray:
-    """Agreement weights ``w_kl`` (1 on the diagonal) over ``q`` ordered categories."""
+def agreement_weights(q: int, kind: Weights,
+                      values: Sequence[float] | None = None) -> np.ndarray:
+    """Agreement weights ``w_kl`` (1 on the diagonal) over ``q`` ordered categories, by
+    position, or by the distance of the score ``values`` when they are given."""
     if q < 2:
         return np.ones((q, q))
-    i = np.arange(q)
-    d = np.abs(i[:, None] - i[None, :]) / (q - 1)
+    if values is not None:
+        v = np.asarray(values, dtype=float)
+        d = np.abs(v[:, None] - v[None, :]) / (v.max() - v.min())
+    else:
+        i = np.arange(q)
+        d = np.abs(i[:, None] - i[None, :]) / (q - 1)
     if kind == "unweighted":
         return np.eye(q)
     if kind == "linear":
@@ -65,7 +74,8 @@ def _coef(pa: float, pe: float) -> float:
     return float("nan") if pe >= 1 else (pa - pe) / (1 - pe)
 
 
-def multi_rater(counts: np.ndarray, kind: Weights = "unweighted") -> MultiRater:
+def multi_rater(counts: np.ndarray, kind: Weights = "unweighted",
+                values: Sequence[float] | None = None) -> MultiRater:
     """Fleiss' kappa, Gwet's AC1/AC2 and Brennan–Prediger from unit × category counts.
 
     Examples
@@ -81,7 +91,7 @@ def multi_rater(counts: np.ndarray, kind: Weights = "unweighted") -> MultiRater:
     (0.7754, 0.7612, 0.7727)
     """
     q = counts.shape[1]
-    w = agreement_weights(q, kind)
+    w = agreement_weights(q, kind, values)
     r_i = counts.sum(axis=1)
     rated = r_i >= 1
     pairable = r_i >= 2
@@ -101,8 +111,9 @@ def multi_rater(counts: np.ndarray, kind: Weights = "unweighted") -> MultiRater:
 
 
 def cohen_kappa(a: np.ndarray, b: np.ndarray, values: Sequence[float],
-                kind: Weights = "unweighted") -> float:
-    """Cohen's (weighted) kappa of two raters' scores on the same items, full scale given.
+                kind: Weights = "unweighted", on: Distance = "position") -> float:
+    """Cohen's (weighted) kappa of two raters' scores on the same items, full scale given;
+    weights by category position (as R ``irr::kappa2``) or, ``on="value"``, by value distance.
 
     Examples
     --------
@@ -132,42 +143,68 @@ def cohen_kappa(a: np.ndarray, b: np.ndarray, values: Sequence[float],
     np.add.at(obs, (ia, ib), 1.0)
     obs /= obs.sum()
     exp = np.outer(obs.sum(axis=1), obs.sum(axis=0))
-    v = 1.0 - agreement_weights(q, kind)
+    v = 1.0 - agreement_weights(q, kind, vals if on == "value" else None)
     de = float(np.sum(v * exp))
     if de <= 0:
         return float("nan")
     return 1.0 - float(np.sum(v * obs)) / de
 
 
-def pairwise_cohen(r: Ratings, values: Sequence[float], kind: Weights,
-                   min_common: int = 2) -> tuple[float, int]:
-    """Mean Cohen's kappa over rater pairs with at least ``min_common`` common items.
+class PairwiseKappa(NamedTuple):
+    """Cohen's kappa over rater pairs, weighted by the items each pair shares."""
 
-    Returns (mean, number of pairs used); with exactly two raters the mean is their kappa.
+    value: float
+    pairs_used: int
+    pairs_too_few: int
+    pairs_undefined: int
+    min_items: int
+    items: int
+
+
+def pairwise_cohen(r: Ratings, values: Sequence[float], kind: Weights, min_common: int = 2,
+                   on: Distance = "position") -> PairwiseKappa:
+    """Mean Cohen's kappa over rater pairs, **weighted by the items each pair shares**.
+
+    A pair sharing fewer than ``min_common`` items does not count (``pairs_too_few``; pairs
+    sharing no item are not pairs at all), nor does a pair whose kappa is undefined (no
+    variance in either rater's scores: ``pairs_undefined``). With two raters the value is
+    their kappa. Weighting by shared items keeps a pair that shares 2 items from counting as
+    much as one that shares 140.
     """
-    vals: list[float] = []
+    num = den = 0.0
+    used = few = undefined = 0
     for i, j in combinations(range(r.n_raters), 2):
         a, b = r.matrix[:, i], r.matrix[:, j]
         both = ~(np.isnan(a) | np.isnan(b))
-        if both.sum() < min_common:
+        shared = int(both.sum())
+        if shared == 0:
             continue
-        k = cohen_kappa(a[both], b[both], values, kind)
-        if not np.isnan(k):
-            vals.append(k)
-    return (float(np.mean(vals)) if vals else float("nan")), len(vals)
+        if shared < min_common:
+            few += 1
+            continue
+        k = cohen_kappa(a[both], b[both], values, kind, on)
+        if np.isnan(k):
+            undefined += 1
+            continue
+        used += 1
+        num += shared * k
+        den += shared
+    return PairwiseKappa(num / den if den else float("nan"), used, few, undefined,
+                         min_common, int(den))
 
 
 def percent_agreement(r: Ratings, values: Sequence[float]) -> tuple[float, float]:
-    """Share of within-item rating pairs that agree exactly, and within one scale step."""
+    """Share of within-item rating pairs that agree exactly, and within one scale unit
+    (``|a - b| <= 1`` in score values, not positions)."""
     counts = counts_matrix(r.matrix, values)
-    q = counts.shape[1]
-    exact = multi_rater(counts, "unweighted").percent_agreement
-    i = np.arange(q)
-    w1 = (np.abs(i[:, None] - i[None, :]) <= 1).astype(float)
+    v = np.asarray(values, dtype=float)
+    w1 = (np.abs(v[:, None] - v[None, :]) <= 1.0 + 1e-9).astype(float)
     m = counts.sum(axis=1)
     ok = m >= 2
     if not ok.any():
         return float("nan"), float("nan")
     c = counts[ok]
+    # percent agreement with identity weights, written out: defined on a one-value scale too
+    exact = float(np.mean(np.sum(c * (c - 1), axis=1) / (m[ok] * (m[ok] - 1))))
     within = float(np.mean(np.sum(c * (c @ w1.T - 1), axis=1) / (m[ok] * (m[ok] - 1))))
     return exact, within

@@ -10,47 +10,61 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from data.errors import H2HError
 
 # The statistics (numpy, pandas, scipy) are imported inside the commands that use them, so
 # that `h2h --help` and every other command start fast (issue 16).
 if TYPE_CHECKING:
-    from .analyze import Scale
+    from .scales import Scale
 
 __all__ = ["analyze_cmd", "report_cmd", "register", "parse_scale"]
 
-# Tables stay readable when piped to a file (rich would otherwise assume 80 columns).
-out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 120)
+LEVELS = ("nominal", "ordinal", "interval", "ratio")
+
+# Tables stay readable when piped to a file (rich would otherwise assume 80 columns); the
+# judge tables need about 150.
+out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
 
 
 def parse_scale(spec: str, level: str) -> tuple[str, Scale]:
-    """``dim=1..5``, ``dim=binary`` or ``dim=a,b,c`` (values) into a Scale."""
-    from .analyze import Scale
+    """``dim=1..5``, ``dim=binary``, ``dim=0,0.5,1`` (values) or ``dim=unsafe,borderline,safe``
+    (category labels, coded 1..k in that order) into a Scale; an optional level prefix,
+    ``dim=nominal:yes,no``, overrides ``--level`` for that dimension."""
+    from .scales import Scale
 
     dim, sep, rest = spec.partition("=")
-    if not sep or not dim.strip():
-        raise H2HError(f"--scale: '{spec}' should look like empathy=1..5 or red_flag=binary")
-    rest = rest.strip()
+    dim, rest = dim.strip(), rest.strip()
+    if not sep or not dim or not rest:
+        raise H2HError(f"--scale: '{spec}' should look like empathy=1..5, red_flag=binary or "
+                       "safety=unsafe,borderline,safe")
+    head, colon, tail = rest.partition(":")
+    if colon and head.strip() in LEVELS:
+        level, rest = head.strip(), tail.strip()
     if rest == "binary":
-        return dim.strip(), Scale("nominal", (0.0, 1.0), binary=True)
+        return dim, Scale("nominal", (0.0, 1.0), binary=True)
     if m := re.fullmatch(r"(-?\d+)\.\.(-?\d+)", rest):
         lo, hi = int(m.group(1)), int(m.group(2))
         if hi <= lo:
             raise H2HError(f"--scale: range '{rest}' must go from low to high")
-        return dim.strip(), Scale(level, tuple(float(v) for v in range(lo, hi + 1)))
+        return dim, Scale(level, tuple(float(v) for v in range(lo, hi + 1)))  # type: ignore
+    tokens = [t.strip() for t in rest.split(",")]
+    if any(not t for t in tokens) or len(tokens) < 2:
+        raise H2HError(f"--scale: '{rest}' needs two or more values or labels separated by "
+                       "commas, none empty")
+    if len(set(tokens)) != len(tokens):
+        raise H2HError(f"--scale: '{rest}' names a value twice")
     try:
-        vals = tuple(sorted(float(v) for v in rest.split(",")))
+        vals = tuple(sorted(float(t) for t in tokens))
     except ValueError:
-        raise H2HError(f"--scale: '{rest}' is not a range, 'binary' or a list of numbers") \
-            from None
-    return dim.strip(), Scale(level, vals)
+        return dim, Scale.of_labels(level, tuple(tokens))  # type: ignore[arg-type]
+    return dim, Scale(level, vals)  # type: ignore[arg-type]
 
 
 def analyze_cmd(
-    ratings: Annotated[Path | None, typer.Option(help="Long CSV item_id,rater,dimension,score. "
-                                                      "Without it, the study database is read.")]
+    ratings: Annotated[Path | None, typer.Option(help="Long CSV item_id,rater,dimension,score "
+                                                      "(numbers or category labels). Without "
+                                                      "it, the study database is read.")]
     = None,
     judges: Annotated[Path | None, typer.Option(help="Long CSV item_id,judge,dimension,score"
                                                      "[,sample]. From the study database, the "
@@ -58,7 +72,9 @@ def analyze_cmd(
                                                      "included.")] = None,
     db: Annotated[str | None, typer.Option("--db", help="Study database (when no --ratings).")]
     = None,
-    bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples B.")] = 1000,
+    bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples B; 0 = "
+                                           "point estimates only (no CIs, no verdicts).")]
+    = 1000,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
     alpha_min: Annotated[float, typer.Option("--alpha-min", help="Report q = P(alpha < this) "
                                              "over the resamples.")] = 0.667,
@@ -68,29 +84,48 @@ def analyze_cmd(
                                                "test margin epsilon.")] = 0.2,
     alt_scoring: Annotated[str | None, typer.Option("--alt-scoring", help="accuracy or "
                                                     "neg_rmse (default: by level).")] = None,
+    margin: Annotated[float, typer.Option("--margin", help="Non-inferiority margin on QWK: a "
+                                          "judge may be this much below the human ceiling "
+                                          "and still replace a human.")] = 0.05,
+    min_items: Annotated[int, typer.Option("--min-items", help="Fewest items rated by two or "
+                                           "more raters for alpha, kappa, AC1 and ICC.")] = 5,
+    min_shared_items: Annotated[int, typer.Option("--min-shared-items", help="Fewest items a "
+                                                  "rater pair must share to count in Cohen's "
+                                                  "kappa, and a human must share with others "
+                                                  "to count in the human ceiling.")] = 10,
     level: Annotated[str, typer.Option(help="Measurement level for CSV dimensions without a "
                                        "rubric.")] = "ordinal",
-    scale: Annotated[list[str] | None, typer.Option(help="Full scale of a CSV dimension, e.g. "
-                                                    "empathy=1..5 (repeatable).")] = None,
+    scale: Annotated[list[str] | None, typer.Option(help="Full scale of a CSV dimension: "
+                                                    "empathy=1..5, flag=binary, x=0,0.5,1 or "
+                                                    "safety=unsafe,borderline,safe (labels in "
+                                                    "order); prefix a level as in "
+                                                    "flag=nominal:yes,no (repeatable).")]
+    = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the full result as JSON.")]
     = False,
     out_file: Annotated[Path | None, typer.Option("--out", help="Write the JSON here.")] = None,
 ) -> None:
-    """Agreement per dimension (humans), per judge (against humans) and the human ceiling.
+    """Agreement per dimension (humans), per judge (against the human ceiling) and verdicts.
 
-    Example: h2h analyze --ratings ratings.csv --judges judges.csv --bootstrap 1000 --seed 1 --json
+    Example: h2h analyze --ratings ratings.csv --judges judges.csv --scale safety=1..5 --json
     """
-    from .analyze import AnalysisOptions, analyze, infer_scales
-    from .io import JUDGES_REQUIRED, RATINGS_REQUIRED, read_long_csv
+    from .analyze import AnalysisOptions, analyze
+    from .io import JUDGES_REQUIRED, RATINGS_REQUIRED, check_scores, read_long_csv
+    from .scales import infer_scales
+    from .text import print_tables
 
     if ci_method not in ("unit", "hk"):
         raise H2HError(f"--ci-method: '{ci_method}' is not unit or hk")
     if alt_scoring not in (None, "accuracy", "neg_rmse"):
         raise H2HError(f"--alt-scoring: '{alt_scoring}' is not accuracy or neg_rmse")
-    if level not in ("nominal", "ordinal", "interval", "ratio"):
+    if level not in LEVELS:
         raise H2HError(f"--level: '{level}' is not nominal, ordinal, interval or ratio")
-    if bootstrap < 1:
-        raise H2HError("--bootstrap must be at least 1")
+    if bootstrap < 0:
+        raise H2HError("--bootstrap must be 0 (point estimates only) or more")
+    if margin < 0:
+        raise H2HError("--margin must be 0 or more")
+    if min_items < 2 or min_shared_items < 2:
+        raise H2HError("--min-items and --min-shared-items must be at least 2")
     context: dict = {}
     stored_judges = None
     repeats = None
@@ -101,6 +136,7 @@ def analyze_cmd(
             dim, sc = parse_scale(spec, level)
             scales[dim] = sc
             notes = [n for n in notes if not n.startswith(f"{dim}:")]
+        check_scores(df, scales, ratings.name)
         context = {"source": {"ratings": ratings.name}, "scale_notes": notes}
     else:
         from data.engine import get_engine
@@ -119,7 +155,8 @@ def analyze_cmd(
         jdf = from_csv if jdf is None else _merge_judges(jdf, from_csv)
     opts = AnalysisOptions(B=bootstrap, seed=seed, alpha_min=alpha_min,
                            ci_method=ci_method, alt_epsilon=alt_epsilon,  # type: ignore[arg-type]
-                           alt_scoring=alt_scoring)  # type: ignore[arg-type]
+                           alt_scoring=alt_scoring, margin=margin,  # type: ignore[arg-type]
+                           min_units=min_items, min_shared_items=min_shared_items)
     try:
         res = analyze(df, scales, judges=jdf, options=opts, context=context, repeats=repeats)
     except ValueError as exc:
@@ -129,8 +166,8 @@ def analyze_cmd(
         out_file.write_text(text + "\n", encoding="utf-8")
     if as_json:
         sys.stdout.write(text + "\n")
-    elif out_file is None or not as_json:
-        print_tables(res)
+    else:
+        print_tables(res, out)
 
 
 def _merge_judges(stored, from_csv):
@@ -144,76 +181,6 @@ def _merge_judges(stored, from_csv):
     return pd.concat([stored, from_csv], ignore_index=True)
 
 
-def _f(x, nd: int = 3) -> str:
-    return "—" if x is None else f"{x:.{nd}f}"
-
-
-def _ci(lo, hi) -> str:
-    return "" if lo is None and hi is None else f"[{_f(lo)}, {_f(hi)}]"
-
-
-def print_tables(res: dict) -> None:
-    """Readable tables: one per dimension, then the judges beside the human ceiling."""
-    from .bands import koo_li_band, krippendorff_band, landis_koch_band
-
-    boot = res["meta"]["bootstrap"]
-    for dim, d in res["dimensions"].items():
-        if "alpha" not in d:
-            continue
-        lv = d["level"]
-        ci = d["alpha_ci"]
-        t = Table(title=f"{dim}: {d['n_items']} items, {d['n_raters']} raters, "
-                        f"{d['n_ratings']} ratings", title_justify="left")
-        for col in ("coefficient", "value", f"{boot['level']:.0%} CI", "reading"):
-            t.add_column(col)
-        a = d["alpha"][lv]
-        t.add_row(f"Krippendorff α ({lv})", _f(a), _ci(ci["low"], ci["high"]),
-                  krippendorff_band(a))
-        t.add_row(f"  P(α < {ci['alpha_min']:g}) over resamples", _f(ci["q_below_min"]), "", "")
-        for other in ("nominal", "ordinal", "interval", "ratio"):
-            if other != lv and d["alpha"].get(other) is not None:
-                t.add_row(f"Krippendorff α ({other})", _f(d["alpha"][other]), "", "")
-        t.add_row("Fleiss κ", _f(d["fleiss_kappa"]), "", landis_koch_band(d["fleiss_kappa"]))
-        for kind in ("unweighted", "linear", "quadratic"):
-            k = d["cohen_kappa"][kind]
-            t.add_row(f"Cohen κ {kind} (pair mean)", _f(k), "", landis_koch_band(k))
-        for form, v in d["icc"].items():
-            if v is not None:
-                label = f"ICC({form[3]},{'k' if form.endswith('k') else 1})"
-                t.add_row(label,
-                          _f(v["value"]), _ci(v["low"], v["high"]), koo_li_band(v["value"]))
-        t.add_row("Gwet AC1", _f(d["gwet"]["ac1"]), "", landis_koch_band(d["gwet"]["ac1"]))
-        t.add_row("Gwet AC2 linear / quadratic",
-                  f"{_f(d['gwet']['ac2_linear'])} / {_f(d['gwet']['ac2_quadratic'])}", "", "")
-        t.add_row("Brennan–Prediger", _f(d["brennan_prediger"]), "", "")
-        t.add_row("Exact / within one", f"{_f(d['percent_exact'])} / "
-                                        f"{_f(d['percent_within1'])}", "", "")
-        out.print(t)
-        for n in d.get("notes", []):
-            out.print(f"  [dim]note: {n}[/dim]")
-        out.print()
-    out.print(f"[dim]CIs for α: {boot['method']} bootstrap, percentile, B={boot['B']}, "
-              f"seed={boot['seed']}; ICC CIs are F-based.[/dim]")
-    if not res["judges"]:
-        return
-    j = Table(title="Judges against humans [human ceiling]", title_justify="left")
-    for col in ("judge / dimension", "QWK", "MAE", "α +judge", "alt-test"):
-        j.add_column(col)
-    for name, dims in res["judges"].items():
-        for dim, m in dims.items():
-            if "qwk" not in m:
-                continue
-            c = res["human_ceiling"].get(dim, {})
-            alt = m.get("alt_test") or {}
-            verdict = {True: "pass", False: "fail"}.get(alt.get("passed"), "n/a")
-            j.add_row(f"{name} / {dim}", f"{_f(m['qwk'])} [{_f(c.get('qwk'))}]",
-                      f"{_f(m['mae'])} [{_f(c.get('mae'))}]",
-                      f"{_f(m['alpha_with_judge'])} ({_f(m['alpha_humans'])})",
-                      f"{verdict} ω={_f(alt.get('winning_rate'), 2)} "
-                      f"ρ={_f(alt.get('advantage_prob'), 2)}")
-    out.print(j)
-
-
 def report_cmd(
     out_dir: Annotated[Path, typer.Option("--out", help="Folder for the report files.")],
     db: Annotated[str | None, typer.Option("--db", help="Study database.")] = None,
@@ -222,6 +189,8 @@ def report_cmd(
     alpha_min: Annotated[float, typer.Option("--alpha-min")] = 0.667,
     ci_method: Annotated[str, typer.Option("--ci-method", help="unit or hk.")] = "unit",
     alt_epsilon: Annotated[float, typer.Option("--alt-epsilon")] = 0.2,
+    margin: Annotated[float, typer.Option("--margin", help="Non-inferiority margin on QWK "
+                                          "for the verdicts.")] = 0.05,
     figures: Annotated[bool, typer.Option("--figures/--no-figures", help="Export every figure "
                                           "as PNG and SVG (needs Chromium).")] = True,
     adjusted: Annotated[bool, typer.Option("--severity-adjusted", help="Add the leaderboard "
@@ -244,10 +213,12 @@ def report_cmd(
 
     if ci_method not in ("unit", "hk"):
         raise H2HError(f"--ci-method: '{ci_method}' is not unit or hk")
+    if bootstrap < 0 or margin < 0:
+        raise H2HError("--bootstrap and --margin must be 0 or more")
     if out_dir.exists() and not out_dir.is_dir():
         raise H2HError(f"--out: {out_dir} exists and is not a folder")
     t0 = time.perf_counter()
-    opts = AnalysisOptions(B=bootstrap, seed=seed, alpha_min=alpha_min,
+    opts = AnalysisOptions(B=bootstrap, seed=seed, alpha_min=alpha_min, margin=margin,
                            ci_method=ci_method, alt_epsilon=alt_epsilon)  # type: ignore[arg-type]
     bundle = build_bundle(get_engine(db), opts, adjusted=adjusted)
     t_bundle = time.perf_counter() - t0

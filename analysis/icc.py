@@ -12,12 +12,17 @@ ICC(2,1) is McGraw & Wong's ICC(A,1) and ICC(3,1) their ICC(C,1). Confidence int
 F-based ones of Shrout & Fleiss (1979) and McGraw & Wong (1996), with Satterthwaite's degrees of
 freedom for ICC(2,·).
 
+With missing ratings the mean squares come from REML variance components of crossed items and
+raters instead (:func:`icc_mixed`, as R's ``psych::ICC`` does with lme4), so every rating counts.
+
 References
 ----------
 Shrout, P. E., & Fleiss, J. L. (1979). Intraclass correlations: uses in assessing rater
 reliability. Psychological Bulletin, 86(2), 420-428.
 McGraw, K. O., & Wong, S. P. (1996). Forming inferences about some intraclass correlation
 coefficients. Psychological Methods, 1(1), 30-46.
+Revelle, W. psych: Procedures for Psychological, Psychometric, and Personality Research,
+function ICC (version 2.2.9).
 Koo, T. K., & Li, M. Y. (2016). A guideline of selecting and reporting intraclass correlation
 coefficients for reliability research. Journal of Chiropractic Medicine, 15(2), 155-163.
 """
@@ -25,13 +30,16 @@ coefficients for reliability research. Journal of Chiropractic Medicine, 15(2), 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from scipy import stats
 
 from .layout import Ratings
+from .reml import VarianceComponents, crossed_components
 
-__all__ = ["ICCValue", "ICCResult", "icc", "icc_from_matrix", "ICC_FORMS"]
+__all__ = ["ICCValue", "ICCResult", "ICCMethod", "icc", "icc_from_matrix", "icc_mixed",
+           "forms_from_mean_squares", "ICC_FORMS"]
 
 ICC_FORMS = ("ICC1", "ICC2", "ICC3", "ICC1k", "ICC2k", "ICC3k")
 
@@ -43,13 +51,19 @@ class ICCValue:
     high: float
 
 
+ICCMethod = Literal["anova", "reml"]
+
+
 @dataclass(frozen=True)
 class ICCResult:
+    """The six forms, the estimator used and the table it was computed on."""
+
     forms: dict[str, ICCValue]
+    method: ICCMethod
     n_items: int
     n_raters: int
-    n_dropped: int
-    raters_dropped: tuple = ()
+    n_ratings: int
+    components: VarianceComponents | None = None
 
 
 def icc_from_matrix(x: np.ndarray, ci: float = 0.95) -> dict[str, ICCValue]:
@@ -80,6 +94,33 @@ def icc_from_matrix(x: np.ndarray, ci: float = 0.95) -> dict[str, ICCValue]:
     # keeps a 0/0 from turning into a huge number instead of "undefined".
     tiny = 1e-12 * max(1.0, float(ss_total))
     bms, wms, jms, ems = (0.0 if abs(v) < tiny else float(v) for v in (bms, wms, jms, ems))
+    return forms_from_mean_squares(bms, wms, jms, ems, n, k, ci)
+
+
+def icc_mixed(x: np.ndarray, ci: float = 0.95) -> tuple[dict[str, ICCValue],
+                                                          VarianceComponents]:
+    """The six forms for an **incomplete** targets × raters matrix (``nan`` = not rated), from
+    REML variance components of crossed targets and raters, as R's ``psych::ICC`` computes
+    them through lme4 (psych 2.2.9, ``lmer = TRUE``).
+
+    With components ``s_t^2`` (targets), ``s_r^2`` (raters) and ``s_e^2`` (residual) of an
+    n × k matrix, the mean squares are ``BMS = k s_t^2 + s_e^2``, ``JMS = n s_r^2 + s_e^2``,
+    ``WMS = s_r^2 + s_e^2`` and ``EMS = s_e^2`` (their expectations in a complete two-way
+    design), and the formulas and F-based bounds of the complete case follow with n and k.
+    The bounds are therefore psych's approximations: they treat the table as complete.
+    """
+    rows, cols = np.nonzero(~np.isnan(x))
+    vc = crossed_components(rows, cols, x[rows, cols])
+    n, k = x.shape
+    e = vc.residual
+    out = forms_from_mean_squares(k * vc.item + e, vc.rater + e, n * vc.rater + e, e, n, k, ci)
+    return out, vc
+
+
+def forms_from_mean_squares(bms: float, wms: float, jms: float, ems: float, n: int, k: int,
+                            ci: float = 0.95) -> dict[str, ICCValue]:
+    """Shrout & Fleiss (1979) forms and McGraw & Wong (1996) F-based bounds from mean squares
+    of an n targets × k raters design."""
     a = 1 - ci
     out: dict[str, ICCValue] = {}
     nan = float("nan")
@@ -143,42 +184,23 @@ def icc_from_matrix(x: np.ndarray, ci: float = 0.95) -> dict[str, ICCValue]:
     return {f: out[f] for f in ICC_FORMS}
 
 
-def _complete_block(present: np.ndarray) -> np.ndarray:
-    """Raters to keep for the largest complete items × raters table (most cells, >= 2 raters).
-
-    Candidates are every rater together and the rater sets that items were actually rated by
-    (the most frequent 50), which finds the blocks of overlap designs such as "each item to 3
-    of 6 raters"; ties go to more raters.
-    """
-    n_r = present.shape[1]
-    cands = [np.ones(n_r, bool)]
-    sets, freq = np.unique(present, axis=0, return_counts=True)
-    for row in sets[np.argsort(-freq)][:50]:
-        if row.sum() >= 2:
-            cands.append(row.astype(bool))
-    best, best_score = cands[0], (-1, -1)
-    for c in cands:
-        n_items = int(present[:, c].all(axis=1).sum())
-        score = (n_items * int(c.sum()) if n_items >= 2 else 0, int(c.sum()))
-        if score > best_score:
-            best, best_score = c, score
-    return best
-
-
 def icc(r: Ratings, ci: float = 0.95) -> ICCResult | None:
-    """ICCs on a complete items × raters table; None when fewer than 2 × 2 remain.
+    """ICCs of one dimension's ratings; None when fewer than 2 items × 2 raters are rated.
 
-    Items missing a kept rater's score are dropped (``n_dropped``). When the table with every
-    rater is not the largest complete one (e.g. each item went to 3 of 6 raters), the raters
-    of the largest complete block are kept and the others listed in ``raters_dropped``.
+    A complete items × raters table gets the two-way ANOVA forms (``method = "anova"``). With
+    missing ratings, every rating is used: the variance components of crossed items and raters
+    are fitted by REML (``method = "reml"``, see :func:`icc_mixed`), which is what R's
+    ``psych::ICC`` does; no item or rater is dropped.
     """
-    present = ~np.isnan(r.matrix)
-    keep = _complete_block(present) if r.n_raters > 2 else np.ones(r.n_raters, bool)
-    sub = r.matrix[:, keep]
-    complete = ~np.isnan(sub).any(axis=1)
-    x = sub[complete]
-    if x.shape[0] < 2 or x.shape[1] < 2:
+    m = r.matrix
+    present = ~np.isnan(m)
+    m = m[present.any(axis=1)][:, present.any(axis=0)]
+    if m.shape[0] < 2 or m.shape[1] < 2:
         return None
-    dropped = tuple(rt for rt, k in zip(r.raters, keep, strict=True) if not k)
-    return ICCResult(icc_from_matrix(x, ci), int(x.shape[0]), int(x.shape[1]),
-                     int(r.n_items - x.shape[0]), dropped)
+    n_ratings = int(np.count_nonzero(~np.isnan(m)))
+    if not np.isnan(m).any():
+        return ICCResult(icc_from_matrix(m, ci), "anova", m.shape[0], m.shape[1], n_ratings)
+    if np.sum(np.sum(~np.isnan(m), axis=1) >= 2) < 2:
+        return None
+    forms, vc = icc_mixed(m, ci)
+    return ICCResult(forms, "reml", m.shape[0], m.shape[1], n_ratings, vc)

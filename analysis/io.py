@@ -1,4 +1,8 @@
-"""Plain long CSVs for `h2h analyze --ratings/--judges`, validated with line numbers."""
+"""Plain long CSVs for `h2h analyze --ratings/--judges`, validated with line numbers.
+
+Scores are read as numbers where they are numbers and kept as text otherwise (category
+labels); :func:`check_scores` then checks them against the scales, naming the line.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ import pandas as pd
 
 from data.errors import FormatError, Problem
 
-__all__ = ["read_long_csv", "RATINGS_REQUIRED", "JUDGES_REQUIRED"]
+__all__ = ["read_long_csv", "check_scores", "RATINGS_REQUIRED", "JUDGES_REQUIRED"]
 
 RATINGS_REQUIRED = ("item_id", "rater", "dimension", "score")
 JUDGES_REQUIRED = ("item_id", "judge", "dimension", "score")
@@ -52,18 +56,30 @@ def read_long_csv(path: str | Path, required: tuple[str, ...],
             try:
                 vals["score"] = float(raw)
             except ValueError:
-                problems.append(Problem(name, n, "score", f"'{raw}' is not a number (leave it "
-                                                          "empty for 'cannot rate')"))
+                vals["score"] = raw  # a category label; checked against the scale later
         key = tuple(vals[c] for c in key_cols)
         if key in seen:
             what = ", ".join(f"{c}={v}" for c, v in zip(key_cols, key, strict=True))
             problems.append(Problem(name, n, None, f"duplicate row for {what} (first on line "
                                                    f"{seen[key]})"))
         seen[key] = n
+        vals["line"] = n
         rows.append(vals)
     if not rows and not problems:
         problems.append(Problem(name, None, None, "the file has a header but no rows"))
     if problems:
         raise FormatError(problems)
-    df = pd.DataFrame(rows, columns=keep)
-    return df
+    return pd.DataFrame(rows, columns=[*keep, "line"])
+
+
+def check_scores(df: pd.DataFrame, scales, file: str) -> None:
+    """Reject the file whole when a score is not on its dimension's scale (names the line)."""
+    from .scales import encode_scores
+
+    _, off = encode_scores(df, scales)
+    if off:
+        hint = " (leave it empty for 'cannot rate')"
+        raise FormatError([Problem(file, int(df.loc[o.index, "line"]), "score",
+                                   f"{o.problem} for {o.dimension}"
+                                   + (hint if "not a number" in o.problem else ""))
+                           for o in off])

@@ -1,19 +1,18 @@
 """Judge–human agreement for one judge configuration on one dimension, beside the human ceiling.
 
-The judge is read against the same yardsticks as the humans themselves:
+The judge faces the same yardstick as every human (:mod:`analysis.ceiling`): for each human
+``h`` and item ``i`` the consensus of the *other* humans; the judge's score of ``i`` and ``h``'s
+score are both compared with it, pooled over all (human, item) pairs. On those pairs: QWK and
+linear kappa (weights on the score values), Pearson, Spearman, Kendall's tau-b, MAE, RMSE,
+mean bias (judge - consensus), exact and within-one agreement with the other humans. The paired
+item bootstrap of QWK(judge) - QWK(ceiling) and the alternative annotator test give the
+verdict (:mod:`analysis.verdict`).
 
-* against the per-item mean of the humans: Pearson, Spearman, Kendall's tau-b, MAE, RMSE, mean
-  bias (judge - human) and Bland–Altman limits (bias ± 1.96 SD of the differences);
-* against each human in turn, averaged over humans: quadratic- and linear-weighted kappa,
-  exact and within-one agreement;
-* the **human ceiling** gives each human the same treatment: that human against the mean of the
-  *other* humans (leave one out), and against each other human;
-* alpha of the humans alone, and with the judge added as one more rater;
-* the alternative annotator test; the judge's confusion matrix against the human median.
-
-Several samples per item are first aggregated per item: the lower median (which stays on the
-scale) for ordered levels, the mode (smallest value on ties) for nominal ones; the samples'
-own alpha is reported as self-consistency.
+Besides: Bland–Altman limits of the judge against the per-item mean of all humans (bias ± 1.96
+SD), alpha of the humans alone and with the judge added as one more rater, the judge's
+confusion matrix against the human median, and, with several samples per item,
+self-consistency. Samples are first aggregated per item: the lower median (which stays on the
+scale) for ordered levels, the mode (smallest value on ties) for nominal ones.
 """
 
 from __future__ import annotations
@@ -23,22 +22,25 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from .alpha import Level, alpha, alpha_from_matrix
 from .alttest import AltTestResult, Scoring, alt_test
-from .chance import cohen_kappa
+from .ceiling import CeilingComparison, compare_with_ceiling, loo_pairs, pooled_metrics
 from .layout import Ratings
+from .verdict import Verdict, replacement_verdict
 
-__all__ = ["aggregate_samples", "JudgeMetrics", "judge_metrics", "human_ceiling",
-           "METRIC_NAMES"]
+__all__ = ["aggregate_samples", "JudgeMetrics", "judge_metrics", "METRIC_NAMES",
+           "verdict_for"]
 
 METRIC_NAMES = ("pearson", "spearman", "kendall_tau_b", "mae", "rmse", "bias", "qwk",
                 "linear_kappa", "exact", "within1")
 
 
-def _lower_median(x: np.ndarray) -> float:
-    return float(np.quantile(x, 0.5, method="lower"))
+def _lower_medians(m: np.ndarray) -> np.ndarray:
+    """Per row, the lower median of the non-missing values (rows with a value only)."""
+    s = np.sort(m, axis=1)  # nan last
+    n = np.sum(~np.isnan(m), axis=1)
+    return s[np.arange(m.shape[0]), (n - 1) // 2]
 
 
 def _mode(x: np.ndarray) -> float:
@@ -51,8 +53,13 @@ def aggregate_samples(scores: pd.DataFrame, level: Level, items: Sequence
     """Per-item judge score (aligned to ``items``; nan where unscored) and, with several
     samples, the items × samples matrix for self-consistency."""
     df = scores.dropna(subset=["score"])
-    agg = _mode if level == "nominal" else _lower_median
-    per_item = df.groupby("item")["score"].agg(lambda s: agg(s.to_numpy(float)))
+    if df.empty:
+        return np.full(len(items), np.nan), None
+    g = df.assign(score=df["score"].astype(float)).groupby("item")["score"]
+    if level == "nominal":
+        per_item = g.agg(lambda s: _mode(s.to_numpy(float)))
+    else:
+        per_item = g.quantile(0.5, interpolation="lower")
     out = per_item.reindex(list(items)).to_numpy(float)
     samples = None
     if "sample" in df.columns and df["sample"].nunique() > 1:
@@ -61,109 +68,97 @@ def aggregate_samples(scores: pd.DataFrame, level: Level, items: Sequence
     return out, samples
 
 
-def _corr_block(x: np.ndarray, y: np.ndarray, notes: list[str], who: str) -> dict:
-    """Metrics of x against a reference y (paired, no nans)."""
-    out: dict[str, float | None] = {k: None for k in ("pearson", "spearman", "kendall_tau_b",
-                                                      "mae", "rmse", "bias")}
-    out["bland_altman"] = None
-    if x.size == 0:
-        return out
-    d = x - y
-    out["mae"] = float(np.mean(np.abs(d)))
-    out["rmse"] = float(np.sqrt(np.mean(d ** 2)))
-    out["bias"] = float(np.mean(d))
-    if x.size >= 2:
-        sd = float(np.std(d, ddof=1))
-        out["bland_altman"] = {"bias": out["bias"], "low": out["bias"] - 1.96 * sd,
-                               "high": out["bias"] + 1.96 * sd}
-    if x.size >= 3 and np.ptp(x) > 0 and np.ptp(y) > 0:
-        out["pearson"] = float(stats.pearsonr(x, y).statistic)
-        out["spearman"] = float(stats.spearmanr(x, y).statistic)
-        out["kendall_tau_b"] = float(stats.kendalltau(x, y, variant="b").statistic)
-    elif x.size:
-        notes.append(f"{who}: correlations undefined (fewer than 3 items or no variance)")
-    return out
-
-
-def _pair_block(pairs: list[tuple[np.ndarray, np.ndarray]], values: Sequence[float]) -> dict:
-    """Kappas and agreement of (x, reference) pairs, averaged over the pairs."""
-    qwk, lin, exact, within = [], [], [], []
-    for x, y in pairs:
-        if x.size < 2:
-            continue
-        k2 = cohen_kappa(x, y, values, "quadratic")
-        k1 = cohen_kappa(x, y, values, "linear")
-        if np.isfinite(k2):
-            qwk.append(k2)
-        if np.isfinite(k1):
-            lin.append(k1)
-        exact.append(float(np.mean(x == y)))
-        within.append(float(np.mean(np.abs(x - y) <= _step(values))))
-
-    def mean(v: list[float]) -> float | None:
-        return float(np.mean(v)) if v else None
-
-    return {"qwk": mean(qwk), "linear_kappa": mean(lin), "exact": mean(exact),
-            "within1": mean(within)}
-
-
-def _step(values: Sequence[float]) -> float:
-    v = np.sort(np.asarray(values, float))
-    return float(np.min(np.diff(v))) if v.size > 1 else 1.0
-
-
-def _others_mean(m: np.ndarray, j: int) -> np.ndarray:
-    others = np.delete(m, j, axis=1)
-    n = np.sum(~np.isnan(others), axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(n > 0, np.nansum(others, axis=1) / np.maximum(n, 1), np.nan)
-
-
 @dataclass
 class JudgeMetrics:
     metrics: dict
     alt: AltTestResult | None
     confusion: dict | None
+    comparison: CeilingComparison | None = None
+    verdict: Verdict | None = None
     notes: list[str] = field(default_factory=list)
+
+
+def _bland_altman(judge: np.ndarray, m: np.ndarray) -> dict | None:
+    n_h = np.sum(~np.isnan(m), axis=1)
+    ok = ~np.isnan(judge) & (n_h > 0)
+    if ok.sum() < 2:
+        return None
+    d = judge[ok] - np.nansum(m[ok], axis=1) / n_h[ok]
+    bias, sd = float(np.mean(d)), float(np.std(d, ddof=1))
+    return {"bias": bias, "low": bias - 1.96 * sd, "high": bias + 1.96 * sd,
+            "n_items": int(ok.sum()), "against": "per-item mean of all humans"}
+
+
+def verdict_for(comparison: CeilingComparison | None, alt: AltTestResult | None,
+                matrix: np.ndarray, judge: np.ndarray, *, margin: float, ci: float,
+                min_items: int) -> Verdict:
+    """The replacement verdict of one judge on one dimension (the one rule everywhere)."""
+    if comparison is None or comparison.n_items == 0:
+        return replacement_verdict(None, None, margin=margin,
+                                   not_estimable="no scored judgments on items that two or "
+                                                 "more humans rated")
+    if comparison.n_items < min_items:
+        return replacement_verdict(None, None, margin=margin, not_estimable=(
+            f"only {comparison.n_items} items have a judge score and two or more human "
+            f"ratings (minimum {min_items})"))
+    rows = ~np.isnan(judge) & (np.sum(~np.isnan(matrix), axis=1) >= 2)
+    share = float(np.max(np.sum(~np.isnan(matrix[rows]), axis=0)) / rows.sum())
+    return replacement_verdict(comparison.as_dict(), alt.as_dict() if alt else None,
+                               margin=margin, ci=ci, max_human_share=share)
 
 
 def judge_metrics(humans: Ratings, judge: np.ndarray, level: Level, values: Sequence[float],
                   *, samples: np.ndarray | None = None, alt_epsilon: float = 0.2,
-                  alt_scoring: Scoring | None = None) -> JudgeMetrics:
-    """Every judge–human metric for one judge (per-item scores aligned to ``humans.items``)."""
+                  alt_scoring: Scoring | None = None, B: int = 0, seed: int = 0,
+                  ci: float = 0.95, margin: float = 0.05, min_items: int = 5,
+                  min_human_items: int = 1) -> JudgeMetrics:
+    """Every judge–human metric for one judge (per-item scores aligned to ``humans.items``),
+    its comparison with the human ceiling (paired item bootstrap with ``B`` resamples; none
+    when ``B`` is 0) and the verdict. Humans with fewer than ``min_human_items`` items rated
+    together with another human are left out of the ceiling comparison (see
+    :func:`analysis.ceiling.loo_pairs`)."""
     notes: list[str] = []
     m = humans.matrix
+    judge = np.asarray(judge, float)
     n_h = np.sum(~np.isnan(m), axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        hmean = np.where(n_h > 0, np.nansum(m, axis=1) / np.maximum(n_h, 1), np.nan)
-    ok = ~np.isnan(judge) & (n_h > 0)
-    unscored = int(np.sum(np.isnan(judge) & (n_h > 0)))
-    if unscored:
-        notes.append(f"{unscored} human-rated items have no judge score (unscored or missing)")
-    out = _corr_block(judge[ok], hmean[ok], notes, "judge")
-    pairs = []
-    for j in range(humans.n_raters):
-        both = ok & ~np.isnan(m[:, j])
-        pairs.append((judge[both], m[both, j]))
-    out.update(_pair_block(pairs, values))
-    out["n_items"] = int(ok.sum())
-    out["alpha_humans"] = _nn(alpha(humans, level, values))
-    with_judge = np.column_stack([m, judge])
-    out["alpha_with_judge"] = _nn(alpha_from_matrix(with_judge, level, values))
+    scored = ~np.isnan(judge) & (n_h > 0)
+    missing = int(np.sum(np.isnan(judge) & (n_h > 0)))
+    if not scored.any():
+        notes.append("no scored judgments on the human-rated items: nothing to compare")
+        metrics = {k: None for k in METRIC_NAMES}
+        metrics.update(n_items=0, n_pairs=0, n_scored_items=0, bland_altman=None,
+                       alpha_humans=_nn(alpha(humans, level, values)), alpha_with_judge=None,
+                       self_consistency_alpha=None)
+        v = verdict_for(None, None, m, judge, margin=margin, ci=ci, min_items=min_items)
+        return JudgeMetrics(metrics, None, None, None, v, notes)
+    if missing:
+        notes.append(f"{missing} human-rated items have no judge score (unscored or missing)")
+    pairs = loo_pairs(m, rows=scored, min_items=min_human_items)
+    metrics = pooled_metrics(pairs, judge)
+    metrics["n_scored_items"] = int(scored.sum())
+    metrics["bland_altman"] = _bland_altman(judge, m)
+    metrics["alpha_humans"] = _nn(alpha(humans, level, values))
+    metrics["alpha_with_judge"] = _nn(alpha_from_matrix(np.column_stack([m, judge]), level,
+                                                        values))
     if samples is not None:
-        out["self_consistency_alpha"] = _nn(alpha_from_matrix(samples, level, values))
+        metrics["self_consistency_alpha"] = _nn(alpha_from_matrix(samples, level, values))
     else:
-        out["self_consistency_alpha"] = None
+        metrics["self_consistency_alpha"] = None
         notes.append("self_consistency_alpha: one sample per item")
+    if pairs.n_pairs == 0:
+        notes.append("no judge-scored item has two or more human ratings: the leave-one-out "
+                     "comparison is not possible")
     scoring: Scoring = alt_scoring or ("accuracy" if level == "nominal" else "neg_rmse")
     alt = alt_test(m, judge, scoring=scoring, epsilon=alt_epsilon,
                    human_names=tuple(str(r) for r in humans.raters))
     notes.extend(alt.notes)
-    conf = _confusion(m, judge, values)
-    return JudgeMetrics(out, alt, conf, notes)
+    comparison = compare_with_ceiling(pairs, judge, B=B, seed=seed, ci=ci) \
+        if pairs.n_pairs else None
+    v = verdict_for(comparison, alt, m, judge, margin=margin, ci=ci, min_items=min_items)
+    return JudgeMetrics(metrics, alt, _confusion(m, judge, values), comparison, v, notes)
 
 
-def _nn(x: float) -> float | None:
+def _nn(x: float | None) -> float | None:
     return float(x) if x is not None and np.isfinite(x) else None
 
 
@@ -172,7 +167,7 @@ def _confusion(m: np.ndarray, judge: np.ndarray, values: Sequence[float]) -> dic
     ok = (n_h > 0) & ~np.isnan(judge)
     if not ok.any():
         return None
-    med = np.array([np.quantile(row[~np.isnan(row)], 0.5, method="lower") for row in m[ok]])
+    med = _lower_medians(m[ok])
     vals = list(map(float, values))
     idx = {v: i for i, v in enumerate(vals)}
     mat = np.zeros((len(vals), len(vals)), int)
@@ -181,30 +176,3 @@ def _confusion(m: np.ndarray, judge: np.ndarray, values: Sequence[float]) -> dic
             mat[idx[h], idx[j]] += 1
     return {"values": vals, "rows": "human median (lower)", "columns": "judge",
             "matrix": mat.tolist()}
-
-
-def human_ceiling(humans: Ratings, values: Sequence[float]) -> tuple[dict, list[str]]:
-    """The judge metrics computed for each human against the other humans, averaged."""
-    notes: list[str] = []
-    m = humans.matrix
-    blocks = []
-    pairs = []
-    for j in range(humans.n_raters):
-        om = _others_mean(m, j)
-        ok = ~np.isnan(m[:, j]) & ~np.isnan(om)
-        if ok.sum() == 0:
-            continue
-        blocks.append(_corr_block(m[ok, j], om[ok], [], f"human {humans.raters[j]}"))
-        for k in range(j + 1, humans.n_raters):
-            both = ~np.isnan(m[:, j]) & ~np.isnan(m[:, k])
-            if both.sum() >= 2:
-                pairs.append((m[both, j], m[both, k]))
-    out: dict = {}
-    for key in ("pearson", "spearman", "kendall_tau_b", "mae", "rmse", "bias"):
-        vals = [b[key] for b in blocks if b[key] is not None]
-        out[key] = float(np.mean(vals)) if vals else None
-    if not blocks:
-        notes.append("human ceiling: needs items rated by at least two humans")
-    out.update(_pair_block(pairs, values))
-    out["n_humans"] = len(blocks)
-    return out, notes

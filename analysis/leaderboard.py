@@ -24,8 +24,8 @@ def _boot_mean(x: np.ndarray, B: int, rng: np.random.Generator) -> tuple[float, 
     x = x[~np.isnan(x)]
     if x.size == 0:
         return (float("nan"),) * 3
-    if x.size == 1:
-        return float(x[0]), float("nan"), float("nan")
+    if x.size == 1 or B < 1:  # B = 0: point estimate only
+        return float(x.mean()), float("nan"), float("nan")
     idx = rng.integers(0, x.size, size=(B, x.size))
     means = x[idx].mean(axis=1)
     lo, hi = np.quantile(means, [0.025, 0.975])
@@ -82,12 +82,14 @@ def leaderboard(scores: pd.DataFrame, items: pd.DataFrame, *, B: int = 1000, see
                         "n": len(paired), "diff": _nn(mean), "low": _nn(lo), "high": _nn(hi)})
         else:
             xs, xb = s["score"].to_numpy(float), b["score"].to_numpy(float)
-            ds = (xs[rng.integers(0, xs.size, (B, xs.size))].mean(axis=1)
-                  - xb[rng.integers(0, xb.size, (B, xb.size))].mean(axis=1))
-            lo, hi = np.quantile(ds, [0.025, 0.975])
+            lo = hi = None
+            if B > 0:
+                ds = (xs[rng.integers(0, xs.size, (B, xs.size))].mean(axis=1)
+                      - xb[rng.integers(0, xb.size, (B, xb.size))].mean(axis=1))
+                lo, hi = (float(v) for v in np.quantile(ds, [0.025, 0.975]))
             sap.append({"model": model, "dimension": dim, "design": "unpaired",
                         "n": int(len(s) + len(b)), "diff": float(xs.mean() - xb.mean()),
-                        "low": float(lo), "high": float(hi)})
+                        "low": lo, "high": hi})
     red = []
     if flags is not None and not flags.empty:
         # a rater flagged an item if any of their ratings of it carries the flag

@@ -13,37 +13,41 @@ from collections.abc import Sequence
 import numpy as np
 
 from .alpha import Level, _alpha_from_o, _parts_from_counts
-from .chance import agreement_weights
 from .layout import counts_matrix
 
-__all__ = ["item_weights", "weighted_kappa", "weighted_alpha", "weighted_mean",
-           "percentile_ci", "two_sided_p"]
+__all__ = ["item_weights", "item_bootstrap_sums", "weighted_alpha", "percentile_ci",
+           "two_sided_p"]
+
+
+_CHUNK = 200  # resamples drawn at a time, so B × items weights never sit in memory at once
+
+
+def _weight_chunks(n_items: int, B: int, seed: int):
+    """Draw counts of each item per resample: n draws with replacement, counted per row (a
+    bincount of the drawn indices, much faster than a multinomial over n categories)."""
+    rng = np.random.default_rng(seed)
+    for start in range(0, B, _CHUNK):
+        rows = min(_CHUNK, B - start)
+        idx = rng.integers(0, n_items, size=(rows, n_items))
+        idx += (np.arange(rows) * n_items)[:, None]
+        yield np.bincount(idx.ravel(), minlength=rows * n_items).reshape(rows, n_items
+                                                                          ).astype(float)
 
 
 def item_weights(n_items: int, B: int, seed: int) -> np.ndarray:
     """(B, n) draw counts of a seeded item bootstrap (each row sums to n)."""
-    rng = np.random.default_rng(seed)
-    return rng.multinomial(n_items, np.full(n_items, 1.0 / n_items), size=B).astype(float)
+    if B < 1:
+        return np.zeros((0, n_items))
+    return np.vstack(list(_weight_chunks(n_items, B, seed)))
 
 
-def weighted_kappa(w: np.ndarray, a: np.ndarray, b: np.ndarray, values: Sequence[float],
-                   kind: str = "quadratic") -> np.ndarray:
-    """Cohen's weighted kappa of a vs b (per item, nan = missing) for each weight row."""
-    vals = np.asarray(values, float)
-    q = len(vals)
-    ok = ~(np.isnan(a) | np.isnan(b))
-    ia = np.searchsorted(vals, a[ok])
-    ib = np.searchsorted(vals, b[ok])
-    onehot = np.zeros((ok.sum(), q * q))
-    onehot[np.arange(ok.sum()), ia * q + ib] = 1.0
-    obs = (w[:, ok] @ onehot).reshape(-1, q, q)
-    tot = obs.sum(axis=(1, 2), keepdims=True)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p = obs / tot
-        exp = p.sum(axis=2)[:, :, None] * p.sum(axis=1)[:, None, :]
-        v = 1.0 - agreement_weights(q, kind)  # type: ignore[arg-type]
-        de = (v * exp).sum(axis=(1, 2))
-        return np.where(de > 0, 1.0 - (v * p).sum(axis=(1, 2)) / de, np.nan)
+def item_bootstrap_sums(per_item: np.ndarray, B: int, seed: int) -> np.ndarray:
+    """Per-item sums (items × m) summed over each of B item resamples: (B, m).
+
+    The same resamples as :func:`item_weights` with the same seed, drawn in chunks so that
+    studies with many items do not need a B × items matrix.
+    """
+    return np.vstack([w @ per_item for w in _weight_chunks(per_item.shape[0], B, seed)])
 
 
 def weighted_alpha(w: np.ndarray, matrix: np.ndarray, level: Level,
@@ -54,12 +58,6 @@ def weighted_alpha(w: np.ndarray, matrix: np.ndarray, level: Level,
     v = len(vals)
     o = (w @ parts).reshape(-1, v, v)
     return _alpha_from_o(o, level, vals)
-
-
-def weighted_mean(w: np.ndarray, x: np.ndarray) -> np.ndarray:
-    ok = ~np.isnan(x)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return (w[:, ok] @ x[ok]) / w[:, ok].sum(axis=1)
 
 
 def percentile_ci(boots: np.ndarray, ci: float = 0.95) -> tuple[float | None, float | None]:

@@ -18,7 +18,7 @@ from data.errors import H2HError
 
 __all__ = ["calibrate_cmd"]
 
-out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 120)
+out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
 
 
 def _f(x, nd=3) -> str:
@@ -84,6 +84,9 @@ def calibrate_cmd(
     seed: Annotated[int, typer.Option(help="Seed of the sample and of the bootstrap.")] = 0,
     bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples B.")] = 1000,
     alt_epsilon: Annotated[float, typer.Option("--alt-epsilon")] = 0.2,
+    margin: Annotated[float, typer.Option("--margin", help="Non-inferiority margin on QWK: a "
+                                          "judge may be this much below the human ceiling "
+                                          "and still replace a human.")] = 0.05,
     run: Annotated[bool, typer.Option("--run", help="First judge the calibration items with "
                                       "each stored configuration (cost estimate shown).")]
     = False,
@@ -99,7 +102,9 @@ def calibrate_cmd(
     """Which judge configuration can stand in for the human raters, per dimension?
 
     Paired item bootstrap of QWK, alpha with the judge and MAE between configurations (Holm
-    across dimensions), the alternative annotator test, bias diagnostics and a verdict.
+    across dimensions) and against the human ceiling, the alternative annotator test, bias
+    diagnostics, and per configuration the verdict: can replace a human rater, cannot, or not
+    enough evidence yet (with the items needed).
 
     Example: h2h calibrate --configs sonnet-v1,sonnet-v2 --run --sample 200 --seed 1
     """
@@ -110,6 +115,8 @@ def calibrate_cmd(
     names = [c.strip() for v in configs for c in v.split(",") if c.strip()]
     if not names:
         raise H2HError("--configs: name at least one judge configuration")
+    if bootstrap < 0 or margin < 0:
+        raise H2HError("--bootstrap and --margin must be 0 or more")
     engine = get_engine(db)
     items = calibration_items(engine, sample, seed)
     say = Console(stderr=True, highlight=False, soft_wrap=True) if as_json else out
@@ -118,31 +125,62 @@ def calibrate_cmd(
     if run:
         _run_configs(engine, names, items, base_url=base_url, yes=yes, prices=prices)
     res = compare_configs(engine, names, items=items,
-                          options=AnalysisOptions(B=bootstrap, seed=seed,
+                          options=AnalysisOptions(B=bootstrap, seed=seed, margin=margin,
                                                   alt_epsilon=alt_epsilon))
     if as_json:
         sys.stdout.write(json.dumps(res, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
         return
+    if not res:
+        out.print("No dimension has judgments from these configurations and ratings from two "
+                  "or more humans.")
     for dim, r in res.items():
-        t = Table(title=f"{dim}: {r['n_items']} items, paired bootstrap B={r['B']}, "
-                        f"seed={r['seed']}", title_justify="left")
-        for col in ("configuration", "QWK [95% CI]", "α with judge", "MAE", "bias",
-                    "alt-test", "unscored"):
-            t.add_column(col)
-        for name, c in r["configs"].items():
-            q = c["qwk"]
-            alt = c.get("alt_test") or {}
-            t.add_row(name, f"{_f(q['value'])} [{_f(q['low'])}, {_f(q['high'])}]",
-                      _f(c["alpha_with_judge"]["value"]), _f(c["mae"]["value"]),
-                      _f(c["bias"]), {True: "pass", False: "fail"}.get(alt.get("passed"), "—"),
-                      _f(c.get("unscored_rate"), 2))
-        hc = r["human_ceiling"]
-        t.add_row("[dim]human ceiling[/dim]", _f(hc.get("qwk")), _f(hc.get("alpha_humans")),
-                  _f(hc.get("mae")), "", "", "")
-        out.print(t)
-        for p in r["pairs"]:
-            out.print(f"  {p['a']} − {p['b']} {p['metric']}: {_f(p['diff'])} "
-                      f"[{_f(p['low'])}, {_f(p['high'])}], Holm p = {_f(p.get('p_holm'))}")
-        out.print(f"  [bold]{r['verdict']['text']}[/bold]")
-        for c in r["verdict"].get("caveats", []):
-            out.print(f"  note: {c}")
+        _print_dimension(dim, r)
+
+
+def _ci(x: dict | None, signed: bool = False) -> str:
+    x = x or {}
+    if x.get("value") is None:
+        return "not estimable"
+    f = (lambda v: f"{v:+.3f}") if signed else _f
+    ci = "" if x.get("low") is None else f" [{f(x['low'])}, {f(x['high'])}]"
+    return f(x["value"]) + ci
+
+
+def _print_dimension(dim: str, r: dict) -> None:
+    t = Table(title=f"{dim}: {r['n_items']} items, paired bootstrap B={r['B']}, "
+                    f"seed={r['seed']}, margin {r['margin']:g}", title_justify="left")
+    for col in ("configuration", "items", "QWK [95% CI]", "judge − ceiling [95% CI]",
+                "α with judge", "MAE / bias", "alt-test", "verdict", "unscored"):
+        t.add_column(col, no_wrap=col != "verdict", min_width=12 if col == "verdict" else None)
+    for name, c in r["configs"].items():
+        unscored = f"{c['n_unscored']} of {c['n_judgments']}"
+        v = c["verdict"]
+        short = v["phrase"].replace(" a human rater", "").replace(" human-rated", "")
+        if c.get("status") != "ok":
+            t.add_row(name, "0", c["status"], "", "", "", "", short, unscored)
+            continue
+        alt = c.get("alt_test") or {}
+        diff = (c.get("vs_ceiling") or {}).get("difference")
+        t.add_row(name, str(c["n_items"]), _ci(c["qwk"]), _ci(diff, signed=True),
+                  _f(c["alpha_with_judge"]["value"]),
+                  f"{_f(c['mae']['value'])} / {_f(c['bias'])}",
+                  {True: "pass", False: "fail"}.get(alt.get("passed"), "not run"), short,
+                  unscored)
+    hc = r["human_ceiling"]
+    t.add_row("[dim]human ceiling[/dim]", str(hc.get("n_items", "")), _ci(hc.get("qwk")), "",
+              _f(hc.get("alpha_humans")), _f(hc.get("mae")), "", "", "")
+    out.print(t)
+    out.print("  [dim]QWK and MAE: each score against the mean of the other humans on the same "
+              "item, pooled over (human, item) pairs, for the judges and the humans alike; "
+              "square brackets are 95% CIs from the same item resamples.[/dim]")
+    for n in r.get("notes", []):
+        out.print(f"  [dim]note: {n}[/dim]")
+    for p in r["pairs"]:
+        out.print(f"  {p['a']} − {p['b']} {p['metric']}: {_f(p['diff'])} "
+                  f"[{_f(p['low'])}, {_f(p['high'])}], Holm p = {_f(p.get('p_holm'))}")
+    out.print(f"  [bold]{r['verdict']['text']}[/bold]")
+    for name, c in r["configs"].items():
+        if name != r["verdict"].get("best"):
+            out.print(f"  {name}: {c['verdict']['text']}")
+    for c in r["verdict"].get("caveats", []):
+        out.print(f"  note: {c}")

@@ -106,7 +106,9 @@ def build_bundle(engine: Engine, options: AnalysisOptions = AnalysisOptions(),
                 dim, humans, runs, sc.level, sc.values,
                 lengths=lengths.reindex(list(humans.items)).to_numpy(float),
                 binary=sc.binary, B=options.B, seed=options.seed,
-                alt_epsilon=options.alt_epsilon, alt_scoring=options.alt_scoring)
+                alt_epsilon=options.alt_epsilon, alt_scoring=options.alt_scoring,
+                margin=options.margin, ci=options.ci, min_items=options.min_units,
+                min_human_items=options.min_shared_items)
     calibrate(calib)
     flags = study_flags(engine)
     fair = None
@@ -136,6 +138,9 @@ def build_bundle(engine: Engine, options: AnalysisOptions = AnalysisOptions(),
                       "calibration": "paired item bootstrap (same resamples for every "
                                      "configuration), percentile CIs, Holm across dimensions",
                       "leaderboard": "item bootstrap, percentile CIs"},
+        "verdict": analysis["meta"]["verdict"],
+        "human_ceiling": analysis["meta"]["human_ceiling"],
+        "minimums": analysis["meta"]["minimums"],
         "alt_test": {"epsilon": options.alt_epsilon,
                      "scoring": options.alt_scoring or "accuracy for nominal, neg_rmse "
                                                         "otherwise"},

@@ -45,9 +45,13 @@ def _judges(a: dict) -> go.Figure | None:
         ds = [d for d in dims if "qwk" in dims[d]]
         fig.add_bar(x=ds, y=[dims[d]["qwk"] for d in ds], name=judge)
     ds = list(a["human_ceiling"])
-    fig.add_scatter(x=ds, y=[a["human_ceiling"][d].get("qwk") for d in ds], mode="markers",
+    hc = [a["human_ceiling"][d] for d in ds]
+    vals = [c.get("qwk") for c in hc]
+    fig.add_scatter(x=ds, y=vals, mode="markers",
                     marker=dict(symbol="line-ew-open", size=40, line=dict(width=3)),
-                    name="human ceiling")
+                    error_y=_err(vals, [(c.get("qwk_ci") or {}).get("low") for c in hc],
+                                 [(c.get("qwk_ci") or {}).get("high") for c in hc]),
+                    name="human ceiling (95% CI)")
     fig.update_layout(title="Judges against humans: QWK beside the human ceiling",
                       barmode="group", **_LAYOUT)
     fig.update_yaxes(title="quadratic-weighted kappa")

@@ -37,7 +37,8 @@ def report_tables(bundle: dict) -> list[Table]:
             continue
         lv = d["level"]
         icc2 = d["icc"].get("ICC2") or {}
-        rows.append({"dimension": dim, "level": lv, "items": d["n_items"],
+        rows.append({"dimension": dim, "status": "" if d["status"] == "ok" else d["status"],
+                     "level": lv, "items": d["n_items"],
                      "raters": d["n_raters"], "ratings": d["n_ratings"],
                      "alpha": d["alpha"][lv], "alpha_low": d["alpha_ci"]["low"],
                      "alpha_high": d["alpha_ci"]["high"],
@@ -48,12 +49,18 @@ def report_tables(bundle: dict) -> list[Table]:
                      "kappa_reading": landis_koch_band(d["cohen_kappa"]["quadratic"]),
                      "icc2": icc2.get("value"), "icc2_low": icc2.get("low"),
                      "icc2_high": icc2.get("high"), "icc_reading": koo_li_band(icc2.get("value")),
+                     "icc_method": (d.get("icc_table") or {}).get("method"),
                      "ac1": d["gwet"]["ac1"], "ac2_quadratic": d["gwet"]["ac2_quadratic"],
                      "exact": d["percent_exact"], "within1": d["percent_within1"]})
     out.append(Table("human_agreement", "Human agreement per dimension",
                      f"Krippendorff's alpha at each dimension's level with {how}; ICC(2,1) with "
-                     "F-based CIs on the largest complete items x raters table; Cohen's kappa "
-                     "quadratic-weighted, mean over rater pairs. Readings: Krippendorff "
+                     "F-based CIs, by two-way ANOVA on a complete items x raters table or, with "
+                     "missing ratings, from REML variance components of crossed items and "
+                     "raters on every rating (icc_method; as R psych::ICC); Cohen's kappa "
+                     "quadratic-weighted, mean over rater pairs weighted by their shared items "
+                     f"(pairs sharing fewer than {a['meta']['minimums']['shared_items']} left "
+                     "out). Empty cells are not estimable (status says why). Readings: "
+                     "Krippendorff "
                      "(alpha >= .800 reliable, >= .667 tentative), Landis & Koch, Koo & Li.",
                      pd.DataFrame(rows),
                      (("alpha", "alpha_low", "alpha_high"), ("icc2", "icc2_low", "icc2_high"))))
@@ -74,26 +81,43 @@ def report_tables(bundle: dict) -> list[Table]:
                 continue
             c = a["human_ceiling"].get(dim, {})
             alt = m.get("alt_test") or {}
-            rows.append({"judge": judge, "dimension": dim, "qwk": m["qwk"],
-                         "ceiling_qwk": c.get("qwk"), "spearman": m["spearman"],
-                         "ceiling_spearman": c.get("spearman"), "mae": m["mae"],
-                         "ceiling_mae": c.get("mae"), "bias": m["bias"],
+            vc = m.get("vs_ceiling") or {}
+            jq, cq, dq = (vc.get(k) or {} for k in ("judge_qwk", "ceiling_qwk", "difference"))
+            rows.append({"judge": judge, "dimension": dim, "items": m["n_items"],
+                         "pairs": m["n_pairs"], "qwk": m["qwk"], "qwk_low": jq.get("low"),
+                         "qwk_high": jq.get("high"), "ceiling_qwk": cq.get("value"),
+                         "ceiling_low": cq.get("low"), "ceiling_high": cq.get("high"),
+                         "judge_minus_ceiling": dq.get("value"), "diff_low": dq.get("low"),
+                         "diff_high": dq.get("high"), "verdict": m["verdict"]["phrase"],
+                         "spearman": m["spearman"], "ceiling_spearman": c.get("spearman"),
+                         "mae": m["mae"], "ceiling_mae": c.get("mae"), "bias": m["bias"],
                          "alpha_humans": m["alpha_humans"],
                          "alpha_with_judge": m["alpha_with_judge"],
                          "self_consistency": m["self_consistency_alpha"],
                          "alt_omega": alt.get("winning_rate"), "alt_rho": alt.get("advantage_prob"),
                          "alt_pass": alt.get("passed"), "unscored": m.get("n_unscored")})
     alt_meta = a["meta"]["alt_test"]
+    margin = a["meta"]["verdict"]["margin"]
     sim_judges = [c["name"] for c in bundle["manifest"].get("judge_configurations", [])
                   if c.get("provider") == "simulated"]
     sim_note = (f" Simulated demo judges (no model was called): {', '.join(sim_judges)}."
                 if sim_judges else "")
     out.append(Table("judge_vs_ceiling", "Judges against humans, beside the human ceiling",
-                     "Judge metrics against the humans and the same metrics for each human "
-                     "against the other humans (leave one out; 'ceiling'). Alternative "
-                     f"annotator test (Calderon et al. 2025) with epsilon = {alt_meta['epsilon']}"
-                     ", Benjamini-Yekutieli q = .05; pass at omega >= .5." + sim_note,
-                     pd.DataFrame(rows)))
+                     "Each human and the judge against the same leave-one-out consensus (the "
+                     "mean of the other humans on the item), pooled over (human, item) pairs; "
+                     "ceiling = the humans' own agreement on the judge's items. QWK, ceiling "
+                     f"and their difference with {boot['level']:.0%} percentile CIs from a paired "
+                     f"item bootstrap (B = {boot['B']}, seed = {boot['seed']}), the same "
+                     "resamples for judge and ceiling. Verdict: can replace a human "
+                     "rater when the alternative annotator test (Calderon et al. 2025; epsilon "
+                     f"= {alt_meta['epsilon']}, Benjamini-Yekutieli q = .05, pass at omega >= "
+                     f".5) passes and the CI of judge minus ceiling lies above -{margin:g}; "
+                     f"cannot when it lies below -{margin:g}; otherwise not enough evidence "
+                     "yet, with the human-rated items projected to settle it." + sim_note,
+                     pd.DataFrame(rows),
+                     (("qwk", "qwk_low", "qwk_high"), ("ceiling_qwk", "ceiling_low",
+                                                       "ceiling_high"),
+                      ("judge_minus_ceiling", "diff_low", "diff_high"))))
     rows, pairs, verdicts = [], [], []
     calib = bundle["calibration"]
     for dim, res in calib.items():
@@ -114,7 +138,8 @@ def report_tables(bundle: dict) -> list[Table]:
                           "difference": p["diff"], "low": p["low"], "high": p["high"],
                           "p": p["p"], "p_holm": p.get("p_holm")})
         verdicts.append({"dimension": dim, "best": res["verdict"]["best"],
-                         "can_replace": res["verdict"]["can_replace"],
+                         "outcome": res["verdict"]["outcome"].replace("_", " "),
+                         "items_needed": res["verdict"].get("items_needed"),
                          "verdict": res["verdict"]["text"],
                          "caveats": "; ".join(res["verdict"].get("caveats", []))})
     m = bundle["manifest"]["bootstrap"]
@@ -131,8 +156,9 @@ def report_tables(bundle: dict) -> list[Table]:
                      "across dimensions per pair and metric.", pd.DataFrame(pairs),
                      (("difference", "low", "high"),)))
     out.append(Table("verdicts", "Can a judge replace a human rater?",
-                     "Best configuration per dimension (highest QWK) and the alternative "
-                     "annotator test's decision.", pd.DataFrame(verdicts)))
+                     "Best configuration per dimension (highest QWK) and its verdict: the "
+                     "alternative annotator test and the paired CI of QWK(judge) minus "
+                     f"QWK(ceiling) against the margin -{margin:g}.", pd.DataFrame(verdicts)))
     for src, board in bundle["leaderboards"].items():
         cells = pd.DataFrame(board["cells"])
         cis: tuple = (("mean", "low", "high"),)

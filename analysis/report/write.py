@@ -54,7 +54,7 @@ _TEX_ESC = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": 
             "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
             "^": r"\textasciicircum{}", "—": "--", "–": "--", "≥": r"$\geq$", "≤": r"$\leq$",
             "<": r"$<$", ">": r"$>$", "α": r"$\alpha$", "ω": r"$\omega$", "ρ": r"$\rho$",
-            "×": r"$\times$", "κ": r"$\kappa$"}
+            "×": r"$\times$", "κ": r"$\kappa$", "−": r"$-$", "…": r"\ldots{}"}
 
 
 def _tex(s: str) -> str:
@@ -150,8 +150,10 @@ def _slug(key: str) -> str:
 
 def _verdicts(bundle: dict) -> list[str]:
     out = []
-    for res in bundle["calibration"].values():
+    for dim, res in bundle["calibration"].items():
         out.append(res["verdict"]["text"])
+        out += [f"{dim}: {name}: {c['verdict']['text']}" for name, c in res["configs"].items()
+                if name != res["verdict"].get("best")]
         out.extend(res["verdict"].get("caveats", []))
     return out
 

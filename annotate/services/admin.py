@@ -15,7 +15,8 @@ from data.errors import H2HError
 from data.models import Adjudication, Assignment, Item, Rater, Rating, utcnow
 from data.study import current_rubric
 
-__all__ = ["item_of", "rater_progress", "dimension_progress", "live_agreement", "Disagreement",
+__all__ = ["item_of", "rater_progress", "dimension_progress", "live_agreement",
+           "agreement_rows", "Disagreement",
            "disagreements", "save_adjudication", "ratings_frame"]
 
 
@@ -66,6 +67,30 @@ def live_agreement(engine: Engine, B: int = 500, seed: int = 0) -> dict:
         return {"dimensions": {}}
     scales = scales_from_rubric(current_rubric(engine).dimensions)
     return analyze(df, scales, options=AnalysisOptions(B=B, seed=seed))
+
+
+def agreement_rows(res: dict) -> list[dict]:
+    """One row per rubric dimension for the Agreement page, "no ratings" ones included."""
+    from analysis.bands import krippendorff_band
+
+    rows = []
+    for dim, d in res["dimensions"].items():
+        if "n_ratings" not in d:
+            continue
+        a = d["alpha"][d["level"]]
+        ci = d["alpha_ci"]
+        hc = res.get("human_ceiling", {}).get(dim, {})
+        status = d["status"] if d["status"] != "ok" else ""
+        rows.append({"dimension": dim, "status": status, "items": d["n_items"],
+                     "raters": d["n_raters"], "ratings": d["n_ratings"],
+                     f"α ({d['level']})": a, "CI low": ci["low"], "CI high": ci["high"],
+                     "reading": krippendorff_band(a) if a is not None else "",
+                     "Cohen κ quad. (weighted)": d["cohen_kappa"]["quadratic"],
+                     "ceiling QWK": hc.get("qwk"),
+                     "ceiling low": (hc.get("qwk_ci") or {}).get("low"),
+                     "ceiling high": (hc.get("qwk_ci") or {}).get("high"),
+                     "AC1": d["gwet"]["ac1"], "exact": d["percent_exact"]})
+    return rows
 
 
 @dataclass(frozen=True)

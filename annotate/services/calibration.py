@@ -25,7 +25,8 @@ from data.engine import read_session
 from data.errors import H2HError
 from data.models import JudgeConfigRow, Judgment
 
-__all__ = ["calibration_items", "compare_configs", "Disagreement", "largest_disagreements",
+__all__ = ["calibration_items", "compare_configs", "verdict_rows", "Disagreement",
+           "largest_disagreements",
            "config_names", "template_of", "write_template", "start_prompt_version",
            "judgments_stored", "item_of"]
 
@@ -76,18 +77,41 @@ def compare_configs(engine: Engine, configs: list[str], *, items: list[str] | No
         runs = {}
         for name in configs:
             js = judges[(judges["judge"] == name) & (judges["dimension"] == dim)]
-            if js.empty:
-                continue
             js = js.rename(columns={"item_id": "item"})
+            # a configuration with nothing scored here is listed as such, not skipped
             per_item, samples = aggregate_samples(js, sc.level, humans.items)
             runs[name] = JudgeRun(per_item, samples, int(js["score"].isna().sum()), len(js))
-        if runs:
-            per_dim[dim] = compare_dimension(
-                dim, humans, runs, sc.level, sc.values,
-                lengths=lengths.reindex(list(humans.items)).to_numpy(float), binary=sc.binary,
-                B=options.B, seed=options.seed, alt_epsilon=options.alt_epsilon,
-                alt_scoring=options.alt_scoring)
+        if not (judges["dimension"] == dim).any():
+            continue
+        per_dim[dim] = compare_dimension(
+            dim, humans, runs, sc.level, sc.values,
+            lengths=lengths.reindex(list(humans.items)).to_numpy(float), binary=sc.binary,
+            B=options.B, seed=options.seed, alt_epsilon=options.alt_epsilon,
+            alt_scoring=options.alt_scoring, margin=options.margin, ci=options.ci,
+            min_items=options.min_units, min_human_items=options.min_shared_items)
     return calibrate(per_dim)
+
+
+def verdict_rows(res: dict[str, dict]) -> list[dict]:
+    """One row per dimension and configuration for the Calibration page: n, QWK with CI, the
+    human ceiling with CI on the same items, the paired difference with CI, the verdict."""
+    rows = []
+    for dim, r in res.items():
+        hc = r["human_ceiling"]["qwk"]
+        for name, x in r["configs"].items():
+            vc = x.get("vs_ceiling") or {}
+            d = vc.get("difference") or {}
+            rows.append({"dimension": dim, "configuration": name, "items": x["n_items"],
+                         "QWK": x["qwk"]["value"], "QWK low": x["qwk"]["low"],
+                         "QWK high": x["qwk"]["high"], "ceiling QWK": hc["value"],
+                         "ceiling low": hc["low"], "ceiling high": hc["high"],
+                         "judge − ceiling": d.get("value"), "diff low": d.get("low"),
+                         "diff high": d.get("high"), "verdict": x["verdict"]["phrase"],
+                         "α with judge": x["alpha_with_judge"]["value"],
+                         "MAE": x["mae"]["value"], "bias": x["bias"],
+                         "alt-test": (x.get("alt_test") or {}).get("passed"),
+                         "unscored": f"{x['n_unscored']} of {x['n_judgments']}"})
+    return rows
 
 
 @dataclass(frozen=True)

@@ -3,9 +3,8 @@
 import pandas as pd
 import streamlit as st
 
-from analysis.bands import krippendorff_band
 from annotate.resources import engine
-from annotate.services.admin import live_agreement
+from annotate.services.admin import agreement_rows, live_agreement
 from annotate.services.quality import rater_models
 from annotate.session import require
 
@@ -13,22 +12,17 @@ require("admin")
 st.title("Agreement")
 B = st.select_slider("Bootstrap resamples", [200, 500, 1000, 2000], value=500)
 res = live_agreement(engine(), B=B, seed=0)
-rows = []
-for dim, d in res["dimensions"].items():
-    if "alpha" not in d:
-        continue
-    a = d["alpha"][d["level"]]
-    ci = d["alpha_ci"]
-    rows.append({"dimension": dim, "items": d["n_items"], "raters": d["n_raters"],
-                 f"α ({d['level']})": a, "CI low": ci["low"], "CI high": ci["high"],
-                 "reading": krippendorff_band(a), "Cohen κ quad.": d["cohen_kappa"]["quadratic"],
-                 "AC1": d["gwet"]["ac1"], "exact": d["percent_exact"]})
+rows = agreement_rows(res)
 if not rows:
     st.info("No ratings yet.")
 else:
     st.dataframe(pd.DataFrame(rows), hide_index=True)
     st.caption(f"95% CIs: unit (item) bootstrap, percentile, B = {B}, seed 0. α ≥ .800 "
-               "reliable, ≥ .667 tentative (Krippendorff). Includes simulated raters if any.")
+               "reliable, ≥ .667 tentative (Krippendorff). Cohen's κ: mean over rater pairs "
+               "weighted by the items they share (pairs sharing fewer than 10 left out). Human "
+               "ceiling: each rater against the mean of the others on the same item, pooled "
+               "(raters with fewer than 10 shared items left out). Empty cells are not "
+               "estimable; the notes say why. Includes simulated raters if any.")
     for dim, d in res["dimensions"].items():
         for n in d.get("notes", []):
             st.caption(f"{dim}: {n}")

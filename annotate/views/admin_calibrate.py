@@ -21,33 +21,33 @@ names = cal.config_names(engine())
 if not names:
     st.info("No judge configurations yet: run one with `h2h judge run`.")
     st.stop()
-c = st.columns([3, 1, 1, 1])
+c = st.columns([3, 1, 1, 1, 1])
 chosen = c[0].multiselect("Configurations", names, default=names[:4], key="h2h_cal_configs")
 sample = c[1].number_input("Sample (0 = all)", 0, 100_000, 0, key="h2h_cal_sample")
 seed = c[2].number_input("Seed", 0, 2**31 - 1, 0, key="h2h_cal_seed")
 B = c[3].select_slider("B", [200, 500, 1000, 2000], value=500, key="h2h_cal_B")
+margin = c[4].number_input("Margin (QWK)", 0.0, 0.5, 0.05, 0.01, key="h2h_cal_margin")
 if chosen:
     try:
         items = cal.calibration_items(engine(), int(sample) or None, int(seed))
         res = cal.compare_configs(engine(), chosen, items=items,
-                                  options=AnalysisOptions(B=B, seed=int(seed)))
+                                  options=AnalysisOptions(B=B, seed=int(seed),
+                                                          margin=float(margin)))
     except H2HError as exc:
         st.error(str(exc))
         st.stop()
     st.caption(f"{len(items)} human-rated items · paired item bootstrap, B = {B}, seed {seed}; "
-               "p-values Holm-corrected across dimensions.")
+               "QWK of each configuration and of the human ceiling against the same "
+               "leave-one-out consensus, pooled over (human, item) pairs; non-inferiority "
+               f"margin {margin:g}; p-values Holm-corrected across dimensions.")
     for r in res.values():
         st.markdown(f"**{r['verdict']['text']}**")
+        for n, x in r["configs"].items():
+            if n != r["verdict"].get("best"):
+                st.caption(f"{n}: {x['verdict']['text']}")
         for cav in r["verdict"].get("caveats", []):
             st.caption(cav)
-    rows = [{"dimension": d, "configuration": n, "QWK": x["qwk"]["value"],
-             "QWK low": x["qwk"]["low"], "QWK high": x["qwk"]["high"],
-             "α with judge": x["alpha_with_judge"]["value"], "MAE": x["mae"]["value"],
-             "bias": x["bias"], "unscored": x["unscored_rate"],
-             "alt-test": (x.get("alt_test") or {}).get("passed"),
-             "ceiling QWK": r["human_ceiling"].get("qwk")}
-            for d, r in res.items() for n, x in r["configs"].items()]
-    st.dataframe(pd.DataFrame(rows), hide_index=True)
+    st.dataframe(pd.DataFrame(cal.verdict_rows(res)), hide_index=True)
     fig = calibration_figure(res)
     if fig is not None:
         st.plotly_chart(fig, key="h2h_cal_fig")

@@ -98,8 +98,9 @@ def test_what_cannot_be_computed_is_null_with_a_note():
     emp = res["dimensions"]["empathy"]
     assert emp["alpha"]["ordinal"] is None and emp["alpha_ci"]["low"] is None
     assert emp["icc"]["ICC2"] is None and emp["fleiss_kappa"] is None
-    assert any("fewer than 2 raters" in n for n in emp["notes"])
-    assert any(n.startswith("fleiss_kappa: could not be computed") for n in emp["notes"])
+    # the reason is stated once, not once per coefficient that it makes undefined
+    assert emp["notes"] == ["fewer than 2 raters: agreement cannot be computed"]
+    assert emp["not_estimable"] == emp["notes"][0] and emp["status"] == "not estimable"
     json.dumps(res, allow_nan=False)
 
 

@@ -46,7 +46,7 @@ def test_verdict_picks_the_closer_judge_and_the_paired_ci_excludes_zero(case):
     assert q["p"] < 0.01
     c = res["configs"]["close-v2"]["qwk"]
     assert c["low"] < c["value"] < c["high"]
-    assert res["configs"]["far-v1"]["qwk"]["value"] < res["human_ceiling"]["qwk"]
+    assert res["configs"]["far-v1"]["qwk"]["value"] < res["human_ceiling"]["qwk"]["value"]
 
 
 def test_identical_configurations_are_indistinguishable(case):

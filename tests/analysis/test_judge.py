@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.judge import aggregate_samples, human_ceiling, judge_metrics
+from analysis.ceiling import human_ceiling
+from analysis.judge import aggregate_samples, judge_metrics
 from analysis.layout import Ratings
 
 VALUES = [1.0, 2.0, 3.0, 4.0, 5.0]
@@ -29,7 +30,7 @@ def study():
 def test_good_judge_beats_the_ceiling_and_passes(study):
     humans, good, _, _ = study
     jm = judge_metrics(humans, good, "ordinal", VALUES)
-    ceiling, _ = human_ceiling(humans, VALUES)
+    ceiling = human_ceiling(humans.matrix)
     assert jm.metrics["qwk"] > ceiling["qwk"]
     assert jm.metrics["mae"] < ceiling["mae"]
     assert jm.metrics["alpha_with_judge"] > jm.metrics["alpha_humans"]
@@ -78,7 +79,7 @@ def test_samples_aggregate_to_lower_median_and_self_consistency():
 
 def test_human_ceiling_is_leave_one_out(study):
     humans, _, _, _ = study
-    ceiling, notes = human_ceiling(humans, VALUES)
-    assert ceiling["n_humans"] == 5 and notes == []
+    ceiling = human_ceiling(humans.matrix)
+    assert ceiling["n_humans"] == 5
     assert abs(ceiling["bias"]) < 0.1
     assert 0 < ceiling["qwk"] < 1

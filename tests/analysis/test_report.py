@@ -133,3 +133,40 @@ def test_leaderboard_has_the_severity_adjusted_column(report):
     # the judge leaderboard is not adjusted (a judge has no severity in this model)
     with open(report["out"] / "tables" / "leaderboard_judge.csv", encoding="utf-8") as fh:
         assert "fair_mean" not in next(csv.reader(fh))
+
+
+def test_judge_table_shows_the_ceiling_with_cis_and_the_verdict(report):
+    ref = report["analysis"]
+    with open(report["out"] / "tables" / "judge_vs_ceiling.csv", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 10
+    outcomes = set()
+    for row in rows:
+        m = ref["judges"][row["judge"]][row["dimension"]]
+        vc = m["vs_ceiling"]
+        assert float(row["ceiling_qwk"]) == vc["ceiling_qwk"]["value"]
+        assert float(row["ceiling_low"]) == vc["ceiling_qwk"]["low"]
+        assert float(row["ceiling_high"]) == vc["ceiling_qwk"]["high"]
+        assert float(row["judge_minus_ceiling"]) == vc["difference"]["value"]
+        assert float(row["diff_low"]) < float(row["judge_minus_ceiling"]) < \
+            float(row["diff_high"])
+        assert row["verdict"] == m["verdict"]["phrase"]
+        outcomes.add(m["verdict"]["outcome"])
+    assert {"can_replace", "not_enough_evidence"} <= outcomes
+    md = (report["out"] / "report.md").read_text(encoding="utf-8")
+    assert "## Verdicts" in md and "can replace a human rater — QWK" in md
+    assert "not enough evidence yet (about" in md
+    e = ref["judges"]["sim-judge-anchored"]["empathy"]["vs_ceiling"]["ceiling_qwk"]
+    assert f"{e['value']:.3f} [{e['low']:.3f}, {e['high']:.3f}]" in md
+    assert "against the margin −0.05" in report["stdout"]
+
+
+def test_bootstrap_zero_writes_a_report_of_point_estimates(report, tmp_path):
+    proc = h2h("report", "--db", str(report["db"]), "--out", str(tmp_path / "r0"),
+               "--bootstrap", "0", "--no-figures")
+    assert "no verdict — QWK" in proc.stdout and "no confidence interval" in proc.stdout
+    m = json.loads((tmp_path / "r0" / "manifest.json").read_text(encoding="utf-8"))
+    assert m["bootstrap"]["B"] == 0
+    with open(tmp_path / "r0" / "tables" / "leaderboard_humans.csv", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert rows and all(r["mean"] and not r["low"] for r in rows)

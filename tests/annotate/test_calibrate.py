@@ -105,3 +105,65 @@ def test_simulated_configurations_cannot_be_run(demo, tmp_path):
     path = cal.write_template(tmp_path, "x", "", tmpl["system"], tmpl["user"], "")
     with pytest.raises(Exception, match="simulated configuration and cannot be run"):
         cal.start_prompt_version(get_engine(demo), base, "x", path, ["a"], tmp_path / "l")
+
+
+def _unscore(db, config: str, dimension: str) -> None:
+    """Make every judgment of a configuration on a dimension unscored (as a failed run)."""
+    import sqlalchemy as sa
+
+    with get_engine(db).begin() as c:
+        c.execute(sa.text("UPDATE judgment SET score = NULL, outcome = 'unparseable', "
+                          "unscored_reason = 'test' WHERE dimension = :d AND config_hash = "
+                          "(SELECT hash FROM judge_config WHERE name = :n)"),
+                  {"d": dimension, "n": config})
+
+
+def test_a_configuration_without_scored_judgments_on_a_dimension(demo):
+    # today: ValueError: cannot reshape array of size 0 (analysis/alpha.py via judge_metrics)
+    _unscore(demo, "sim-judge-plain", "safety")
+    both = json.loads(h2h("calibrate", "--db", str(demo), "--configs",
+                          "sim-judge-plain,sim-judge-anchored", "--bootstrap", "200",
+                          "--json").stdout)
+    plain = both["safety"]["configs"]["sim-judge-plain"]
+    assert plain["status"] == "no scored judgments" and plain["qwk"]["value"] is None
+    assert plain["alpha_with_judge"]["value"] is None
+    assert plain["verdict"]["outcome"] == "not_estimable"
+    assert plain["n_unscored"] == plain["n_judgments"] == 147
+    # the other configuration keeps all its items on that dimension
+    anchored = both["safety"]["configs"]["sim-judge-anchored"]
+    assert anchored["n_items"] == 147 and anchored["verdict"]["outcome"] != "not_estimable"
+    assert both["safety"]["verdict"]["best"] == "sim-judge-anchored"
+    alone = h2h("calibrate", "--db", str(demo), "--configs", "sim-judge-plain",
+                "--bootstrap", "200")
+    assert "no scored judgments" in alone.stdout and "no verdict" in alone.stdout
+    assert "Traceback" not in alone.stderr
+    analysis = json.loads(h2h("analyze", "--db", str(demo), "--bootstrap", "100",
+                              "--json").stdout)
+    m = analysis["judges"]["sim-judge-plain"]["safety"]
+    assert m["status"] == "no scored judgments" and m["alpha_with_judge"] is None
+
+
+def test_verdicts_show_the_ceiling_with_its_ci(demo):
+    proc = h2h("calibrate", "--db", str(demo), "--configs", "sim-judge-anchored",
+               "--bootstrap", "200", "--margin", "0.1")
+    out = proc.stdout
+    assert "margin 0.1" in out and "human ceiling" in out
+    assert "judge − ceiling [95% CI]" in out
+    assert "against the margin −0.1" in out
+    res = json.loads(h2h("calibrate", "--db", str(demo), "--configs", "sim-judge-anchored",
+                         "--bootstrap", "200", "--json").stdout)
+    for r in res.values():
+        hc = r["human_ceiling"]["qwk"]
+        assert hc["low"] < hc["value"] < hc["high"]
+        assert r["configs"]["sim-judge-anchored"]["verdict"]["outcome"] in (
+            "can_replace", "cannot_replace", "not_enough_evidence")
+
+
+def test_bootstrap_zero_compares_point_estimates_without_verdicts(demo):
+    res = json.loads(h2h("calibrate", "--db", str(demo), "--configs",
+                         "sim-judge-plain,sim-judge-anchored", "--bootstrap", "0",
+                         "--json").stdout)
+    for r in res.values():
+        assert r["pairs"] == [] and r["verdict"]["outcome"] == "not_estimable"
+        for c in r["configs"].values():
+            assert c["qwk"]["value"] is not None and c["qwk"]["low"] is None

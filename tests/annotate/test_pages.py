@@ -123,3 +123,29 @@ def test_report_page_builds_a_download(demo_db):
     data = at.session_state[state.REPORT_ZIP]
     names = zipfile.ZipFile(io.BytesIO(data)).namelist()
     assert {"report/report.html", "report/tables.tex", "report/manifest.json"} <= set(names)
+
+
+def test_calibration_page_shows_the_ceiling_with_cis_and_the_verdicts(demo_db):
+    at = _page("admin_calibrate.py", demo_db["admin"])
+    assert not at.exception
+    text = _texts(at)
+    assert "against the same leave-one-out consensus" in text
+    verdicts = [m.value for m in at.markdown if "best configuration" in m.value]
+    assert len(verdicts) == 5
+    assert all(any(o in v for o in ("can replace a human rater", "cannot replace a human rater",
+                                    "not enough evidence yet", "no verdict")) for v in verdicts)
+    df = at.dataframe[0].value
+    assert {"ceiling QWK", "ceiling low", "ceiling high", "judge − ceiling", "diff low",
+            "diff high", "verdict", "items"} <= set(df.columns)
+    assert (df["ceiling low"] < df["ceiling QWK"]).all()
+    assert (df["ceiling QWK"] < df["ceiling high"]).all()
+
+
+def test_agreement_page_weights_pairs_and_shows_the_ceiling(demo_db):
+    at = _page("admin_agreement.py", demo_db["admin"])
+    assert not at.exception
+    df = at.dataframe[0].value
+    assert {"Cohen κ quad. (weighted)", "ceiling QWK", "ceiling low", "ceiling high",
+            "status"} <= set(df.columns)
+    assert len(df) == 5
+    assert "weighted by the items they share" in _texts(at)

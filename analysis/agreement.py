@@ -1,0 +1,204 @@
+"""Human–human agreement on one dimension: every coefficient, or why it is not estimable.
+
+A coefficient is reported only when it means something:
+
+* no ratings at all: the dimension says "no ratings";
+* fewer than 2 raters, or fewer than ``min_units`` items rated by two or more raters (default
+  5): alpha, kappa, Gwet's AC1/AC2, Brennan–Prediger and ICC are not estimable, with that
+  reason, stated once;
+* every rating the same value: percent agreement is 1, Gwet's AC1/AC2 and Brennan–Prediger
+  are 1 (their chance agreement stays below 1), while alpha, kappa and ICC are undefined (no
+  variance: observed and expected disagreement are both 0), stated once.
+
+Weighted coefficients (Cohen's and Fleiss' kappa, AC2) weight by the distance between score
+values, and "within one" means within one scale unit, so uneven or non-integer scales are
+measured in their own units.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from .alpha import alpha, alpha_bootstrap
+from .chance import multi_rater, pairwise_cohen, percent_agreement
+from .icc import ICC_FORMS, icc
+from .layout import as_ratings, counts_matrix
+from .raters import binary_checks, rater_diagnostics
+
+if TYPE_CHECKING:
+    from .analyze import AnalysisOptions
+    from .scales import Scale
+
+__all__ = ["human_block", "LEVELS"]
+
+LEVELS = ("nominal", "ordinal", "interval", "ratio")
+
+
+def _empty(res: dict, opt: AnalysisOptions) -> dict:
+    res["alpha"] = {lv: None for lv in LEVELS}
+    res["alpha_ci"] = {"method": opt.ci_method, "level": opt.ci, "low": None, "high": None,
+                       "B": opt.B, "seed": opt.seed, "q_below_min": None,
+                       "alpha_min": opt.alpha_min, "on": res["level"]}
+    res["fleiss_kappa"] = None
+    res["cohen_kappa"] = {k: None for k in ("unweighted", "linear", "quadratic")}
+    res["icc"] = {f: None for f in ICC_FORMS}
+    res["gwet"] = {"ac1": None, "ac2_linear": None, "ac2_quadratic": None}
+    res["brennan_prediger"] = None
+    res.setdefault("percent_exact", None)
+    res.setdefault("percent_within1", None)
+    res.setdefault("raters", {})
+    return res
+
+
+def _none(x: float) -> float | None:
+    return float(x) if x is not None and np.isfinite(x) else None
+
+
+def human_block(sub: pd.DataFrame, sc: Scale, opt: AnalysisOptions) -> dict[str, Any]:
+    """The agreement block of one dimension from its long ratings (item, rater, score)."""
+    from .analyze import clean
+
+    notes: list[str] = []
+    vals = sc.values
+    scored = sub.dropna(subset=["score"])
+    res: dict[str, Any] = {
+        "level": sc.level, "scale": list(vals),
+        "n_items": int(scored["item"].nunique()), "n_raters": int(scored["rater"].nunique()),
+        "n_ratings": int(len(scored)), "n_cannot_rate": int(sub["score"].isna().sum()),
+        "n_items_pairable": 0, "status": "ok", "not_estimable": None}
+    if sc.labels:
+        res["labels"] = list(sc.labels)
+    if res["n_cannot_rate"]:
+        notes.append(f"{res['n_cannot_rate']} 'cannot rate' entries are left out")
+    if res["n_ratings"] == 0:
+        res["status"] = "no ratings"
+        res["not_estimable"] = "no ratings"
+        notes.append("no ratings")
+        return {**_empty(res, opt), "notes": notes}
+    r = as_ratings(scored)
+    per_item = np.sum(~np.isnan(r.matrix), axis=1)
+    res["n_items_pairable"] = int(np.sum(per_item >= 2))
+    observed = np.unique(r.matrix[~np.isnan(r.matrix)])
+    if r.n_raters < 2:
+        reason = "fewer than 2 raters: agreement cannot be computed"
+    elif res["n_items_pairable"] < opt.min_units:
+        k = res["n_items_pairable"]
+        reason = (f"only {k} item{'s' if k != 1 else ''} rated by two or more raters (minimum "
+                  f"{opt.min_units}): alpha, kappa, AC1/AC2 and ICC are not estimable")
+    else:
+        reason = None
+    counts = counts_matrix(r.matrix, vals)
+    if res["n_items_pairable"]:
+        exact, within = percent_agreement(r, vals)
+        res["percent_exact"], res["percent_within1"] = _none(exact), _none(within)
+    diag = rater_diagnostics(r, sc.level, vals)
+    res["raters"] = {k: vars(v) for k, v in diag.items()}
+    if reason:
+        res["status"] = "not estimable"
+        res["not_estimable"] = reason
+        notes.append(reason)
+        out = _empty(res, opt)
+        out = clean(out, notes)
+        out["notes"] = notes
+        return out
+    constant = observed.size == 1
+    one_value_scale = len(vals) < 2
+    if constant:
+        res["status"] = "no variance"
+        res["not_estimable"] = (
+            f"every rating is {observed[0]:g}: alpha, kappa and ICC are undefined (no "
+            "variance); " + ("percent agreement is 1 (AC1 and Brennan–Prediger need a scale of "
+                             "two or more values: declare it)" if one_value_scale else
+                             "percent agreement, AC1 and Brennan–Prediger are 1"))
+        notes.append(res["not_estimable"])
+        _empty(res, opt)
+    else:
+        _coefficients(res, r, sc, opt, notes)
+    if not one_value_scale:
+        un, lin, quad = (multi_rater(counts, kind, vals) for kind in ("unweighted", "linear",
+                                                                      "quadratic"))
+        res["gwet"] = {"ac1": un.gwet, "ac2_linear": lin.gwet, "ac2_quadratic": quad.gwet}
+        res["brennan_prediger"] = un.brennan_prediger
+    if sc.binary:
+        b = binary_checks(r)
+        res["binary"] = {"prevalence": b.prevalence, "raters": b.raters}
+    out = clean(res, notes)
+    out["notes"] = notes
+    return out
+
+
+def _coefficients(res: dict, r, sc: Scale, opt: AnalysisOptions, notes: list[str]) -> None:
+    vals = sc.values
+    levels_ok = LEVELS if sc.level != "nominal" else ("nominal",)
+    res["alpha"] = {}
+    for lv in LEVELS:
+        if lv not in levels_ok:
+            res["alpha"][lv] = None
+            continue
+        if lv == "ratio" and min(vals) < 0:
+            res["alpha"][lv] = None
+            notes.append("alpha.ratio: needs a scale without negative values")
+            continue
+        res["alpha"][lv] = alpha(r, lv, vals)
+    if sc.level == "nominal":
+        notes.append("alpha: only the nominal level is meaningful for a nominal scale")
+    res["alpha_ci"] = {"method": opt.ci_method, "level": opt.ci, "low": None, "high": None,
+                       "B": opt.B, "seed": opt.seed, "q_below_min": None}
+    if opt.B > 0:
+        res["alpha_ci"] = alpha_bootstrap(r, sc.level, B=opt.B, seed=opt.seed, ci=opt.ci,
+                                          alpha_min=opt.alpha_min, method=opt.ci_method,
+                                          values=vals).as_dict()
+    res["alpha_ci"]["alpha_min"] = opt.alpha_min
+    res["alpha_ci"]["on"] = sc.level
+    counts = counts_matrix(r.matrix, vals)
+    res["fleiss_kappa"] = multi_rater(counts, "unweighted").fleiss_kappa
+    ck = {kind: pairwise_cohen(r, vals, kind, opt.min_shared_items, on="value")
+          for kind in ("unweighted", "linear", "quadratic")}
+    res["cohen_kappa"] = {k: v.value for k, v in ck.items()}
+    q = ck["quadratic"]
+    res["cohen_pairs"] = {"weighting": "mean over rater pairs weighted by their shared items",
+                          "used": q.pairs_used, "too_few_items": q.pairs_too_few,
+                          "undefined": {k: v.pairs_undefined for k, v in ck.items()},
+                          "min_items": q.min_items, "shared_items": q.items}
+    notes.append(_cohen_note(ck, r.n_raters))
+    if sc.level == "nominal":
+        res["icc"] = {f: None for f in ICC_FORMS}
+        notes.append("icc: not meaningful for a nominal scale")
+        return
+    ir = icc(r, opt.ci)
+    if ir is None:
+        res["icc"] = {f: None for f in ICC_FORMS}
+        notes.append("icc: needs at least 2 items rated by 2 or more raters")
+        return
+    res["icc"] = {k: {"value": v.value, "low": v.low, "high": v.high}
+                  for k, v in ir.forms.items()}
+    res["icc_table"] = {"method": ir.method, "n_items": ir.n_items, "n_raters": ir.n_raters,
+                        "n_ratings": ir.n_ratings}
+    how = ("two-way ANOVA on the complete table" if ir.method == "anova" else
+           "linear mixed model (crossed random items and raters, REML, as R psych::ICC with "
+           "lme4) because ratings are missing")
+    notes.append(f"icc: {how}; {ir.n_items} items × {ir.n_raters} raters, "
+                 f"{ir.n_ratings} ratings")
+
+
+def _cohen_note(ck: dict, n_raters: int) -> str:
+    q = ck["quadratic"]
+    if q.pairs_used == 0:
+        parts = [f"cohen_kappa: not estimable, no rater pair has a defined kappa on at least "
+                 f"{q.min_items} shared items"]
+    elif n_raters == 2:
+        parts = [f"cohen_kappa: the two raters' kappa on their {q.items} shared items"]
+    else:
+        parts = [f"cohen_kappa: mean over {q.pairs_used} rater pairs weighted by their shared "
+                 f"items ({q.items} in all)"]
+    if q.pairs_too_few:
+        parts.append(f"{q.pairs_too_few} pairs sharing fewer than {q.min_items} items left "
+                     "out")
+    undefined = {k: v.pairs_undefined for k, v in ck.items() if v.pairs_undefined}
+    if undefined:
+        parts.append("kappa undefined (no variance on the shared items) for "
+                     + ", ".join(f"{n} pairs ({k})" for k, n in undefined.items()))
+    return "; ".join(parts)

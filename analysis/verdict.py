@@ -1,0 +1,162 @@
+"""Can this judge replace a human rater? One decision rule for every place that says so.
+
+Three outcomes, from two pieces of evidence on the same items:
+
+* the alternative annotator test (Calderon, Reichart & Dror 2025; :mod:`analysis.alttest`);
+* the paired item-bootstrap CI of ``d = QWK(judge) - QWK(human ceiling)``, both against the
+  same leave-one-out consensus (:mod:`analysis.ceiling`), and a non-inferiority margin
+  ``delta`` (default 0.05 QWK; Wellek 2010):
+
+====================  ======================================================================
+can replace           the alternative annotator test passes **and** the CI's lower bound is
+                      above ``-delta`` (the judge is at most ``delta`` worse than a human)
+cannot replace        the CI's upper bound is below ``-delta`` (clearly worse than a human)
+not enough evidence   anything else; with the number of human-rated items projected to settle
+                      it (below)
+====================  ======================================================================
+
+and ``not estimable`` when there is nothing to decide on (no scored judgments, too few items,
+no bootstrap, an undefined QWK).
+
+**Projection.** A percentile CI's half-width shrinks as ``1/sqrt(n)`` in the items. With ``n``
+items now, bootstrap standard deviation ``s`` of ``d`` and ``z = Phi^-1(1 - (1 - ci)/2)``, the
+CI excludes ``-delta`` once ``z s sqrt(n / n*) < |d + delta|``, i.e. at about
+
+    n* = n (z s / |d + delta|)^2
+
+items, if the observed difference and variance held. When the alternative annotator test
+could not be run (no human with ``min_items`` items), at least ``ceil(min_items / f)`` items are
+needed too, ``f`` being the largest share of the items that one human rated.
+
+References
+----------
+Calderon, N., Reichart, R., & Dror, R. (2025). The Alternative Annotator Test for
+LLM-as-a-Judge. ACL 2025.
+Wellek, S. (2010). Testing Statistical Hypotheses of Equivalence and Noninferiority (2nd ed.).
+Chapman & Hall/CRC.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Literal
+
+from scipy import stats
+
+__all__ = ["Outcome", "Verdict", "replacement_verdict", "items_needed", "OUTCOME_TEXT"]
+
+Outcome = Literal["can_replace", "cannot_replace", "not_enough_evidence", "not_estimable"]
+
+OUTCOME_TEXT: dict[str, str] = {
+    "can_replace": "can replace a human rater",
+    "cannot_replace": "cannot replace a human rater",
+    "not_enough_evidence": "not enough evidence yet",
+    "not_estimable": "no verdict",
+}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    outcome: Outcome
+    reasons: tuple[str, ...]
+    margin: float
+    items_needed: int | None = None
+    n_items: int = 0
+    details: dict = field(default_factory=dict)
+
+    @property
+    def phrase(self) -> str:
+        base = OUTCOME_TEXT[self.outcome]
+        if self.outcome == "not_enough_evidence" and self.items_needed is not None:
+            return f"{base} (about {self.items_needed} human-rated items needed)"
+        return base
+
+    @property
+    def text(self) -> str:
+        return f"{self.phrase} — {'; '.join(self.reasons)}."
+
+    def as_dict(self) -> dict:
+        return {"outcome": self.outcome, "phrase": self.phrase, "text": self.text,
+                "reasons": list(self.reasons), "margin": self.margin,
+                "items_needed": self.items_needed, "n_items": self.n_items, **self.details}
+
+
+def items_needed(n: int, d: float, sd: float, margin: float, ci: float = 0.95) -> int | None:
+    """Items at which a CI of ``d`` with bootstrap SD ``sd`` at ``n`` items would exclude
+    ``-margin`` (see the module); None when ``d`` sits exactly on the margin.
+
+    Examples
+    --------
+    100 items, d = -0.02, sd = 0.03, margin 0.05: n* = 100 (1.96 · 0.03 / 0.03)^2 = 384.1.
+
+    >>> items_needed(100, -0.02, 0.03, 0.05)
+    385
+    """
+    gap = abs(d + margin)
+    if gap < 1e-12 or not math.isfinite(sd):
+        return None
+    z = float(stats.norm.ppf(1 - (1 - ci) / 2))
+    return int(math.ceil(n * (z * sd / gap) ** 2))
+
+
+def _f(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.3f}"
+
+
+def replacement_verdict(comparison: dict | None, alt: dict | None, *, margin: float,
+                        ci: float = 0.95, alt_min_items: int = 30,
+                        max_human_share: float | None = None,
+                        not_estimable: str | None = None) -> Verdict:
+    """The verdict from a ceiling comparison (``CeilingComparison.as_dict()``) and an
+    alternative annotator test result (``AltTestResult.as_dict()``), or ``not_estimable`` with
+    the reason given."""
+    if margin < 0:
+        raise ValueError(f"margin must be 0 or more; got {margin}")
+    if not_estimable:
+        return Verdict("not_estimable", (not_estimable,), margin)
+    if comparison is None:
+        return Verdict("not_estimable", ("no comparison with the human ceiling",), margin)
+    n = int(comparison["n_items"])
+    diff = comparison["difference"]
+    d, lo, hi, sd = diff["value"], diff["low"], diff["high"], diff.get("sd")
+    j, c = comparison["judge_qwk"]["value"], comparison["ceiling_qwk"]["value"]
+    details = {"difference": {"value": d, "low": lo, "high": hi}, "judge_qwk": j,
+               "ceiling_qwk": c}
+    if d is None:
+        return Verdict("not_estimable", ("QWK of the judge or of the human ceiling is "
+                                         "undefined on these items",), margin, None, n, details)
+    qwk = (f"QWK {_f(j)} vs human ceiling {_f(c)} on the same {n} items, difference "
+           f"{d:+.3f}")
+    if lo is None or hi is None:
+        return Verdict("not_estimable", (qwk, "no confidence interval (bootstrap skipped or "
+                                         "too few items)"), margin, None, n, details)
+    qwk += f" [{lo:+.3f}, {hi:+.3f}] against the margin −{margin:g}"
+    alt = alt or {}
+    passed = alt.get("passed")
+    if passed is None:
+        alt_txt = "alternative annotator test not run (no human rated " \
+                  f"{alt_min_items} of these items)"
+    else:
+        alt_txt = (f"alternative annotator test {'passed' if passed else 'failed'} "
+                   f"(ω = {_f(alt.get('winning_rate'))}, ρ = {_f(alt.get('advantage_prob'))})")
+    reasons: tuple[str, ...] = (qwk, alt_txt)
+    if hi < -margin:
+        return Verdict("cannot_replace", reasons, margin, None, n, details)
+    if lo > -margin and passed:
+        return Verdict("can_replace", reasons, margin, None, n, details)
+    if lo > -margin and passed is False:
+        reasons += ("QWK alone is within the margin, but the alternative annotator test says "
+                    "the judge does not match the humans item by item",)
+    needed: int | None = None
+    settleable = True
+    if lo <= -margin and sd is not None:
+        needed = items_needed(n, d, sd, margin, ci)
+        if needed is None or needed > 100 * n:
+            needed, settleable = None, False
+            reasons += ("the difference sits so close to the margin that even 100 times the "
+                        "items would likely not settle it",)
+    if passed is None and max_human_share and settleable:
+        alt_need = int(math.ceil(alt_min_items / max_human_share))
+        needed = max(needed or 0, alt_need)
+    return Verdict("not_enough_evidence", reasons, margin, needed, n, details)

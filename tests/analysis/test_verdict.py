@@ -1,0 +1,90 @@
+"""The one replacement verdict: its three outcomes at their boundaries, the projection of the
+items needed, and the reasons it gives."""
+
+from __future__ import annotations
+
+import pytest
+
+from analysis.verdict import items_needed, replacement_verdict
+
+
+def _cmp(d, lo, hi, sd=0.03, n=100, j=0.8, c=0.8):
+    return {"n_items": n, "difference": {"value": d, "low": lo, "high": hi, "sd": sd},
+            "judge_qwk": {"value": j}, "ceiling_qwk": {"value": c}}
+
+
+PASS = {"passed": True, "winning_rate": 1.0, "advantage_prob": 0.9}
+FAIL = {"passed": False, "winning_rate": 0.0, "advantage_prob": 0.6}
+NOT_RUN = {"passed": None}
+
+
+@pytest.mark.parametrize("d,lo,hi,alt,outcome", [
+    (0.02, -0.01, 0.05, PASS, "can_replace"),        # CI above -0.05, test passed
+    (0.02, -0.01, 0.05, FAIL, "not_enough_evidence"),  # QWK fine but the test failed
+    (0.02, -0.01, 0.05, NOT_RUN, "not_enough_evidence"),
+    (-0.03, -0.0499, 0.0, PASS, "can_replace"),      # just above the margin
+    (-0.03, -0.05, 0.0, PASS, "not_enough_evidence"),  # on the margin is not above it
+    (-0.03, -0.08, 0.0, PASS, "not_enough_evidence"),  # straddles the margin
+    (-0.12, -0.2, -0.0501, PASS, "cannot_replace"),  # below the margin, whatever the test
+    (-0.12, -0.2, -0.0501, NOT_RUN, "cannot_replace"),
+    (-0.12, -0.2, -0.05, FAIL, "not_enough_evidence"),  # touching the margin is not below
+])
+def test_outcomes_at_the_margin(d, lo, hi, alt, outcome):
+    v = replacement_verdict(_cmp(d, lo, hi), alt, margin=0.05)
+    assert v.outcome == outcome
+
+
+def test_margin_zero_is_plain_superiority_of_the_ceiling():
+    assert replacement_verdict(_cmp(0.01, 0.001, 0.02), PASS, margin=0).outcome == \
+        "can_replace"
+    assert replacement_verdict(_cmp(-0.01, -0.02, -0.001), PASS, margin=0).outcome == \
+        "cannot_replace"
+
+
+def test_items_needed_by_hand():
+    # n* = n (z s / |d + margin|)^2 with z = 1.959964:
+    # 100 (1.959964 * 0.03 / 0.03)^2 = 384.15 → 385
+    assert items_needed(100, -0.02, 0.03, 0.05) == 385
+    # 50 (1.959964 * 0.04 / 0.01)^2 = 50 * 16 * 3.841459 = 3073.17 → 3074; the sign of
+    # d + margin does not matter
+    assert items_needed(50, -0.04, 0.04, 0.05) == 3074
+    assert items_needed(50, -0.06, 0.04, 0.05) == 3074
+    # 90% CI: z = 1.644854: 100 (1.644854)^2 = 270.55 → 271
+    assert items_needed(100, -0.02, 0.03, 0.05, ci=0.90) == 271
+    assert items_needed(100, -0.05, 0.03, 0.05) is None
+
+
+def test_not_enough_evidence_names_the_items_needed():
+    v = replacement_verdict(_cmp(-0.02, -0.079, 0.04, sd=0.03), PASS, margin=0.05)
+    assert v.outcome == "not_enough_evidence" and v.items_needed == 385
+    assert v.phrase == "not enough evidence yet (about 385 human-rated items needed)"
+    assert "difference -0.020 [-0.079, +0.040] against the margin −0.05" in v.text
+
+
+def test_projection_includes_the_alternative_annotator_tests_minimum():
+    # CI already above the margin, but no human has 30 items: the test needs
+    # ceil(30 / 0.25) = 120 items when each human rates a quarter of them.
+    v = replacement_verdict(_cmp(0.05, 0.01, 0.09, n=40), NOT_RUN, margin=0.05,
+                            max_human_share=0.25)
+    assert v.outcome == "not_enough_evidence" and v.items_needed == 120
+    assert "alternative annotator test not run" in v.text
+    # both: the larger of the two
+    v = replacement_verdict(_cmp(-0.02, -0.079, 0.04, sd=0.03, n=100), NOT_RUN,
+                            margin=0.05, max_human_share=0.5)
+    assert v.items_needed == 385
+
+
+def test_a_difference_on_the_margin_is_not_projected():
+    v = replacement_verdict(_cmp(-0.0501, -0.1, 0.0, sd=0.03), PASS, margin=0.05)
+    assert v.outcome == "not_enough_evidence" and v.items_needed is None
+    assert "even 100 times the items" in v.text
+
+
+def test_no_verdict_without_a_ci_or_without_scores():
+    v = replacement_verdict(_cmp(0.02, None, None), PASS, margin=0.05)
+    assert v.outcome == "not_estimable" and "bootstrap skipped" in v.text
+    v = replacement_verdict(None, None, margin=0.05, not_estimable="no scored judgments")
+    assert v.outcome == "not_estimable" and v.phrase == "no verdict"
+    assert v.text == "no verdict — no scored judgments."
+    with pytest.raises(ValueError, match="margin"):
+        replacement_verdict(None, None, margin=-0.1)
