@@ -185,10 +185,12 @@ class GenSink:
         text = req.system + "".join(m.text for m in req.messages)
         return req, estimate_tokens(text) + min(unit.spec.max_tokens, 400)
 
-    def _ledger(self, unit: GenUnit, status: str, usage=None, cost: float | None = 0.0):
+    def _ledger(self, unit: GenUnit, status: str, usage=None, cost: float | None = 0.0,
+                seconds: float | None = None):
         return ledger_row(config_hash=unit.spec.hash, item_id=unit.item_id,
-                            call_kind="generate", provider=unit.spec.provider,
-                            model=unit.spec.model, status=status, usage=usage, cost=cost)
+                          call_kind="generate", provider=unit.spec.provider,
+                          model=unit.spec.model, status=status, usage=usage, cost=cost,
+                          seconds=seconds)
 
     def _generation(self, s, unit: GenUnit, **kw: Any) -> None:
         old = s.exec(select(Generation).where(
@@ -203,7 +205,8 @@ class GenSink:
 
     def attempt_failed(self, unit: GenUnit, err: ProviderError) -> None:
         with write_session(self.engine) as s:
-            insert_ledger(s.connection(), [self._ledger(unit, err.label)])
+            insert_ledger(s.connection(), [self._ledger(unit, err.label,
+                                                        seconds=err.seconds)])
 
     def succeeded(self, unit: GenUnit, reply: Reply) -> Tally:
         u = reply.usage
@@ -215,7 +218,7 @@ class GenSink:
         tally = Tally(cost=cost)
         with write_session(self.engine) as s:
             insert_ledger(s.connection(), [self._ledger(unit, "ok" if text else "empty reply",
-                                                        u, cost)])
+                                                        u, cost, reply.seconds)])
             common = {"raw_reply": reply.text, "input_tokens": u.input_tokens,
                       "output_tokens": u.output_tokens}
             if not text:

@@ -215,16 +215,16 @@ class JudgeSink:
     def request_for(self, unit: JudgeUnit) -> tuple[Request, int]:
         return unit_request(self.plan, unit)
 
-    def ledger(self, unit: JudgeUnit, status: str, usage=None,
-               cost: float | None = 0.0) -> dict[str, Any]:
+    def ledger(self, unit: JudgeUnit, status: str, usage=None, cost: float | None = 0.0,
+               seconds: float | None = None) -> dict[str, Any]:
         return ledger_row(config_hash=self.spec.hash, item_id=unit.item_id,
-                            call_kind="judge", provider=self.spec.provider,
-                            model=self.spec.model, status=status, usage=usage, cost=cost,
-                            batch=self.batch_id is not None)
+                          call_kind="judge", provider=self.spec.provider,
+                          model=self.spec.model, status=status, usage=usage, cost=cost,
+                          batch=self.batch_id is not None, seconds=seconds)
 
     def attempt_failed(self, unit: JudgeUnit, err: ProviderError) -> None:
         with write_connection(self.engine) as conn:
-            insert_ledger(conn, [self.ledger(unit, err.label)])
+            insert_ledger(conn, [self.ledger(unit, err.label, seconds=err.seconds)])
 
     def rows_for(self, unit: JudgeUnit, reply: Reply) -> tuple[list[dict[str, Any]], Tally]:
         parsed = parse_answer(reply.text, reply.data, self.dims(unit),
@@ -259,7 +259,7 @@ class JudgeSink:
         status = "ok" if not tally.unscored else "unscored answer"
         with write_connection(self.engine) as conn:  # the answer and its cost, together
             store_judgments(conn, self.spec.hash, rows)
-            insert_ledger(conn, [self.ledger(unit, status, u, tally.cost)])
+            insert_ledger(conn, [self.ledger(unit, status, u, tally.cost, reply.seconds)])
         return tally
 
     def failure_rows(self, unit: JudgeUnit, reason: str) -> list[dict[str, Any]]:

@@ -72,6 +72,7 @@ class RunStats:
     planned: int = 0
     calls: int = 0
     failed_attempts: int = 0
+    refused: int = 0             # requests refused for want of an output form (not retried)
     scored: int = 0
     unscored: int = 0
     request_failed: int = 0
@@ -79,6 +80,8 @@ class RunStats:
     unpriced: bool = False
     reasons: Counter = field(default_factory=Counter)
     elapsed: float = 0.0
+    output_form: str | None = None  # the structured-output form the run settled on
+    notes: list[str] = field(default_factory=list)  # how it got there
 
     def add(self, t: Tally) -> None:
         self.scored += t.scored
@@ -141,6 +144,13 @@ class _Run(Generic[U]):
     def _delay(self, attempt: int, err: ProviderError) -> float:
         return backoff_delay(self.options, attempt, err)
 
+    async def _refused(self, unit: U, refusals) -> None:
+        """Capability answers: in the ledger as attempts, never retried or counted as
+        failures (the provider has already stepped down to the next form)."""
+        for r in refusals:
+            self.stats.refused += 1
+            await self._db(self.sink.attempt_failed, unit, r)
+
     async def one(self, unit: U) -> None:
         request, estimate = self.sink.request_for(unit)
         for attempt in range(self.options.max_retries + 1):
@@ -148,6 +158,7 @@ class _Run(Generic[U]):
             try:
                 reply = await self.provider.complete(request)
             except ProviderError as err:
+                await self._refused(unit, err.refused)
                 if not err.retryable:
                     raise
                 self.stats.failed_attempts += 1
@@ -163,6 +174,7 @@ class _Run(Generic[U]):
                     self.limiter.pause_for(delay)
                 await asyncio.sleep(delay)
                 continue
+            await self._refused(unit, reply.refused)
             self.limiter.settle(estimate, reply.usage.total)
             self.stats.calls += 1
             tally = await self._db(self.sink.succeeded, unit, reply)

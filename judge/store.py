@@ -23,6 +23,7 @@ from data.errors import H2HError
 from data.models import CostEntry, JudgeBatch, JudgeConfigRow, Judgment, utcnow
 
 __all__ = ["Key", "ExistingJudgment", "save_config", "check_name_free", "find_config",
+           "record_output_form", "stored_output_form",
            "list_configs", "existing_judgments", "open_batch_keys", "store_judgments",
            "ledger_row", "insert_ledger", "add_ledger"]
 
@@ -48,6 +49,23 @@ def save_config(engine: Engine, row: JudgeConfigRow) -> JudgeConfigRow:
             old.samples = row.samples
             s.add(old)
         return old
+
+
+def record_output_form(engine: Engine, config_hash: str, form: str | None) -> None:
+    """Remember the structured-output form a run settled on (the next run starts there)."""
+    if form is None:
+        return
+    with write_session(engine) as s:
+        row = s.get(JudgeConfigRow, config_hash)
+        if row is not None and row.output_form != form:
+            row.output_form = form
+            s.add(row)
+
+
+def stored_output_form(engine: Engine, config_hash: str) -> str | None:
+    with read_session(engine) as s:
+        row = s.get(JudgeConfigRow, config_hash)
+        return None if row is None else row.output_form
 
 
 def check_name_free(s: Session, name: str, config_hash: str) -> None:
@@ -151,9 +169,11 @@ def store_judgments(conn: sa.Connection, config_hash: str,
 
 def ledger_row(*, config_hash: str, item_id: str | None, call_kind: str, provider: str,
                model: str, status: str, usage=None, cost: float | None = 0.0,
-               batch: bool = False) -> dict[str, Any]:
-    """One cost-ledger entry as a row (``usage`` None for an attempt that got no answer)."""
+               batch: bool = False, seconds: float | None = None) -> dict[str, Any]:
+    """One cost-ledger entry as a row (``usage`` None for an attempt that got no answer;
+    ``seconds`` the attempt's wall time, None when unknown, e.g. inside a batch)."""
     return {"config_hash": config_hash, "item_id": item_id, "call_kind": call_kind,
+            "seconds": seconds,
             "provider": provider, "model": model, "status": status[:60],
             "input_tokens": usage.input_tokens if usage else 0,
             "output_tokens": usage.output_tokens if usage else 0,
