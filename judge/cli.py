@@ -41,7 +41,9 @@ BaseUrlOpt = Annotated[str | None, typer.Option(
 KeyEnvOpt = Annotated[str | None, typer.Option(
     "--api-key-env", help="Environment variable holding the API key. Default: "
     "ANTHROPIC_API_KEY / OPENAI_API_KEY.")]
-ConcurrencyOpt = Annotated[int, typer.Option(help="Calls in flight at once.")]
+ConcurrencyOpt = Annotated[int | None, typer.Option(
+    help="Calls in flight at once (default 8; 2 for a server on this machine; 1 for "
+    "--provider local). Lowered by itself when queued calls time out.")]
 RpmOpt = Annotated[float | None, typer.Option("--rpm", help="At most this many requests per "
                                               "minute.")]
 TpmOpt = Annotated[float | None, typer.Option("--tpm", help="At most about this many tokens per "
@@ -85,17 +87,64 @@ def _print_request(label: str, req: Request) -> None:
     out.rule()
 
 
+def _concurrency(given: int | None, provider: str, base_url: str | None) -> tuple[int, str]:
+    from .providers import default_concurrency
+
+    if given is not None:
+        return given, "--concurrency"
+    return default_concurrency(provider, base_url)
+
+
+_HINTS = {
+    "timeout": "the server did not answer within --timeout. A model on a CPU can need minutes "
+               "per answer, and a local server queues calls: try a longer --timeout (e.g. "
+               "--timeout 600) and --concurrency 1",
+    "connection": "check that the server is running and that --base-url is right",
+    "server": "see the server's log for the cause. If it fails only on structured output, try "
+              "--no-structured; --concurrency 1 or a smaller --max-tokens eases a struggling "
+              "local server",
+    "overloaded": "the service is overloaded: try again later, or lower --concurrency",
+    "rate_limit": "lower --rpm / --tpm or --concurrency, or try again later",
+}
+
+
 def _print_stats(stats: RunStats, what: str = "judgments") -> None:
+    """The run summary; raises (exit 1) when every call failed."""
     from .progress import format_usd
 
     stored = stats.scored + stats.unscored + stats.request_failed
+    refused = f"; {stats.refused} refused for their output form" if stats.refused else ""
     out.print(f"Done in {stats.elapsed:.1f} s: {stats.calls} calls "
-              f"({stats.failed_attempts} failed attempts retried or given up); stored {stored} "
-              f"{what}: {stats.scored} ok, {stats.unscored} unscored, {stats.request_failed} "
-              f"request failures; cost {format_usd(stats.cost, stats.unpriced)}")
+              f"({stats.failed_attempts} failed attempts retried or given up{refused}); "
+              f"stored {stored} {what}: {stats.scored} ok, {stats.unscored} unscored, "
+              f"{stats.request_failed} request failures; cost "
+              f"{format_usd(stats.cost, stats.unpriced)}")
+    if stats.output_form:
+        out.print(f"Structured output: {stats.output_form}")
+    for note in stats.notes:
+        out.print(f"Note: {note}")
     if stats.reasons:
-        out.print("Not scored: " + ", ".join(f"{k} {v}" for k, v in stats.reasons.most_common())
-                  + " (see `h2h judge export`; request failures are asked again next run)")
+        parts = []
+        for cat, n in stats.reasons.most_common():
+            example = stats.examples.get(cat)
+            if cat == "request" and stats.failures:
+                example = stats.failures.most_common(1)[0][0]
+            parts.append(f"{n} {cat}" + (f" (e.g. {example})" if example else ""))
+        out.print("Not scored: " + ", ".join(parts) + " (see `h2h judge export`; request "
+                  "failures are asked again next run)")
+    if not stats.planned:
+        return
+    if stats.scored + stats.unscored == 0 and stats.request_failed:
+        text, n = stats.failures.most_common(1)[0] if stats.failures else ("unknown", 0)
+        kind = stats.failure_kinds.most_common(1)[0][0] if stats.failure_kinds else ""
+        hint = _HINTS.get(kind, "run the same command again: failed calls are asked again")
+        raise H2HError(f"every one of the {stats.planned} calls failed; most common: {n} × "
+                       f"{text}. What to try: {hint}. The failures are stored and asked again "
+                       "by the next run.")
+    if stats.scored == 0 and stats.unscored and what == "judgments":
+        out.print("No answer could be scored: the replies did not give a score on the "
+                  "rubric's scale (`h2h judge export` shows each raw reply and why). Try "
+                  "--reason-first, another --template, or a larger model.")
 
 
 def _describe(spec: JudgeSpec) -> str:
@@ -149,7 +198,7 @@ def run_cmd(
     dimensions: Annotated[list[str] | None, typer.Option(help="Only these dimensions.")] = None,
     base_url: BaseUrlOpt = None,
     api_key_env: KeyEnvOpt = None,
-    concurrency: ConcurrencyOpt = 8,
+    concurrency: ConcurrencyOpt = None,
     rpm: RpmOpt = None,
     tpm: TpmOpt = None,
     max_retries: RetriesOpt = 6,
@@ -210,10 +259,13 @@ def run_cmd(
     filters = Filters(items=_csv_list(items), task=task, limit=limit,
                       dimensions=_csv_list(dimensions))
     table = load_prices(prices)
-    options = _options(concurrency, rpm, tpm, max_retries, backoff)
+    n_calls, why = _concurrency(concurrency, spec.provider, base_url)
+    options = _options(n_calls, rpm, tpm, max_retries, backoff)
     prov = make_provider(spec.provider, base_url=base_url, api_key_env=api_key_env,
-                         timeout=timeout, structured=spec.structured, concurrency=concurrency)
+                         timeout=timeout, structured=spec.structured, concurrency=n_calls)
     out.print(_describe(spec))
+    if not dry and not batch:
+        out.print(f"Concurrency {n_calls} ({why})")
     if dry:
         from .judging import plan_judging
         plan = plan_judging(engine, spec, filters)
@@ -462,7 +514,7 @@ def generate(
     max_tokens: Annotated[int, typer.Option(help="Longest response in tokens.")] = 1024,
     base_url: BaseUrlOpt = None,
     api_key_env: KeyEnvOpt = None,
-    concurrency: ConcurrencyOpt = 8,
+    concurrency: ConcurrencyOpt = None,
     rpm: RpmOpt = None,
     tpm: TpmOpt = None,
     max_retries: RetriesOpt = 6,
@@ -531,10 +583,12 @@ def generate(
     if not plan.units:
         out.print("Nothing to generate: every response in scope exists. No request was made.")
         return
+    n_calls, why = _concurrency(concurrency, provider, base_url)
+    out.print(f"Concurrency {n_calls} ({why})")
     prov = make_provider(provider, base_url=base_url, api_key_env=api_key_env, timeout=timeout,
-                         concurrency=concurrency)
+                         concurrency=n_calls)
     stats = run_generation(engine, plan, prov, prices=table,
-                           options=_options(concurrency, rpm, tpm, max_retries, backoff),
+                           options=_options(n_calls, rpm, tpm, max_retries, backoff),
                            show_progress=not quiet)
     _print_stats(stats, what="responses")
 

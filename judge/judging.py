@@ -243,7 +243,9 @@ class JudgeSink:
                          "output_tokens": reply.usage.output_tokens, "batch_id": self.batch_id})
             if p.score is None:
                 tally.unscored += 1
-                tally.reasons[reason_category(p.reason)] += 1
+                cat = reason_category(p.reason)
+                tally.reasons[cat] += 1
+                tally.examples.setdefault(cat, p.reason.split(": ", 1)[-1])
             else:
                 tally.scored += 1
         return rows, tally

@@ -86,7 +86,7 @@ async def _judge(engine: Engine, plan: JudgePlan, provider: Provider, prices: Pr
         finally:  # a run stopped by an error has still learnt what the server takes
             record_output_form(engine, plan.spec.hash, provider.output_form)
         stats.output_form = provider.output_form
-        stats.notes = list(provider.notes)
+        stats.notes = list(provider.notes) + stats.notes
         return stats
     finally:
         await provider.aclose()

@@ -18,7 +18,32 @@ from .base import (
 )
 
 __all__ = ["PROVIDERS", "BatchFailure", "BatchInfo", "BatchProvider", "Message", "Provider",
-           "ProviderError", "Reply", "Request", "Usage", "make_provider"]
+           "ProviderError", "Reply", "Request", "Usage", "make_provider", "default_concurrency"]
+
+REMOTE_CONCURRENCY = 8
+LOOPBACK_CONCURRENCY = 2
+
+
+def default_concurrency(name: str, base_url: str | None = None) -> tuple[int, str]:
+    """Calls in flight when ``--concurrency`` is not given, and why (for the run banner).
+
+    A model in this process runs one call at a time. A server on this machine (llama.cpp,
+    llama-cpp-python, Ollama, LM Studio) usually has one slot: more calls in flight only wait
+    in its queue until they time out, so two (one computing, one queued). A remote service
+    gets 8.
+    """
+    import os
+
+    from .openai_provider import is_loopback
+    if name == "local":
+        return 1, "the model runs in this process, one call at a time"
+    url = base_url or os.environ.get(
+        "ANTHROPIC_BASE_URL" if name == "anthropic" else "OPENAI_BASE_URL") or ""
+    if is_loopback(url):
+        return LOOPBACK_CONCURRENCY, ("a server on this machine usually answers one request at "
+                                      "a time; give --concurrency N for one that batches, "
+                                      "like vLLM")
+    return REMOTE_CONCURRENCY, "default"
 
 
 def make_provider(name: str, *, base_url: str | None = None, api_key_env: str | None = None,

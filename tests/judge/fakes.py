@@ -156,6 +156,8 @@ class FakeServer:
         self.kind = kind
         self.refuse = refuse or {}
         self._serial = threading.Lock() if serial else None
+        self.in_flight = 0
+        self.max_in_flight = 0  # the most message requests the server held at once
         self.api_key = api_key
         self.delay = delay
         self.usage = usage or {"input_tokens": 1000, "output_tokens": 100,
@@ -440,11 +442,18 @@ class FakeServer:
                     fake._release.wait(60)
                     self.close_connection = True
                     return
-                if fake._serial is not None:
-                    with fake._serial:
+                with fake._lock:
+                    fake.in_flight += 1
+                    fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
+                try:
+                    if fake._serial is not None:
+                        with fake._serial:
+                            time.sleep(fake.delay + (scripted.delay if scripted else 0.0))
+                    else:
                         time.sleep(fake.delay + (scripted.delay if scripted else 0.0))
-                else:
-                    time.sleep(fake.delay + (scripted.delay if scripted else 0.0))
+                finally:
+                    with fake._lock:
+                        fake.in_flight -= 1
                 if scripted is not None and scripted.status != 200:
                     req.status = scripted.status
                     req.answered = self._send(scripted.status, fake._error_body(scripted),
