@@ -7,6 +7,7 @@ the functions in this package and print. Every user error is an :class:`H2HError
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -232,7 +233,7 @@ def run_cmd(
     from .prompts import load_judge_template
     from .providers import make_provider
     from .run import dry_run, run_judge
-    from .store import find_config
+    from .store import find_config, settle_name
 
     engine = get_engine(db)
     rubric = current_rubric(engine)
@@ -256,6 +257,9 @@ def run_cmd(
                          reason_first=reason_first, structured=structured,
                          temperature=temperature, max_tokens=max_tokens or 1024,
                          samples=samples or 1, name=name)
+    settled, note = settle_name(engine, spec.name, spec.hash)
+    if settled != spec.name:
+        spec = replace(spec, name=settled)
     filters = Filters(items=_csv_list(items), task=task, limit=limit,
                       dimensions=_csv_list(dimensions))
     table = load_prices(prices)
@@ -264,6 +268,8 @@ def run_cmd(
     prov = make_provider(spec.provider, base_url=base_url, api_key_env=api_key_env,
                          timeout=timeout, structured=spec.structured, concurrency=n_calls)
     out.print(_describe(spec))
+    if note:
+        out.print(note)
     if not dry and not batch:
         out.print(f"Concurrency {n_calls} ({why})")
     if dry:
@@ -273,10 +279,14 @@ def run_cmd(
         d = dry_run(plan, table, show=show, batch=batch)
         for label, req in d.prompts:
             _print_request(label, req)
-        cost = format_usd(d.cost) if d.cost is not None else \
-            f"unknown (no price for '{spec.model}' in {table.source})"
-        out.print(f"Dry run: {d.calls} calls, about {d.input_tokens:,} input and "
-                  f"{d.output_tokens:,} output tokens; estimated cost {cost}"
+        if d.cost is None:
+            cost = f"unknown (no price for '{spec.model}' in {table.source})"
+        elif d.measured is None:
+            cost = f"at most {format_usd(d.cost_max)}"
+        else:
+            cost = f"{format_usd(d.cost)} (at most {format_usd(d.cost_max)})"
+        out.print(f"Dry run: {d.calls} calls, about {d.input_tokens:,} input tokens and "
+                  f"{d.describe_output(spec.max_tokens)}; estimated cost {cost}"
                   f"{' at the batch discount' if batch else ''}. Nothing was sent.")
         return
     if batch:
@@ -479,15 +489,19 @@ def configs_cmd(db: DbOption = None) -> None:
     if not rows:
         out.print("No judge configurations yet; start one with `h2h judge run`.")
         return
-    t = Table("name", "hash", "provider / model", "template", "mode", "samples", "items",
-              "scored", "unscored", "request failures")
+    t = Table("name", "hash", "provider / model", "template", "mode", "output", "samples",
+              "items", "scored", "unscored", "request failures")
     for r in rows:
         c = r["row"]
         mode = c.mode + (", reason-first" if c.reason_first else "")
-        t.add_row(c.name, c.hash[:8], f"{c.provider} {c.model}", c.template_name, mode,
+        form = c.output_form or ("text" if not c.structured else "—")
+        t.add_row(c.name, c.hash[:8], f"{c.provider} {c.model}", c.template_name, mode, form,
                   str(c.samples), str(r["items"]), str(r["scored"]), str(r["unscored"]),
                   str(r["request_failed"]))
     out.print(t)
+    out.print("output: the structured-output form the server took (json_schema, json_object "
+              "with the schema, tools, grammar for a local model, or text read by the tolerant "
+              "parser); — until a run has settled it.")
 
 
 # --- h2h generate -----------------------------------------------------------------------------
@@ -572,7 +586,8 @@ def generate(
             r = build_generation_request(u.spec, u.scenario, u.condition)
             i = estimate_tokens(r.system + "".join(m.text for m in r.messages))
             o = min(u.spec.max_tokens, 400)
-            c = table.cost(u.spec.model, input_tokens=i, output_tokens=o)
+            c = table.cost(u.spec.model, input_tokens=i, output_tokens=o,
+                           provider=u.spec.provider)
             inp, outp = inp + i, outp + o
             cost = None if cost is None or c is None else cost + c
         shown = format_usd(cost) if cost is not None else \

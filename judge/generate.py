@@ -55,6 +55,8 @@ class GenSpec:
     temperature: float | None = None
     max_tokens: int = 1024
     name: str | None = None
+    model_digest: str | None = None  # --provider local: the GGUF file's SHA-256 (in the hash)
+    model_file: str | None = None
 
     def __post_init__(self) -> None:
         if self.provider not in PROVIDERS:
@@ -69,10 +71,13 @@ class GenSpec:
 
     @property
     def hash(self) -> str:
-        return text_hash({"provider": self.provider, "model": self.model,
-                          "templates": {k: t.system for k, t in sorted(self.templates.items())},
-                          "sap": text_hash(self.sap), "temperature": self.temperature,
-                          "max_tokens": self.max_tokens})
+        fields = {"provider": self.provider, "model": self.model,
+                  "templates": {k: t.system for k, t in sorted(self.templates.items())},
+                  "sap": text_hash(self.sap), "temperature": self.temperature,
+                  "max_tokens": self.max_tokens}
+        if self.model_digest:
+            fields["model_digest"] = self.model_digest
+        return text_hash(fields)
 
     def row(self) -> GenerationConfigRow:
         return GenerationConfigRow(
@@ -172,7 +177,8 @@ def build_generation_request(spec: GenSpec, scenario: Scenario, condition: str) 
         system = spec.sap + "\n\n" + system
     return Request(model=spec.model, system=system,
                    messages=_messages(scenario.context.get("turns") or []),
-                   max_tokens=spec.max_tokens, temperature=spec.temperature)
+                   max_tokens=spec.max_tokens, temperature=spec.temperature,
+                   model_file=spec.model_file)
 
 
 class GenSink:
@@ -210,7 +216,8 @@ class GenSink:
 
     def succeeded(self, unit: GenUnit, reply: Reply) -> Tally:
         u = reply.usage
-        cost = self.prices.cost(unit.spec.model, input_tokens=u.input_tokens,
+        cost = self.prices.cost(unit.spec.model, provider=unit.spec.provider,
+                                input_tokens=u.input_tokens,
                                 output_tokens=u.output_tokens,
                                 cache_write_tokens=u.cache_write_tokens,
                                 cache_read_tokens=u.cache_read_tokens)

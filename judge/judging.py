@@ -35,6 +35,7 @@ from .store import (
     existing_judgments,
     insert_ledger,
     ledger_row,
+    measured_output_tokens,
     open_batch_keys,
     store_judgments,
 )
@@ -84,6 +85,8 @@ class JudgePlan:
     done_keys: int = 0
     in_batches: int = 0
     redo: Counter = field(default_factory=Counter)
+    # mean output tokens per call and over how many calls, from this configuration's ledger
+    measured_output: tuple[float, int] | None = None
 
     @property
     def pending_keys(self) -> int:
@@ -132,7 +135,8 @@ def plan_judging(engine: Engine, spec: JudgeSpec, filters: Filters = Filters()) 
     items = _load_items(engine, rubric, filters)
     existing = existing_judgments(engine, spec.hash)
     pending_batch = open_batch_keys(engine, spec.hash)
-    plan = JudgePlan(spec=spec, rubric=rubric, items={}, units=[])
+    plan = JudgePlan(spec=spec, rubric=rubric, items={}, units=[],
+                     measured_output=measured_output_tokens(engine, spec.hash))
     for it in items:
         dims = _dims_for(rubric, it.task, filters.dimensions)
         for sample in range(spec.samples):
@@ -187,7 +191,8 @@ def build_request(spec: JudgeSpec, rubric: Rubric, item: ItemView,
                    max_tokens=spec.max_tokens, temperature=spec.temperature,
                    schema=schema if spec.structured else None,
                    schema_name=tool_name(dims, spec.all_mode),
-                   schema_description="Record your scores for the companion's reply.")
+                   schema_description="Record your scores for the companion's reply.",
+                   model_file=spec.model_file)
 
 
 def unit_request(plan: JudgePlan, unit: JudgeUnit) -> tuple[Request, int]:
@@ -253,7 +258,8 @@ class JudgeSink:
     def succeeded(self, unit: JudgeUnit, reply: Reply) -> Tally:
         rows, tally = self.rows_for(unit, reply)
         u = reply.usage
-        tally.cost = self.prices.cost(self.spec.model, input_tokens=u.input_tokens,
+        tally.cost = self.prices.cost(self.spec.model, provider=self.spec.provider,
+                                      input_tokens=u.input_tokens,
                                       output_tokens=u.output_tokens,
                                       cache_write_tokens=u.cache_write_tokens,
                                       cache_read_tokens=u.cache_read_tokens,

@@ -205,14 +205,14 @@ class _Run(Generic[U]):
                 busy = self.in_flight
                 self._leave()
                 await self._refused(unit, err.refused)
-                if not err.retryable:
+                if err.stops_run:
                     raise
                 if err.kind == "timeout":
                     self._timed_out(started, busy)
                 self.stats.failed_attempts += 1
                 self.progress.failed_attempt()
                 await self._db(self.sink.attempt_failed, unit, err)
-                if attempt == self.options.max_retries:
+                if attempt == self.options.max_retries or not err.retryable:
                     what = err.message if err.status else f"{err.label}: {err.message}"
                     self.stats.failures[what] += 1
                     self.stats.failure_kinds[err.kind] += 1

@@ -84,7 +84,7 @@ class AnthropicProvider:
     async def preflight(self) -> None:
         """One cheap authenticated call (list one model) so a bad key or URL fails at once."""
         try:
-            await self.client.models.list(limit=1, timeout=min(self.timeout, 20.0))
+            await self.client.models.list(limit=1, timeout=min(max(self.timeout, 10.0), 20.0))
         except Exception as exc:  # noqa: BLE001 - translated below
             err = self._error(exc)
             if err.kind == "auth":

@@ -49,6 +49,7 @@ class Request:
     schema: dict[str, Any] | None = None
     schema_name: str = "answer"
     schema_description: str = ""
+    model_file: str | None = None  # a GGUF run in-process (--provider local); else unused
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ class Reply:
 
 
 ErrorKind = Literal["rate_limit", "overloaded", "server", "timeout", "connection", "auth",
-                    "invalid_request", "not_found", "unsupported", "other"]
+                    "invalid_request", "not_found", "unsupported", "too_long", "other"]
 RETRYABLE: frozenset[str] = frozenset({"rate_limit", "overloaded", "server", "timeout",
                                        "connection"})
 
@@ -113,6 +114,12 @@ class ProviderError(Exception):
     @property
     def retryable(self) -> bool:
         return self.kind in RETRYABLE
+
+    @property
+    def stops_run(self) -> bool:
+        """Whether no other call can succeed either (bad key, invalid request). A prompt too
+        long for the model fails only its own call: it is stored as a request failure."""
+        return not self.retryable and self.kind != "too_long"
 
     @property
     def label(self) -> str:

@@ -135,7 +135,7 @@ class OpenAIProvider:
     async def preflight(self) -> None:
         """List the server's models: a bad key or an unreachable server fails at once."""
         try:
-            await self.client.models.list(timeout=min(self.timeout, 20.0))
+            await self.client.models.list(timeout=min(max(self.timeout, 10.0), 20.0))
         except Exception as exc:  # noqa: BLE001 - translated below
             err = self._error(exc)
             if err.kind == "auth":
@@ -250,6 +250,13 @@ def _json_object(text: str) -> dict[str, Any] | None:
     return parsed if isinstance(parsed, dict) else None
 
 
+_PYDANTIC_MSG = re.compile(r"""'msg': (?:"([^"]*)"|'([^']*)')""")
+
+
 def _short(message: str, n: int = 90) -> str:
-    one = " ".join(message.split())
+    """The gist of a server's error: pydantic's ``msg`` when it is a validation error
+    (llama-cpp-python), without the "<url> answered 500:" prefix, on one short line."""
+    m = _PYDANTIC_MSG.search(message)
+    one = (m.group(1) or m.group(2)) if m else message.split(" answered ", 1)[-1]
+    one = re.sub(r"^\d{3}: ", "", " ".join(one.split()))
     return one if len(one) <= n else one[:n - 1] + "…"

@@ -141,3 +141,17 @@ def test_the_prompt_is_the_same_whatever_the_form(study, prices, monkeypatch):
         finally:
             fake.close()
     assert texts[0] == texts[1]
+
+
+@pytest.mark.parametrize("server", ["llama-cpp-like"], indirect=True)
+def test_judge_configs_shows_the_negotiated_form(study, server, prices, monkeypatch, capsys):
+    from .test_cli import h2h, run_args
+    db = str(study.url.database)
+    code, out, _ = h2h(monkeypatch, capsys, *run_args(db, server, "--name", "llama-cpp",
+                                                      "--items", "d1"))
+    assert code == 0 and "Structured output: json_object" in out
+    assert "Note: json_schema refused (http 500: Input should be 'text' or 'json_object'); " \
+           "now json_object" in out
+    code, out, _ = h2h(monkeypatch, capsys, "judge", "configs", "--db", db)
+    row = next(line for line in out.splitlines() if "llama-cpp" in line)
+    assert "json_object" in row

@@ -99,3 +99,60 @@ def test_a_server_that_answers_one_at_a_time_makes_the_run_lower_its_concurrency
     assert stats.scored == N_PAIRS and stats.request_failed == 0
     assert stats.concurrency < 6
     assert any("timed out" in n and "concurrency" in n for n in stats.notes)
+
+
+def test_dry_run_output_tokens_from_max_tokens_then_from_measured_runs(monkeypatch, capsys, db,
+                                                                       openai_fake, tmp_path):
+    """Without history the honest bound is max_tokens per call; after a run, the measured mean
+    output of this configuration (a chatty model answers far more than a score)."""
+    prices = tmp_path / "prices.toml"
+    prices.write_text('[models."fake-*"]\ninput = 1.0\noutput = 10.0\n', encoding="utf-8")
+    args = run_args(db, openai_fake, "--prices", str(prices), "--max-tokens", "300",
+                    "--name", "chatty")
+    code, out, _ = h2h(monkeypatch, capsys, *args, "--dry-run")
+    assert code == 0
+    # 14 calls x 300 = 4,200; no earlier run to measure from
+    assert "at most 4,200 output tokens (--max-tokens 300 × 14 calls; no earlier run of " \
+           "this configuration to measure from)" in out
+    # the fake answers 100 output tokens per call; run 3 of the 14 calls for real
+    code, _, _ = h2h(monkeypatch, capsys, *args, "--items", "d1")
+    assert code == 0
+    code, out, _ = h2h(monkeypatch, capsys, *args, "--dry-run")
+    # 11 calls left x 100 measured = 1,100; the bound 11 x 300 = 3,300
+    assert "about 1,100 output tokens (mean 100 per call measured over 3 earlier calls of " \
+           "this configuration; at most 3,300 at --max-tokens 300)" in out
+    # cost: input estimate x $1/M + 1,100 x $10/M, and the bound with 3,300
+    assert "estimated cost $0.0" in out and "(at most $0.0" in out
+
+
+def test_identical_settings_under_a_new_name_are_refused_with_the_match(monkeypatch, capsys,
+                                                                        db, openai_fake):
+    code, _, _ = h2h(monkeypatch, capsys, *run_args(db, openai_fake, "--name", "llama-v1"))
+    assert code == 0
+    calls = len(openai_fake.calls("judge"))
+    code, out, err = h2h(monkeypatch, capsys, *run_args(db, openai_fake, "--name", "llama-v2"))
+    assert code == 1
+    h = query(openai_fake_db(db), "SELECT hash FROM judge_config")[0][0]
+    assert f"the same settings as the stored configuration 'llama-v1' ({h[:8]}: openai " \
+           f"fake-judge" in err
+    assert f"{N_PAIRS} judgments" in err and "--config llama-v1" in err
+    assert len(openai_fake.calls("judge")) == calls  # nothing asked
+    assert query(openai_fake_db(db), "SELECT name FROM judge_config") == [("llama-v1",)]
+    # leaving --name out continues the stored configuration under its name
+    code, out, _ = h2h(monkeypatch, capsys, *run_args(db, openai_fake))
+    assert code == 0 and "Judge 'llama-v1'" in out and "Nothing to ask" in out
+
+
+def test_a_name_given_later_renames_an_unnamed_configuration(monkeypatch, capsys, db,
+                                                             openai_fake):
+    code, out, _ = h2h(monkeypatch, capsys, *run_args(db, openai_fake, "--items", "d1"))
+    assert code == 0
+    (auto,) = query(openai_fake_db(db), "SELECT name FROM judge_config")[0]
+    assert auto.startswith("fake-judge-")
+    code, out, _ = h2h(monkeypatch, capsys, *run_args(db, openai_fake, "--name", "local-v1"))
+    assert code == 0
+    assert f"'{auto}' has the same settings and no name of its own: it is now 'local-v1'" in out
+    assert query(openai_fake_db(db), "SELECT name FROM judge_config") == [("local-v1",)]
+    assert len(openai_fake.calls("judge")) == N_PAIRS  # the 3 stored ones were not asked again
+    code, out, _ = h2h(monkeypatch, capsys, "judge", "configs", "--db", db)
+    assert "local-v1" in out and auto not in out
