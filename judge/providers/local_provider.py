@@ -42,6 +42,16 @@ def import_llama_cpp():
     return llama_cpp
 
 
+def quiet_llama_cpp() -> None:
+    """Keep llama.cpp's own log lines (KV cache notes, …) off the terminal: with
+    ``verbose=False`` llama-cpp-python still prints those logged at level NONE. Failures
+    reach us as exceptions, which are reported."""
+    import logging
+
+    from llama_cpp import _logger
+    _logger.logger.setLevel(logging.CRITICAL + 1)
+
+
 def bound_strings(schema: dict[str, Any], max_tokens: int) -> dict[str, Any]:
     """``schema`` with a ``maxLength`` on every unbounded string, so the whole answer fits in
     ``max_tokens``: a character can take up to 3 tokens (CJK in byte-level BPE), and each
@@ -104,6 +114,7 @@ class LocalProvider:
         if llm is not None:
             return llm
         llama_cpp = import_llama_cpp()
+        quiet_llama_cpp()
         self._models.clear()  # one model in memory at a time
         try:
             llm = llama_cpp.Llama(model_path=str(path), n_ctx=N_CTX, seed=0, verbose=False,
