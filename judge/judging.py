@@ -14,13 +14,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
 from data.engine import read_session, write_connection
 from data.errors import H2HError
 from data.migrate import ensure_current
-from data.models import Item
+from data.models import Item, JudgeConfigRow
 from data.rubric import Dimension, Rubric
 from data.study import rubric_by_version
 
@@ -207,12 +208,16 @@ class JudgeSink:
     """Builds each unit's request and stores its outcome with the ledger entry."""
 
     def __init__(self, engine: Engine, plan: JudgePlan, prices: PriceTable, *,
-                 batch_id: str | None = None):
+                 batch_id: str | None = None, output_form=None):
         self.engine = engine
         self.plan = plan
         self.spec = plan.spec
         self.prices = prices
         self.batch_id = batch_id
+        # () -> the form the provider settled on; stored with the first answer in that form,
+        # so even a killed run remembers what the server takes
+        self.output_form = output_form
+        self._form_stored: str | None = None
 
     def dims(self, unit: JudgeUnit) -> list[Dimension]:
         return [self.plan.rubric.dimension(k) for k in unit.ask]
@@ -265,9 +270,14 @@ class JudgeSink:
                                       cache_read_tokens=u.cache_read_tokens,
                                       batch=self.batch_id is not None)
         status = "ok" if not tally.unscored else "unscored answer"
+        form = self.output_form() if self.output_form is not None else None
         with write_connection(self.engine) as conn:  # the answer and its cost, together
             store_judgments(conn, self.spec.hash, rows)
             insert_ledger(conn, [self.ledger(unit, status, u, tally.cost, reply.seconds)])
+            if form is not None and form != self._form_stored:
+                conn.execute(sa.update(JudgeConfigRow).where(
+                    JudgeConfigRow.hash == self.spec.hash).values(output_form=form))
+                self._form_stored = form
         return tally
 
     def failure_rows(self, unit: JudgeUnit, reason: str) -> list[dict[str, Any]]:

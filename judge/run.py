@@ -106,7 +106,7 @@ async def _judge(engine: Engine, plan: JudgePlan, provider: Provider, prices: Pr
         await provider.preflight()
         save_config(engine, plan.spec.row())
         provider.start_from(stored_output_form(engine, plan.spec.hash))
-        sink = JudgeSink(engine, plan, prices)
+        sink = JudgeSink(engine, plan, prices, output_form=lambda: provider.output_form)
         try:
             with RunProgress(plan.spec.display_name, len(plan.units),
                              enabled=show_progress) as progress:
