@@ -10,6 +10,7 @@ without paying twice, generate with and without SAP, and feed `h2h calibrate` an
 
 from __future__ import annotations
 
+import json
 import shutil
 import signal
 import subprocess
@@ -112,6 +113,10 @@ def test_calibrate_and_report_include_the_server_judge(served, tmp_path):
     assert code == 0, err
     md = (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
     assert "srv" in md
+    manifest = json.loads((tmp_path / "report" / "manifest.json").read_text(encoding="utf-8"))
+    srv = next(j for j in manifest["judge_configurations"] if j["name"] == "srv")
+    assert (srv["provider"], srv["model"], srv["output_form"]) == \
+        ("openai", "smollm2", "json_object")
 
 
 def test_sigkill_then_resume_against_the_server(served):
