@@ -152,6 +152,14 @@ def _print_stats(stats: RunStats, what: str = "judgments") -> None:
                   "--reason-first, another --template, or a larger model.")
 
 
+def _duration(seconds: float) -> str:
+    """``—`` when nothing was timed (batches, calls before wall times were recorded)."""
+    if not seconds:
+        return "—"
+    m, s = divmod(round(seconds), 60)
+    return f"{m} min {s:02d} s" if m else f"{seconds:.1f} s"
+
+
 def _local_model(model: str | None, model_file: Path | None):
     from .providers.local_models import resolve_local_model
     return resolve_local_model(model, model_file)
@@ -464,7 +472,7 @@ def cost_cmd(
         out.print("No calls recorded yet.")
         return
     t = Table("configuration", "kind", "model", "calls", "batch", "failed attempts", "input",
-              "output", "cache write", "cache read", "cost (USD)")
+              "output", "cache write", "cache read", "wall time", "cost (USD)")
     total = 0.0
     unpriced = 0
     for ln in lines:
@@ -475,7 +483,7 @@ def cost_cmd(
         t.add_row(f"{ln.name} ({ln.config_hash[:8]})", ln.kind, f"{ln.provider} {ln.model}",
                   str(ln.calls), str(ln.batch_calls), str(ln.failed_attempts),
                   f"{ln.input_tokens:,}", f"{ln.output_tokens:,}", f"{ln.cache_write_tokens:,}",
-                  f"{ln.cache_read_tokens:,}", cost)
+                  f"{ln.cache_read_tokens:,}", _duration(ln.seconds), cost)
     out.print(t)
     out.print(f"Total: {format_usd(total)}"
               + (f" plus {unpriced} calls without a price (add their model to the price "

@@ -50,7 +50,7 @@ def test_local_judge_scores_every_answer_at_no_cost_with_time_recorded(demo, mon
                for s, cost, secs, tin in ledger)
     code, out, _ = h2h(monkeypatch, capsys, "judge", "cost", "--db", demo)
     line = next(ln for ln in out.splitlines() if "local-v1" in ln)
-    assert "$0.0000" in line
+    assert "$0.0000" in line and " s " in line  # wall time beside the (zero) cost
     code, out, _ = h2h(monkeypatch, capsys, "judge", "configs", "--db", demo)
     assert "grammar" in next(ln for ln in out.splitlines() if "local-v1" in ln)
     # the same command again asks nothing
