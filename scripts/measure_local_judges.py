@@ -88,6 +88,8 @@ def main() -> None:
             for dim, r in res.items():
                 q = r["configs"][name]["qwk"]
                 ceiling = r["human_ceiling"].get("qwk")
+                if isinstance(ceiling, dict):  # {"value", "low", "high"} since issue 9
+                    ceiling = ceiling["value"]
                 if q["value"] is not None:
                     qwks.append(q["value"])
                 cells.append(f"{dim} {fmt(q['value'])} [{fmt(q['low'])}, {fmt(q['high'])}] "
