@@ -53,8 +53,9 @@ def main() -> None:
         h2h("demo", "--db", db, "--force")
     engine = get_engine(db)
     with engine.connect() as c:
-        rows = c.exec_driver_sql("SELECT id, response, context FROM item ORDER BY position"
-                                 ).all()
+        rows = c.exec_driver_sql("SELECT id, response, context FROM item WHERE id NOT IN "
+                                 "(SELECT item_id FROM attention_check) ORDER BY position"
+                                 ).all()  # the demo's attention checks are not study items
     chosen = [r for i, r in enumerate(rows) if i % a.every == 0]
     items = [r[0] for r in chosen]
     chinese = [r[0] for r in chosen if CJK.search(r[1] + r[2])]
@@ -96,6 +97,28 @@ def main() -> None:
                              f"(human ceiling {fmt(ceiling)}, n={r['n_items']})")
             mean = fmt(statistics.mean(qwks)) if qwks else "not estimable"
             print(f"QWK on {label}: mean over dimensions {mean}\n  " + "\n  ".join(cells))
+            gaps = mean_gap(engine, h, subset)
+            print(f"  mean |judge - mean of the humans| on {label}: {gaps[0]:.2f} over "
+                  f"{gaps[1]} (item, dimension) pairs (the humans' own spread: {gaps[2]:.2f})")
+
+
+def mean_gap(engine, config_hash: str, items: list[str]) -> tuple[float, int, float]:
+    """Mean absolute gap between the judge and the humans' mean per (item, dimension), and,
+    for scale, the humans' own mean absolute gap to that mean."""
+    with engine.connect() as c:
+        ratings = c.exec_driver_sql("SELECT item_id, dimension, score FROM rating WHERE score "
+                                    "IS NOT NULL").all()
+        judged = c.exec_driver_sql("SELECT item_id, dimension, score FROM judgment WHERE "
+                                   "config_hash = ? AND score IS NOT NULL", (config_hash,)).all()
+    wanted = set(items)
+    humans: dict[tuple[str, str], list[float]] = {}
+    for i, d, sc in ratings:
+        if i in wanted:
+            humans.setdefault((i, d), []).append(sc)
+    gaps = [abs(sc - statistics.mean(humans[(i, d)])) for i, d, sc in judged
+            if (i, d) in humans]
+    spread = [abs(x - statistics.mean(v)) for v in humans.values() for x in v]
+    return statistics.mean(gaps), len(gaps), statistics.mean(spread)
 
 
 def fmt(x) -> str:
