@@ -167,8 +167,9 @@ def test_generate_with_and_without_sap_through_the_server(served):
 
 def test_calibrate_with_a_judge_that_scored_nothing_on_a_dimension(served, demo, tmp_path):
     """A real judge whose every answer on a dimension is unscored (max_tokens too small to
-    close the JSON): calibrate and report must say "not estimable", not crash. (The crash is
-    fixed on the verdicts branch; this is the end-to-end check through a real server.)"""
+    close the JSON): calibrate and report must say so ("no scored judgments"), not crash.
+    (The crash was fixed by the verdicts issue; this is the end-to-end check through a real
+    server.)"""
     _, url, _ = served  # the server; a fresh demo study of its own
     code, out, err = h2h_proc(*run_args(demo, url, "--name", "cut", "--max-tokens", "3",
                                         "--dimensions", "safety"))
@@ -178,7 +179,7 @@ def test_calibrate_with_a_judge_that_scored_nothing_on_a_dimension(served, demo,
     code, out, err = h2h_proc("calibrate", "--db", demo, "--configs", "sim-judge-anchored,cut",
                               "--bootstrap", "200")
     assert code == 0, err
-    assert "Traceback" not in err and "not estimable" in out
+    assert "Traceback" not in err and "no scored judgments" in out
     code, out, err = h2h_proc("report", "--db", demo, "--out", str(tmp_path / "report"),
                               "--bootstrap", "200", "--no-figures")
     assert code == 0, err
