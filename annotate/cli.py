@@ -12,6 +12,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 # Only light modules at the top: every command, and `h2h --help`, pays for what is imported
 # here. Each command imports the database layer, statistics or SDKs it needs in its body
@@ -168,7 +169,9 @@ def main() -> None:
     try:
         app()
     except H2HError as exc:
-        err.print(f"[red]Error:[/red] {exc}", markup=True, soft_wrap=True)
+        # escape: a message may quote brackets ("pip install 'h2htalk[local]'") that rich
+        # would otherwise take for markup and drop
+        err.print(f"[red]Error:[/red] {escape(str(exc))}", markup=True, soft_wrap=True)
         raise SystemExit(1) from None
     except Exception as exc:
         # sqlalchemy is imported only by the commands that use a database; an error of its

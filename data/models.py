@@ -271,6 +271,12 @@ class JudgeConfigRow(SQLModel, table=True):
     max_tokens: int
     samples: int = Field(default=1)
     created_at: datetime = _ts(nullable=False)
+    # The structured-output form negotiated with the server (json_schema, json_object, tools,
+    # grammar, text); None until a run settled it. The next run starts from it.
+    output_form: str | None = Field(default=None, max_length=20)
+    # A GGUF model run in-process: the file's SHA-256 (in ``hash``) and where it was read from.
+    model_digest: str | None = Field(default=None, max_length=64)
+    model_file: str | None = Field(default=None)
 
 
 class Judgment(SQLModel, table=True):
@@ -342,6 +348,7 @@ class CostEntry(SQLModel, table=True):
     cost_usd: float | None = Field(default=None)
     batch: bool = Field(default=False)
     created_at: datetime = _ts(nullable=False)
+    seconds: float | None = Field(default=None)  # wall time of the attempt
 
 
 class GenerationConfigRow(SQLModel, table=True):

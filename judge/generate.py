@@ -55,6 +55,8 @@ class GenSpec:
     temperature: float | None = None
     max_tokens: int = 1024
     name: str | None = None
+    model_digest: str | None = None  # --provider local: the GGUF file's SHA-256 (in the hash)
+    model_file: str | None = None
 
     def __post_init__(self) -> None:
         if self.provider not in PROVIDERS:
@@ -69,10 +71,13 @@ class GenSpec:
 
     @property
     def hash(self) -> str:
-        return text_hash({"provider": self.provider, "model": self.model,
-                          "templates": {k: t.system for k, t in sorted(self.templates.items())},
-                          "sap": text_hash(self.sap), "temperature": self.temperature,
-                          "max_tokens": self.max_tokens})
+        fields = {"provider": self.provider, "model": self.model,
+                  "templates": {k: t.system for k, t in sorted(self.templates.items())},
+                  "sap": text_hash(self.sap), "temperature": self.temperature,
+                  "max_tokens": self.max_tokens}
+        if self.model_digest:
+            fields["model_digest"] = self.model_digest
+        return text_hash(fields)
 
     def row(self) -> GenerationConfigRow:
         return GenerationConfigRow(
@@ -172,7 +177,8 @@ def build_generation_request(spec: GenSpec, scenario: Scenario, condition: str) 
         system = spec.sap + "\n\n" + system
     return Request(model=spec.model, system=system,
                    messages=_messages(scenario.context.get("turns") or []),
-                   max_tokens=spec.max_tokens, temperature=spec.temperature)
+                   max_tokens=spec.max_tokens, temperature=spec.temperature,
+                   model_file=spec.model_file)
 
 
 class GenSink:
@@ -185,10 +191,12 @@ class GenSink:
         text = req.system + "".join(m.text for m in req.messages)
         return req, estimate_tokens(text) + min(unit.spec.max_tokens, 400)
 
-    def _ledger(self, unit: GenUnit, status: str, usage=None, cost: float | None = 0.0):
+    def _ledger(self, unit: GenUnit, status: str, usage=None, cost: float | None = 0.0,
+                seconds: float | None = None):
         return ledger_row(config_hash=unit.spec.hash, item_id=unit.item_id,
-                            call_kind="generate", provider=unit.spec.provider,
-                            model=unit.spec.model, status=status, usage=usage, cost=cost)
+                          call_kind="generate", provider=unit.spec.provider,
+                          model=unit.spec.model, status=status, usage=usage, cost=cost,
+                          seconds=seconds)
 
     def _generation(self, s, unit: GenUnit, **kw: Any) -> None:
         old = s.exec(select(Generation).where(
@@ -203,11 +211,13 @@ class GenSink:
 
     def attempt_failed(self, unit: GenUnit, err: ProviderError) -> None:
         with write_session(self.engine) as s:
-            insert_ledger(s.connection(), [self._ledger(unit, err.label)])
+            insert_ledger(s.connection(), [self._ledger(unit, err.label,
+                                                        seconds=err.seconds)])
 
     def succeeded(self, unit: GenUnit, reply: Reply) -> Tally:
         u = reply.usage
-        cost = self.prices.cost(unit.spec.model, input_tokens=u.input_tokens,
+        cost = self.prices.cost(unit.spec.model, provider=unit.spec.provider,
+                                input_tokens=u.input_tokens,
                                 output_tokens=u.output_tokens,
                                 cache_write_tokens=u.cache_write_tokens,
                                 cache_read_tokens=u.cache_read_tokens)
@@ -215,7 +225,7 @@ class GenSink:
         tally = Tally(cost=cost)
         with write_session(self.engine) as s:
             insert_ledger(s.connection(), [self._ledger(unit, "ok" if text else "empty reply",
-                                                        u, cost)])
+                                                        u, cost, reply.seconds)])
             common = {"raw_reply": reply.text, "input_tokens": u.input_tokens,
                       "output_tokens": u.output_tokens}
             if not text:

@@ -14,13 +14,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
 from data.engine import read_session, write_connection
 from data.errors import H2HError
 from data.migrate import ensure_current
-from data.models import Item
+from data.models import Item, JudgeConfigRow
 from data.rubric import Dimension, Rubric
 from data.study import rubric_by_version
 
@@ -35,6 +36,7 @@ from .store import (
     existing_judgments,
     insert_ledger,
     ledger_row,
+    measured_output_tokens,
     open_batch_keys,
     store_judgments,
 )
@@ -84,6 +86,8 @@ class JudgePlan:
     done_keys: int = 0
     in_batches: int = 0
     redo: Counter = field(default_factory=Counter)
+    # mean output tokens per call and over how many calls, from this configuration's ledger
+    measured_output: tuple[float, int] | None = None
 
     @property
     def pending_keys(self) -> int:
@@ -132,7 +136,8 @@ def plan_judging(engine: Engine, spec: JudgeSpec, filters: Filters = Filters()) 
     items = _load_items(engine, rubric, filters)
     existing = existing_judgments(engine, spec.hash)
     pending_batch = open_batch_keys(engine, spec.hash)
-    plan = JudgePlan(spec=spec, rubric=rubric, items={}, units=[])
+    plan = JudgePlan(spec=spec, rubric=rubric, items={}, units=[],
+                     measured_output=measured_output_tokens(engine, spec.hash))
     for it in items:
         dims = _dims_for(rubric, it.task, filters.dimensions)
         for sample in range(spec.samples):
@@ -187,7 +192,8 @@ def build_request(spec: JudgeSpec, rubric: Rubric, item: ItemView,
                    max_tokens=spec.max_tokens, temperature=spec.temperature,
                    schema=schema if spec.structured else None,
                    schema_name=tool_name(dims, spec.all_mode),
-                   schema_description="Record your scores for the companion's reply.")
+                   schema_description="Record your scores for the companion's reply.",
+                   model_file=spec.model_file)
 
 
 def unit_request(plan: JudgePlan, unit: JudgeUnit) -> tuple[Request, int]:
@@ -202,12 +208,16 @@ class JudgeSink:
     """Builds each unit's request and stores its outcome with the ledger entry."""
 
     def __init__(self, engine: Engine, plan: JudgePlan, prices: PriceTable, *,
-                 batch_id: str | None = None):
+                 batch_id: str | None = None, output_form=None):
         self.engine = engine
         self.plan = plan
         self.spec = plan.spec
         self.prices = prices
         self.batch_id = batch_id
+        # () -> the form the provider settled on; stored with the first answer in that form,
+        # so even a killed run remembers what the server takes
+        self.output_form = output_form
+        self._form_stored: str | None = None
 
     def dims(self, unit: JudgeUnit) -> list[Dimension]:
         return [self.plan.rubric.dimension(k) for k in unit.ask]
@@ -215,16 +225,16 @@ class JudgeSink:
     def request_for(self, unit: JudgeUnit) -> tuple[Request, int]:
         return unit_request(self.plan, unit)
 
-    def ledger(self, unit: JudgeUnit, status: str, usage=None,
-               cost: float | None = 0.0) -> dict[str, Any]:
+    def ledger(self, unit: JudgeUnit, status: str, usage=None, cost: float | None = 0.0,
+               seconds: float | None = None) -> dict[str, Any]:
         return ledger_row(config_hash=self.spec.hash, item_id=unit.item_id,
-                            call_kind="judge", provider=self.spec.provider,
-                            model=self.spec.model, status=status, usage=usage, cost=cost,
-                            batch=self.batch_id is not None)
+                          call_kind="judge", provider=self.spec.provider,
+                          model=self.spec.model, status=status, usage=usage, cost=cost,
+                          batch=self.batch_id is not None, seconds=seconds)
 
     def attempt_failed(self, unit: JudgeUnit, err: ProviderError) -> None:
         with write_connection(self.engine) as conn:
-            insert_ledger(conn, [self.ledger(unit, err.label)])
+            insert_ledger(conn, [self.ledger(unit, err.label, seconds=err.seconds)])
 
     def rows_for(self, unit: JudgeUnit, reply: Reply) -> tuple[list[dict[str, Any]], Tally]:
         parsed = parse_answer(reply.text, reply.data, self.dims(unit),
@@ -243,7 +253,9 @@ class JudgeSink:
                          "output_tokens": reply.usage.output_tokens, "batch_id": self.batch_id})
             if p.score is None:
                 tally.unscored += 1
-                tally.reasons[reason_category(p.reason)] += 1
+                cat = reason_category(p.reason)
+                tally.reasons[cat] += 1
+                tally.examples.setdefault(cat, p.reason.split(": ", 1)[-1])
             else:
                 tally.scored += 1
         return rows, tally
@@ -251,15 +263,21 @@ class JudgeSink:
     def succeeded(self, unit: JudgeUnit, reply: Reply) -> Tally:
         rows, tally = self.rows_for(unit, reply)
         u = reply.usage
-        tally.cost = self.prices.cost(self.spec.model, input_tokens=u.input_tokens,
+        tally.cost = self.prices.cost(self.spec.model, provider=self.spec.provider,
+                                      input_tokens=u.input_tokens,
                                       output_tokens=u.output_tokens,
                                       cache_write_tokens=u.cache_write_tokens,
                                       cache_read_tokens=u.cache_read_tokens,
                                       batch=self.batch_id is not None)
         status = "ok" if not tally.unscored else "unscored answer"
+        form = self.output_form() if self.output_form is not None else None
         with write_connection(self.engine) as conn:  # the answer and its cost, together
             store_judgments(conn, self.spec.hash, rows)
-            insert_ledger(conn, [self.ledger(unit, status, u, tally.cost)])
+            insert_ledger(conn, [self.ledger(unit, status, u, tally.cost, reply.seconds)])
+            if form is not None and form != self._form_stored:
+                conn.execute(sa.update(JudgeConfigRow).where(
+                    JudgeConfigRow.hash == self.spec.hash).values(output_form=form))
+                self._form_stored = form
         return tally
 
     def failure_rows(self, unit: JudgeUnit, reason: str) -> list[dict[str, Any]]:

@@ -2,7 +2,11 @@
 
 The structured payload (tool input, or JSON the server returned under a schema) is read first.
 Without one, the text is searched for a JSON object (the whole text, a fenced code block, or the
-first balanced ``{...}``) and, failing that, for lines like ``Score: 4`` or ``Empathy: 4``.
+first balanced ``{...}``) and, failing that, for lines like ``Score: 4`` or ``Empathy: 4``. A
+reply that is only a score is read too (small local models often answer so): a bare number
+(``4``, ``4/5``), a number with its level's label (``4 · Good``, ``Good (4)``) or the label
+alone. A bare number off the scale is ``off-scale``; a number whose label names another level
+(``4 · Weak`` where 4 is Good) is ``malformed`` - the judge said two things.
 
 Every score is checked against its dimension's scale. A malformed, off-scale or missing answer
 gives ``score=None`` with a reason; the reason starts with its category (``malformed``,
@@ -155,10 +159,49 @@ def _from_object(obj: dict[str, Any], dims: Sequence[Dimension], all_mode: bool,
     return out
 
 
+_SEP = r"\s*[·•:=|\-–—(]\s*"
+
+
+def _level(dim: Dimension, label: str):
+    """The level whose label is ``label`` (case and a closing bracket or full stop ignored)."""
+    want = label.strip().rstrip(").").strip().casefold()
+    return next((lv for lv in dim.levels if lv.label.casefold() == want), None)
+
+
+def _bare(text: str, dim: Dimension) -> Parsed | None:
+    """A reply that is only a score: ``4``, ``4 · Good``, ``Good (4)``, ``4/5``, ``Good``.
+
+    None when the text is something else (left to the other readers). A number whose label
+    names another level is unscored: which of the two did the judge mean?
+    """
+    raw = text.strip()
+    t = raw.strip("*`_ ").rstrip(".").strip("*`_ ")
+    m = (re.fullmatch(r"(-?\d+(?:\.\d+)?)(?:" + _SEP + r"([^\d]+?))?", t)
+         or re.fullmatch(r"(?P<label>[^\d]+?)" + _SEP + r"(-?\d+)\)?", t))
+    if m is None:
+        if (m := re.fullmatch(r"(\d+)\s*/\s*(\d+)", t)) and int(m.group(2)) == dim.max:
+            return _check(dim, m.group(1), raw)
+        lv = _level(dim, t)
+        return None if lv is None else Parsed(lv.value, None, raw)
+    number, label = (m.group(2), m.group(1)) if "label" in m.groupdict() else m.groups()
+    named = None if label is None else _level(dim, label)
+    if label is not None and named is None:
+        return None  # "4 - warm and specific": not a bare score; the other readers decide
+    p = _check(dim, number, raw)
+    if p.score is None or named is None or named.value == p.score:
+        return p
+    said = next(lv for lv in dim.levels if lv.value == p.score)
+    return Parsed(None, f"malformed: {p.score} is '{said.label}' on this scale, but the reply "
+                        f"names '{named.label}'", raw)
+
+
 def _from_lines(text: str, dims: Sequence[Dimension], all_mode: bool) -> dict[str, Parsed]:
     out: dict[str, Parsed] = {}
     if not all_mode:
         d = dims[0]
+        bare = _bare(text, d)
+        if bare is not None:
+            return {d.key: bare}
         found = list(re.finditer(r"(?i)\b(?:score|rating)\b\s*[:=]?\s*" + _NUM, text))
         if not found:
             return {d.key: Parsed(None, "malformed: no score found in the reply", text.strip())}

@@ -16,6 +16,8 @@ Example
 1.5
 >>> t.cost("my-local-model", input_tokens=10, output_tokens=10) is None
 True
+>>> t.cost("my-local-model", input_tokens=10, output_tokens=10, provider="local")
+0.0
 >>> estimate_tokens("hello world, how are you?"), estimate_tokens("我今天很累")
 (7, 5)
 """
@@ -61,8 +63,11 @@ class PriceTable:
 
     def cost(self, model: str, *, input_tokens: int, output_tokens: int,
              cache_write_tokens: int = 0, cache_read_tokens: int = 0,
-             batch: bool = False) -> float | None:
-        """USD for one call, or None when the model has no price."""
+             batch: bool = False, provider: str | None = None) -> float | None:
+        """USD for one call, or None when the model has no price. A model run in this
+        process (``provider="local"``) costs nothing per token, whatever the table says."""
+        if provider == "local":
+            return 0.0
         p = self.price_for(model)
         if p is None:
             return None

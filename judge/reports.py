@@ -45,6 +45,7 @@ class CostLine:
     cache_read_tokens: int = 0
     cost: float = 0.0
     unpriced_calls: int = 0
+    seconds: float = 0.0  # wall time of the answered calls (recorded since schema 0005)
 
 
 def cost_summary(engine: Engine, config_hashes: Sequence[str] | None = None) -> list[CostLine]:
@@ -60,19 +61,21 @@ def cost_summary(engine: Engine, config_hashes: Sequence[str] | None = None) -> 
                    CostEntry.batch, func.count(), func.sum(CostEntry.input_tokens),
                    func.sum(CostEntry.output_tokens), func.sum(CostEntry.cache_write_tokens),
                    func.sum(CostEntry.cache_read_tokens), func.sum(CostEntry.cost_usd),
-                   func.count(CostEntry.cost_usd), func.min(CostEntry.id))
+                   func.count(CostEntry.cost_usd), func.min(CostEntry.id),
+                   func.sum(CostEntry.seconds))
         if config_hashes is not None:
             q = q.where(CostEntry.config_hash.in_(list(config_hashes)))
         rows = s.exec(q.group_by(CostEntry.config_hash, CostEntry.provider, CostEntry.model,
                                  CostEntry.status, CostEntry.batch)).all()
     lines: dict[str, CostLine] = {}
     first: dict[str, int] = {}
-    for h, prov, model, status, batch, n, i, o, cw, cr, usd, n_priced, first_id in rows:
+    for h, prov, model, status, batch, n, i, o, cw, cr, usd, n_priced, first_id, secs in rows:
         name, kind = names.get(h, (h[:8], "?"))
         line = lines.setdefault(h, CostLine(name, kind, h, prov, model))
         first[h] = min(first.get(h, first_id), first_id)
         if status in _ANSWERED:
             line.calls += n
+            line.seconds += secs or 0.0
             line.batch_calls += n if batch else 0
             line.unpriced_calls += n - n_priced
         else:

@@ -28,14 +28,19 @@ from .prices import PriceTable
 from .progress import RunProgress
 from .providers.base import Provider, Request
 from .runner import RunOptions, RunStats, run_calls
-from .store import check_name_free, save_config
+from .store import check_name_free, record_output_form, save_config, stored_output_form
 
 __all__ = ["DryRun", "dry_run", "run_judge", "run_async"]
 
 
 @dataclass
 class DryRun:
-    """What a run would do: calls, estimated tokens and cost, and sample prompts."""
+    """What a run would do: calls, estimated tokens and cost, and sample prompts.
+
+    ``output_tokens`` is the configuration's measured mean output per call times the calls
+    when earlier runs exist (``measured`` says over how many calls), else the bound
+    ``max_tokens × calls``; ``output_tokens_max`` and ``cost_max`` are always that bound.
+    """
 
     calls: int
     keys: int
@@ -43,24 +48,47 @@ class DryRun:
     output_tokens: int
     cost: float | None
     prompts: list[tuple[str, Request]] = field(default_factory=list)
+    output_tokens_max: int = 0
+    cost_max: float | None = None
+    measured: tuple[float, int] | None = None
+
+    def describe_output(self, max_tokens: int) -> str:
+        """``about 1,100 output tokens (mean 100 per call measured over …)`` or the bound."""
+        if self.measured is None:
+            return (f"at most {self.output_tokens_max:,} output tokens (--max-tokens "
+                    f"{max_tokens} × {self.calls} calls; no earlier run of this configuration "
+                    "to measure from)")
+        mean, n = self.measured
+        return (f"about {self.output_tokens:,} output tokens (mean {mean:,.0f} per call "
+                f"measured over {n} earlier calls of this configuration; at most "
+                f"{self.output_tokens_max:,} at --max-tokens {max_tokens})")
 
 
 def dry_run(plan: JudgePlan, prices: PriceTable, *, show: int = 1,
             batch: bool = False) -> DryRun:
     """Render every prompt and estimate tokens and cost; nothing is sent or written."""
-    inp = out = 0
+    inp = 0
     prompts: list[tuple[str, Request]] = []
     for unit in plan.units:
         req, total = unit_request(plan, unit)
-        answer = expected_output_tokens(plan.spec, len(unit.ask))
-        inp += total - answer
-        out += answer
+        inp += total - expected_output_tokens(plan.spec, len(unit.ask))
         if len(prompts) < show:
             label = f"item {unit.item_id}, {'+'.join(unit.ask)}, sample {unit.sample}"
             prompts.append((label, req))
-    cost = prices.cost(plan.spec.model, input_tokens=inp, output_tokens=out, batch=batch)
-    return DryRun(calls=len(plan.units), keys=plan.pending_keys, input_tokens=inp,
-                  output_tokens=out, cost=cost if plan.units else 0.0, prompts=prompts)
+    calls = len(plan.units)
+    bound = calls * plan.spec.max_tokens
+    measured = plan.measured_output
+    out = bound if measured is None else min(bound, round(measured[0] * calls))
+
+    def price(output: int) -> float | None:
+        if not calls:
+            return 0.0
+        return prices.cost(plan.spec.model, input_tokens=inp, output_tokens=output,
+                           batch=batch, provider=plan.spec.provider)
+
+    return DryRun(calls=calls, keys=plan.pending_keys, input_tokens=inp, output_tokens=out,
+                  cost=price(out), prompts=prompts, output_tokens_max=bound,
+                  cost_max=price(bound), measured=measured)
 
 
 def run_async(coro):
@@ -77,10 +105,17 @@ async def _judge(engine: Engine, plan: JudgePlan, provider: Provider, prices: Pr
     try:
         await provider.preflight()
         save_config(engine, plan.spec.row())
-        sink = JudgeSink(engine, plan, prices)
-        with RunProgress(plan.spec.display_name, len(plan.units),
-                         enabled=show_progress) as progress:
-            return await run_calls(provider, plan.units, sink, options, progress)
+        provider.start_from(stored_output_form(engine, plan.spec.hash))
+        sink = JudgeSink(engine, plan, prices, output_form=lambda: provider.output_form)
+        try:
+            with RunProgress(plan.spec.display_name, len(plan.units),
+                             enabled=show_progress) as progress:
+                stats = await run_calls(provider, plan.units, sink, options, progress)
+        finally:  # a run stopped by an error has still learnt what the server takes
+            record_output_form(engine, plan.spec.hash, provider.output_form)
+        stats.output_form = provider.output_form
+        stats.notes = list(provider.notes) + stats.notes
+        return stats
     finally:
         await provider.aclose()
 

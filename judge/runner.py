@@ -8,7 +8,12 @@ the attempts, and a ``retry-after`` from one worker could not hold back the othe
 waiting the server's ``retry-after`` when it gives one, else exponential backoff with jitter
 (``backoff × 2^attempt``, at most ``max_backoff``). Not retried: authentication and permission
 errors (401/403) and invalid requests (400/404/413/422); they stop the whole run with one
-message, keeping every result stored so far.
+message, keeping every result stored so far. A refusal of a structured-output form is neither:
+the provider steps down to the next form itself and the refusal is only logged.
+
+Concurrency. Up to ``concurrency`` calls are in flight. A call that times out while others were
+in flight usually waited in a server's queue (llama.cpp-style servers answer one request at a
+time): the run then halves its calls in flight, once per wave of timeouts, and says so.
 """
 
 from __future__ import annotations
@@ -65,6 +70,7 @@ class Tally:
     failed: int = 0
     cost: float | None = 0.0
     reasons: Counter = field(default_factory=Counter)
+    examples: dict[str, str] = field(default_factory=dict)  # category -> one reason in full
 
 
 @dataclass
@@ -72,6 +78,7 @@ class RunStats:
     planned: int = 0
     calls: int = 0
     failed_attempts: int = 0
+    refused: int = 0             # requests refused for want of an output form (not retried)
     scored: int = 0
     unscored: int = 0
     request_failed: int = 0
@@ -79,12 +86,20 @@ class RunStats:
     unpriced: bool = False
     reasons: Counter = field(default_factory=Counter)
     elapsed: float = 0.0
+    output_form: str | None = None  # the structured-output form the run settled on
+    notes: list[str] = field(default_factory=list)  # fallbacks and concurrency changes
+    examples: dict[str, str] = field(default_factory=dict)  # unscored category -> an example
+    failures: Counter = field(default_factory=Counter)  # "label: message" of calls given up
+    failure_kinds: Counter = field(default_factory=Counter)  # their ProviderError kinds
+    concurrency: int = 0  # calls in flight at the end (lowered after timeouts)
 
     def add(self, t: Tally) -> None:
         self.scored += t.scored
         self.unscored += t.unscored
         self.request_failed += t.failed
         self.reasons.update(t.reasons)
+        for k, v in t.examples.items():
+            self.examples.setdefault(k, v)
         if t.cost is None:
             self.unpriced = True
         else:
@@ -134,6 +149,35 @@ class _Run(Generic[U]):
     stats: RunStats
     db: ThreadPoolExecutor
     fatal: ProviderError | None = None
+    allowed: int = 1        # calls allowed in flight (retries included); only ever lowered
+    in_flight: int = 0
+    lowered_at: float = float("-inf")
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def _enter(self) -> None:
+        """Wait for a free slot (no await between the check and taking it)."""
+        while self.in_flight >= self.allowed:
+            self.changed.clear()
+            await self.changed.wait()
+        self.in_flight += 1
+
+    def _leave(self) -> None:
+        self.in_flight -= 1
+        self.changed.set()
+
+    def _timed_out(self, started: float, busy: int) -> None:
+        """A call timed out with ``busy`` calls in flight: a server that queues calls (one
+        slot, as llama.cpp-style servers have) makes every queued call wait for the others.
+        Halve the calls in flight instead of timing out again - once per wave: calls that
+        started before the last lowering say nothing new."""
+        if busy < 2 or started < self.lowered_at or self.allowed < 2:
+            return
+        new = max(1, min(self.allowed - 1, busy // 2))
+        self.stats.notes.append(f"a call timed out with {busy} in flight: the server seems "
+                                f"to queue calls; concurrency lowered from {self.allowed} to "
+                                f"{new} (pass --concurrency {new} next time)")
+        self.allowed = new
+        self.lowered_at = time.monotonic()
 
     async def _db(self, fn: Callable, *args):
         return await asyncio.get_running_loop().run_in_executor(self.db, fn, *args)
@@ -141,19 +185,37 @@ class _Run(Generic[U]):
     def _delay(self, attempt: int, err: ProviderError) -> float:
         return backoff_delay(self.options, attempt, err)
 
+    async def _refused(self, unit: U, refusals) -> None:
+        """Capability answers: in the ledger as attempts, never retried or counted as
+        failures (the provider has already stepped down to the next form)."""
+        for r in refusals:
+            self.stats.refused += 1
+            await self._db(self.sink.attempt_failed, unit, r)
+
     async def one(self, unit: U) -> None:
         request, estimate = self.sink.request_for(unit)
         for attempt in range(self.options.max_retries + 1):
-            await self.limiter.acquire(estimate)
+            await self._enter()
+            busy = 0
             try:
+                await self.limiter.acquire(estimate)
+                started = time.monotonic()
                 reply = await self.provider.complete(request)
             except ProviderError as err:
-                if not err.retryable:
+                busy = self.in_flight
+                self._leave()
+                await self._refused(unit, err.refused)
+                if err.stops_run:
                     raise
+                if err.kind == "timeout":
+                    self._timed_out(started, busy)
                 self.stats.failed_attempts += 1
                 self.progress.failed_attempt()
                 await self._db(self.sink.attempt_failed, unit, err)
-                if attempt == self.options.max_retries:
+                if attempt == self.options.max_retries or not err.retryable:
+                    what = err.message if err.status else f"{err.label}: {err.message}"
+                    self.stats.failures[what] += 1
+                    self.stats.failure_kinds[err.kind] += 1
                     tally = await self._db(self.sink.gave_up, unit, err)
                     self.stats.add(tally)
                     self.progress.done(tally)
@@ -163,6 +225,11 @@ class _Run(Generic[U]):
                     self.limiter.pause_for(delay)
                 await asyncio.sleep(delay)
                 continue
+            except BaseException:
+                self._leave()
+                raise
+            self._leave()
+            await self._refused(unit, reply.refused)
             self.limiter.settle(estimate, reply.usage.total)
             self.stats.calls += 1
             tally = await self._db(self.sink.succeeded, unit, reply)
@@ -198,7 +265,7 @@ async def run_calls(provider: Provider, units: Sequence[U], sink: Sink[U], optio
     t0 = time.perf_counter()
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="h2h-db") as db:
         run = _Run(provider, sink, options, progress, RateLimiter(options.rpm, options.tpm),
-                   stats, db)
+                   stats, db, allowed=options.concurrency)
         workers = [asyncio.create_task(run.worker(queue))
                    for _ in range(min(options.concurrency, len(units)))]
         try:
@@ -216,6 +283,7 @@ async def run_calls(provider: Provider, units: Sequence[U], sink: Sink[U], optio
             for t in workers:
                 t.cancel()
             stats.elapsed = time.perf_counter() - t0
+            stats.concurrency = run.allowed
     if run.fatal is not None:
         stored = stats.scored + stats.unscored + stats.request_failed
         raise H2HError(f"stopped: {run.fatal.message}. The {stored} results stored before the "

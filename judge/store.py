@@ -22,7 +22,9 @@ from data.engine import read_session, write_connection, write_session
 from data.errors import H2HError
 from data.models import CostEntry, JudgeBatch, JudgeConfigRow, Judgment, utcnow
 
-__all__ = ["Key", "ExistingJudgment", "save_config", "check_name_free", "find_config",
+__all__ = ["Key", "ExistingJudgment", "save_config", "settle_name", "check_name_free",
+           "find_config",
+           "record_output_form", "stored_output_form", "measured_output_tokens",
            "list_configs", "existing_judgments", "open_batch_keys", "store_judgments",
            "ledger_row", "insert_ledger", "add_ledger"]
 
@@ -36,8 +38,15 @@ class ExistingJudgment:
     batch_id: str | None
 
 
+def _auto_name(row: JudgeConfigRow) -> bool:
+    """Whether the configuration carries the name made up when no --name was given."""
+    from .config import slug
+    return row.name == f"{slug(row.model)}-{row.hash[:8]}"
+
+
 def save_config(engine: Engine, row: JudgeConfigRow) -> JudgeConfigRow:
-    """Store a configuration (or find it again); ``samples`` only ever grows."""
+    """Store a configuration (or find it again); ``samples`` only ever grows. A stored
+    configuration with a made-up name takes the name given now (see :func:`settle_name`)."""
     with write_session(engine) as s:
         check_name_free(s, row.name, row.hash)
         old = s.get(JudgeConfigRow, row.hash)
@@ -46,8 +55,68 @@ def save_config(engine: Engine, row: JudgeConfigRow) -> JudgeConfigRow:
             return row
         if row.samples > old.samples:
             old.samples = row.samples
-            s.add(old)
+        if old.name != row.name and _auto_name(old):
+            old.name = row.name
+        if row.model_file and old.model_file != row.model_file:
+            old.model_file = row.model_file  # the same file (same SHA-256), moved
+        s.add(old)
         return old
+
+
+def settle_name(engine: Engine, name: str | None, config_hash: str
+                ) -> tuple[str | None, str | None]:
+    """The name a run uses when its settings equal a stored configuration's, and what to say.
+
+    A configuration *is* its settings (the hash), so one set of settings has one name:
+    without ``--name`` the stored name is used; a name given for a configuration stored under
+    a made-up name (no ``--name`` then) becomes its name; a different name for a configuration
+    named by the user is refused, naming the match, since its results would be reported under
+    the other name.
+    """
+    with read_session(engine) as s:
+        row = s.get(JudgeConfigRow, config_hash)
+        if row is None or name == row.name:
+            return name, None
+        if name is None:
+            return row.name, None
+        if _auto_name(row):
+            return name, (f"The stored configuration '{row.name}' has the same settings and "
+                          f"no name of its own: it is now '{name}' (its stored judgments "
+                          "count; only what is missing is asked).")
+        n = s.exec(select(func.count()).select_from(Judgment)
+                   .where(Judgment.config_hash == config_hash)).one()
+    raise H2HError(f"--name '{name}': these are the same settings as the stored configuration "
+                   f"'{row.name}' ({row.hash[:8]}: {row.provider} {row.model}, template "
+                   f"'{row.template_name}', {row.mode}), which has {n} judgments. One set of "
+                   f"settings is one judge: continue it with --config {row.name} (or --name "
+                   f"{row.name}); to judge again as a separate configuration, change a setting "
+                   "(--temperature, --max-tokens, --template, …).")
+
+
+def record_output_form(engine: Engine, config_hash: str, form: str | None) -> None:
+    """Remember the structured-output form a run settled on (the next run starts there)."""
+    if form is None:
+        return
+    with write_session(engine) as s:
+        row = s.get(JudgeConfigRow, config_hash)
+        if row is not None and row.output_form != form:
+            row.output_form = form
+            s.add(row)
+
+
+def stored_output_form(engine: Engine, config_hash: str) -> str | None:
+    with read_session(engine) as s:
+        row = s.get(JudgeConfigRow, config_hash)
+        return None if row is None else row.output_form
+
+
+def measured_output_tokens(engine: Engine, config_hash: str) -> tuple[float, int] | None:
+    """Mean output tokens per answered call of a configuration, and over how many calls."""
+    with read_session(engine) as s:
+        n, total = s.exec(select(func.count(), func.sum(CostEntry.output_tokens)).where(
+            CostEntry.config_hash == config_hash,
+            CostEntry.status.in_(["ok", "unscored answer"]))).one()
+    return (total / n, n) if n else None
 
 
 def check_name_free(s: Session, name: str, config_hash: str) -> None:
@@ -151,9 +220,11 @@ def store_judgments(conn: sa.Connection, config_hash: str,
 
 def ledger_row(*, config_hash: str, item_id: str | None, call_kind: str, provider: str,
                model: str, status: str, usage=None, cost: float | None = 0.0,
-               batch: bool = False) -> dict[str, Any]:
-    """One cost-ledger entry as a row (``usage`` None for an attempt that got no answer)."""
+               batch: bool = False, seconds: float | None = None) -> dict[str, Any]:
+    """One cost-ledger entry as a row (``usage`` None for an attempt that got no answer;
+    ``seconds`` the attempt's wall time, None when unknown, e.g. inside a batch)."""
     return {"config_hash": config_hash, "item_id": item_id, "call_kind": call_kind,
+            "seconds": seconds,
             "provider": provider, "model": model, "status": status[:60],
             "input_tokens": usage.input_tokens if usage else 0,
             "output_tokens": usage.output_tokens if usage else 0,

@@ -2,8 +2,8 @@
 # Install the system packages the test suite needs, only when they are missing:
 #   Debian's chromium (browser tests through Playwright), a CJK font so Chinese items render
 #   in screenshots, pdflatex with booktabs (the report's LaTeX tables are compiled in a test),
-#   and postgresql (the data layer's second backend; the tests start a
-#   throwaway cluster of their own).
+#   postgresql (the data layer's second backend; the tests start a
+#   throwaway cluster of their own), and g++ and cmake (llama-cpp-python compiles llama.cpp).
 set -euo pipefail
 
 need=()
@@ -17,6 +17,9 @@ fi
 if ! command -v pdflatex >/dev/null || ! kpsewhich booktabs.sty >/dev/null 2>&1; then
   need+=(texlive-latex-base texlive-latex-recommended)  # the report's tables.tex is compiled
 fi
+# llama-cpp-python (the `local` extra) compiles llama.cpp: a C++ compiler and CMake.
+command -v g++ >/dev/null || need+=(g++)
+command -v cmake >/dev/null || need+=(cmake)
 for extra in "$@"; do
   command -v "$extra" >/dev/null || need+=("$extra")
 done

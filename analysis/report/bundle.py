@@ -58,13 +58,16 @@ def _judge_configs(engine: Engine) -> list[dict]:
              "template": r.template_name, "template_hash": r.template_hash,
              "rubric_version": r.rubric_version, "mode": r.mode,
              "reason_first": r.reason_first, "temperature": r.temperature,
-             "max_tokens": r.max_tokens, "samples": r.samples} for r in rows]
+             "max_tokens": r.max_tokens, "samples": r.samples,
+             # how the answers were asked for, and which GGUF file a local model was
+             "structured": r.structured, "output_form": r.output_form,
+             "model_sha256": r.model_digest} for r in rows]
 
 
 def _versions() -> dict[str, str]:
     out = {}
     for p in ("h2htalk", "numpy", "scipy", "pandas", "krippendorff", "plotly", "kaleido",
-              "streamlit", "sqlalchemy", "anthropic", "openai"):
+              "streamlit", "sqlalchemy", "anthropic", "openai", "llama_cpp_python"):
         try:
             out[p] = version(p)
         except PackageNotFoundError:

@@ -190,7 +190,7 @@ def start_prompt_version(engine: Engine, base: JudgeConfigRow, name: str, templa
                          ) -> subprocess.Popen:
     """Run the new prompt version on the calibration items in the background (`h2h judge
     run`), with the base configuration's provider, model and parameters."""
-    if base.provider not in ("anthropic", "openai"):
+    if base.provider not in ("anthropic", "openai", "local"):
         raise H2HError(f"'{base.name}' is a {base.provider} configuration and cannot be run; "
                        "start from a configuration of a real provider")
     url = engine.url.render_as_string(hide_password=False)
@@ -204,8 +204,10 @@ def start_prompt_version(engine: Engine, base: JudgeConfigRow, name: str, templa
         cmd += ["--temperature", str(base.temperature)]
     if not base.structured:
         cmd.append("--no-structured")
-    if base_url:
+    if base_url and base.provider != "local":
         cmd += ["--base-url", base_url]
+    if base.provider == "local" and base.model_file:
+        cmd += ["--model-file", base.model_file]
     fh = open(log, "w", encoding="utf-8")  # noqa: SIM115 (the child process owns it)
     return subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT)
 

@@ -4,6 +4,7 @@ of an SDK exception (anthropic and openai have the same error classes) into Prov
 from __future__ import annotations
 
 import email.utils
+import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -67,6 +68,10 @@ def body_message(body: object) -> str | None:
     return None
 
 
+_TOO_LONG = re.compile(r"context.length|context.window|maximum context|prompt is too long|"
+                       r"too many tokens", re.I)
+
+
 def _kind(status: int) -> str:
     return ("auth" if status in (401, 403) else "rate_limit" if status == 429 else
             "overloaded" if status == 529 else "timeout" if status == 408 else
@@ -84,6 +89,9 @@ def translate_error(sdk: Any, exc: Exception, *, who: str, timeout: float,
     if isinstance(exc, sdk.APIStatusError):
         status = exc.status_code
         msg = getattr(exc, "api_message", None) or body_message(exc.body) or str(exc)
-        return ProviderError(_kind(status), f"{who} answered {status}: {msg}", status=status,
+        kind = _kind(status)
+        if kind == "invalid_request" and _TOO_LONG.search(msg):
+            kind = "too_long"  # this prompt only: the other calls can still succeed
+        return ProviderError(kind, f"{who} answered {status}: {msg}", status=status,
                              retry_after=retry_after_seconds(exc.response.headers))
     return ProviderError("other", f"{type(exc).__name__}: {exc}")

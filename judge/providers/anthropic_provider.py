@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 from data.errors import H2HError
@@ -43,6 +45,10 @@ class AnthropicProvider:
     name = "anthropic"
     max_batch_requests = MAX_BATCH_REQUESTS
     max_batch_bytes = MAX_BATCH_BYTES
+    output_form = "tools"  # forced tool use: every Claude model supports it
+
+    def start_from(self, form: str | None) -> None:
+        """Nothing to negotiate: Anthropic always takes a forced tool call."""
 
     def __init__(self, *, base_url: str | None = None, api_key_env: str = "ANTHROPIC_API_KEY",
                  timeout: float = 120.0, concurrency: int = 8):
@@ -50,6 +56,7 @@ class AnthropicProvider:
         self.base_url = (base_url or os.environ.get("ANTHROPIC_BASE_URL")
                          or "https://api.anthropic.com")
         self.timeout = timeout
+        self.notes: list[str] = []
         # max_retries=0: the runner retries itself, so each attempt is logged and costed.
         self._pool = ClientPool(concurrency, lambda: _import_sdk().AsyncAnthropic(
             api_key=self._key(), base_url=self.base_url, timeout=self.timeout, max_retries=0))
@@ -77,7 +84,7 @@ class AnthropicProvider:
     async def preflight(self) -> None:
         """One cheap authenticated call (list one model) so a bad key or URL fails at once."""
         try:
-            await self.client.models.list(limit=1, timeout=min(self.timeout, 20.0))
+            await self.client.models.list(limit=1, timeout=min(max(self.timeout, 10.0), 20.0))
         except Exception as exc:  # noqa: BLE001 - translated below
             err = self._error(exc)
             if err.kind == "auth":
@@ -117,11 +124,14 @@ class AnthropicProvider:
         if "temperature" in params:
             # Recent SDKs no longer name the parameter; the API field is passed through as is.
             extra["extra_body"] = {"temperature": params.pop("temperature")}
+        t0 = time.perf_counter()
         try:
             msg = await self.client.messages.create(**params, **extra)
         except Exception as exc:  # noqa: BLE001 - translated
-            raise self._error(exc) from exc
-        return _reply(msg, request.schema_name)
+            err = self._error(exc)
+            err.seconds = time.perf_counter() - t0
+            raise err from exc
+        return replace(_reply(msg, request.schema_name), seconds=time.perf_counter() - t0)
 
     async def aclose(self) -> None:
         await self._pool.aclose()

@@ -14,11 +14,16 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 __all__ = ["Role", "Message", "Request", "Usage", "Reply", "ErrorKind", "ProviderError",
            "RETRYABLE", "BatchInfo", "BatchFailure", "Provider", "BatchProvider",
-           "ProviderName", "PROVIDERS"]
+           "ProviderName", "PROVIDERS", "OutputForm", "OUTPUT_FORMS"]
 
-ProviderName = Literal["anthropic", "openai"]
-PROVIDERS: tuple[str, ...] = ("anthropic", "openai")
+ProviderName = Literal["anthropic", "openai", "local"]
+PROVIDERS: tuple[str, ...] = ("anthropic", "openai", "local")
 Role = Literal["user", "assistant"]
+# How a structured answer is asked for: OpenAI's response_format json_schema; json_object with
+# the schema beside it (llama-cpp-python's server); a forced tool / function call; a grammar
+# built from the schema (a model run in-process); or plain text read by the tolerant parser.
+OutputForm = Literal["json_schema", "json_object", "tools", "grammar", "text"]
+OUTPUT_FORMS: tuple[str, ...] = ("json_schema", "json_object", "tools", "grammar", "text")
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,7 @@ class Request:
     schema: dict[str, Any] | None = None
     schema_name: str = "answer"
     schema_description: str = ""
+    model_file: str | None = None  # a GGUF run in-process (--provider local); else unused
 
 
 @dataclass(frozen=True)
@@ -71,6 +77,10 @@ class Reply:
     usage: Usage
     stop_reason: str | None = None
     raw: str = ""
+    # Requests the server refused for want of a structured-output form before this reply
+    # came (capability answers, each asked once): the runner puts them in the ledger.
+    refused: tuple[ProviderError, ...] = ()
+    seconds: float | None = None  # wall time of the call that answered
 
     @property
     def raw_text(self) -> str:
@@ -79,7 +89,7 @@ class Reply:
 
 
 ErrorKind = Literal["rate_limit", "overloaded", "server", "timeout", "connection", "auth",
-                    "invalid_request", "not_found", "other"]
+                    "invalid_request", "not_found", "unsupported", "too_long", "other"]
 RETRYABLE: frozenset[str] = frozenset({"rate_limit", "overloaded", "server", "timeout",
                                        "connection"})
 
@@ -89,21 +99,34 @@ class ProviderError(Exception):
     server's own advice when it gave one."""
 
     def __init__(self, kind: ErrorKind, message: str, *, status: int | None = None,
-                 retry_after: float | None = None):
+                 retry_after: float | None = None, form: str | None = None,
+                 seconds: float | None = None):
         super().__init__(message)
         self.kind = kind
         self.message = message
         self.status = status
         self.retry_after = retry_after
+        self.form = form  # with kind "unsupported": the output form the server refused
+        self.seconds = seconds
+        # capability refusals that came before this error in the same call (see Reply)
+        self.refused: tuple[ProviderError, ...] = ()
 
     @property
     def retryable(self) -> bool:
         return self.kind in RETRYABLE
 
     @property
+    def stops_run(self) -> bool:
+        """Whether no other call can succeed either (bad key, invalid request). A prompt too
+        long for the model fails only its own call: it is stored as a request failure."""
+        return not self.retryable and self.kind != "too_long"
+
+    @property
     def label(self) -> str:
-        """Short status for the ledger, e.g. ``http 429`` or ``timeout``."""
-        return f"http {self.status}" if self.status else self.kind
+        """Short status for the ledger, e.g. ``http 429``, ``timeout`` or
+        ``refused json_schema: http 500``."""
+        short = f"http {self.status}" if self.status else self.kind
+        return f"refused {self.form}: {short}" if self.kind == "unsupported" else short
 
 
 @dataclass(frozen=True)
@@ -129,6 +152,14 @@ class Provider(Protocol):
 
     name: str
     base_url: str
+    # The structured-output form in use once settled (None while still negotiating), and a
+    # line per fallback for the run summary.
+    output_form: str | None
+    notes: list[str]
+
+    def start_from(self, form: str | None) -> None:
+        """Begin negotiating at ``form`` (remembered from an earlier run), not at the top."""
+        ...
 
     async def preflight(self) -> None: ...
 

@@ -106,3 +106,47 @@ def query(engine, sql: str, **params) -> list[tuple]:
     import sqlalchemy as sa
     with engine.connect() as c:
         return [tuple(r) for r in c.execute(sa.text(sql), params).all()]
+
+
+# --- real local models (issue 10): the bundled GGUF, the demo study, llama-cpp-python's server -
+
+ROOT = str(Path(__file__).resolve().parents[2])
+
+
+def h2h_env(**extra: str) -> dict[str, str]:
+    """The environment for an `h2h` subprocess that imports this checkout first."""
+    import os
+    path = os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)
+    return dict(os.environ, PYTHONPATH=path, **extra)
+
+
+def h2h_proc(*args: str, timeout: float = 900, **popen):
+    """Run `h2h …` in a subprocess to the end; (exit code, stdout, stderr)."""
+    import subprocess
+    import sys
+    res = subprocess.run([sys.executable, "-m", "annotate.cli", *args], capture_output=True,
+                         text=True, env=h2h_env(), timeout=timeout, **popen)
+    return res.returncode, res.stdout, res.stderr
+
+
+@pytest.fixture(scope="session")
+def smollm2() -> Path:
+    """The bundled SmolLM2-135M-Instruct GGUF (the `local` extra installs it)."""
+    from judge.providers.local_models import resolve_local_model
+    return resolve_local_model("smollm2-135m-instruct").path
+
+
+@pytest.fixture(scope="session")
+def _demo_template(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("demo") / "demo.db"
+    code, out, err = h2h_proc("demo", "--db", str(path), "--force")
+    assert code == 0, err
+    return path
+
+
+@pytest.fixture
+def demo(tmp_path, _demo_template) -> str:
+    """A fresh copy of the demo study (simulated raters and judges) for this test."""
+    path = tmp_path / "demo.db"
+    shutil.copyfile(_demo_template, path)
+    return str(path)

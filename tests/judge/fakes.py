@@ -89,11 +89,36 @@ def _user_text(body: dict) -> str:
 def _schema_of(body: dict) -> tuple[str | None, dict | None]:
     tools = body.get("tools")
     if tools:
+        fn = tools[0].get("function")
+        if fn is not None:  # OpenAI function calling
+            return fn["name"], fn["parameters"]
         return tools[0]["name"], tools[0]["input_schema"]
     rf = body.get("response_format")
     if rf and rf.get("type") == "json_schema":
         return rf["json_schema"]["name"], rf["json_schema"]["schema"]
+    if rf and rf.get("type") == "json_object" and rf.get("schema"):
+        schema = rf["schema"]  # llama-cpp-python's form: no name, so tell the shape by its keys
+        return ("score_all" if "score" not in schema["properties"] else None), schema
     return None, None
+
+
+def openai_form(body: dict) -> str:
+    """Which structured-output form an OpenAI chat request asks for."""
+    if body.get("tools"):
+        return "tools"
+    rf = body.get("response_format") or {}
+    return rf.get("type", "text")
+
+
+# How real servers refuse a form they do not support (status, error message):
+# llama-cpp-python's server validates response_format.type with pydantic and answers 500;
+# Ollama answers 400 "<model> does not support tools"; others name response_format.
+LLAMA_CPP_REFUSAL = (500, "[{'type': 'literal_error', 'loc': ('body', 'response_format', "
+                          "'type'), 'msg': \"Input should be 'text' or 'json_object'\", "
+                          "'input': 'json_schema', 'ctx': {'expected': \"'text' or "
+                          "'json_object'\"}}]")
+RF_REFUSAL = (400, "response_format is not supported by this server")
+TOOLS_REFUSAL = (400, "registry.ollama.ai/library/tiny:latest does not support tools")
 
 
 @lru_cache(maxsize=1)
@@ -107,7 +132,7 @@ def request_key(body: dict) -> tuple[str | None, tuple[str, ...]]:
     text = _user_text(body)
     found = _ITEM.search(text)
     item = found.group(1) if found else None
-    if name is None:  # free text: the default template names the dimension by its label
+    if name is None:  # free text (or llama-cpp-python's unnamed schema): read the label
         m = re.search(r"## Rate this dimension: (.+)", text)
         if not m:
             return item, ()
@@ -123,8 +148,16 @@ class FakeServer:
 
     def __init__(self, kind: str = "anthropic", *, api_key: str | None = "test-key",
                  delay: float = 0.0, usage: dict[str, int] | None = None,
-                 batch_polls: int = 1):
+                 batch_polls: int = 1,
+                 refuse: dict[str, tuple[int, str]] | None = None, serial: bool = False):
+        """``refuse`` maps an OpenAI structured-output form (json_schema, json_object, tools)
+        to the (status, message) the server answers it with; ``serial`` answers one message
+        request at a time, like llama-cpp-python's server."""
         self.kind = kind
+        self.refuse = refuse or {}
+        self._serial = threading.Lock() if serial else None
+        self.in_flight = 0
+        self.max_in_flight = 0  # the most message requests the server held at once
         self.api_key = api_key
         self.delay = delay
         self.usage = usage or {"input_tokens": 1000, "output_tokens": 100,
@@ -219,12 +252,28 @@ class FakeServer:
     def _chat(self, body: dict, req: Logged, scripted: Scripted | None) -> dict:
         msg = self._message(body, req, scripted)
         block = msg["content"][0]
-        text = block["text"] if block["type"] == "text" else json.dumps(block["input"])
+        if scripted is not None and scripted.text is not None:
+            text = scripted.text
+        elif req.dims and openai_form(body) == "json_object" \
+                and _schema_of(body)[0] is None:  # llama-cpp-python's form, one dimension
+            text = json.dumps(scripted.answer if scripted is not None and scripted.answer
+                              is not None else self._answer(req.item, req.dims,
+                                                            _schema_of(body)[1]))
+        elif block["type"] == "text":
+            text = block["text"]
+        else:
+            text = json.dumps(block["input"])
+        message: dict[str, Any] = {"role": "assistant", "content": text}
+        finish = "stop"
+        if block["type"] == "tool_use" and openai_form(body) == "tools":
+            message = {"role": "assistant", "content": None, "tool_calls": [{
+                "id": "call_1", "type": "function",
+                "function": {"name": block["name"], "arguments": text}}]}
+            finish = "tool_calls"
         u = self.usage
         return {"id": "chatcmpl-1", "object": "chat.completion", "created": 0,
                 "model": body["model"],
-                "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": text}}],
+                "choices": [{"index": 0, "finish_reason": finish, "message": message}],
                 "usage": {"prompt_tokens": u["input_tokens"],
                           "completion_tokens": u["output_tokens"],
                           "total_tokens": u["input_tokens"] + u["output_tokens"]}}
@@ -371,6 +420,12 @@ class FakeServer:
                 self._message_request(req, body)
 
             def _message_request(self, req: Logged, body: dict) -> None:
+                refusal = fake.refuse.get(openai_form(body)) if fake.kind == "openai" else None
+                if refusal is not None:
+                    req.status = refusal[0]
+                    req.answered = self._send(refusal[0], fake._error_body(
+                        Scripted(refusal[0], message=refusal[1])))
+                    return
                 with fake._lock:
                     scripted = None
                     for i, (pred, s) in enumerate(fake._script):
@@ -387,7 +442,18 @@ class FakeServer:
                     fake._release.wait(60)
                     self.close_connection = True
                     return
-                time.sleep(fake.delay + (scripted.delay if scripted else 0.0))
+                with fake._lock:
+                    fake.in_flight += 1
+                    fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
+                try:
+                    if fake._serial is not None:
+                        with fake._serial:
+                            time.sleep(fake.delay + (scripted.delay if scripted else 0.0))
+                    else:
+                        time.sleep(fake.delay + (scripted.delay if scripted else 0.0))
+                finally:
+                    with fake._lock:
+                        fake.in_flight -= 1
                 if scripted is not None and scripted.status != 200:
                     req.status = scripted.status
                     req.answered = self._send(scripted.status, fake._error_body(scripted),

@@ -87,3 +87,44 @@ def test_extract_json_prefers_whole_text_then_fences():
     assert extract_json('{"a": 1}') == {"a": 1}
     assert extract_json('x ```\n{"a": 2}\n``` {"a": 3}') == {"a": 2}
     assert extract_json("no json here {") is None
+
+
+# --- replies that are only a number, or a number with its level's label (issue 10) ----------
+
+@pytest.mark.parametrize("text,score", [
+    ("5", 5),
+    (" 4\n", 4),
+    ("4.", 4),
+    ("**3**", 3),
+    ("4 · Good", 4),
+    ("4 - Good", 4),
+    ("4 – good", 4),
+    ("4 (Good)", 4),
+    ("4: Good", 4),
+    ("Good (4)", 4),
+    ("**2 · Weak**", 2),
+    ("4/5", 4),
+    ("Excellent", 5),
+])
+def test_a_bare_number_or_a_number_with_its_label_is_a_score(text, score):
+    p = one(text)
+    assert (p.score, p.reason) == (score, None)
+
+
+@pytest.mark.parametrize("text,category,fragment", [
+    ("7", "off-scale", "7 is not on the scale"),
+    ("0", "off-scale", "0 is not on the scale"),
+    ("4.5", "off-scale", "4.5 is not on the scale"),
+    ("7 · Excellent", "off-scale", "7 is not on the scale"),
+    # the number and the label disagree: which one did the judge mean? Unscored.
+    ("4 · Weak", "malformed", "4 is 'Good' on this scale, but the reply names 'Weak'"),
+    ("3 or 4", "malformed", "no score found"),
+    ("4/10", "malformed", "no score found"),
+    ("Good or Excellent", "malformed", "no score found"),
+])
+def test_ambiguous_or_off_scale_bare_answers_stay_unscored(text, category, fragment):
+    p = one(text)
+    assert p.score is None
+    assert reason_category(p.reason) == category, p.reason
+    assert fragment in p.reason
+    assert p.reasoning == text.strip()  # the raw answer is kept beside the reason

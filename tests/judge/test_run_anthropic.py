@@ -158,10 +158,25 @@ def test_authentication_error_mid_run_stops_with_one_message(study, anthropic_fa
 
 def test_invalid_request_is_not_retried(study, anthropic_fake, prices):
     anthropic_fake.script(Scripted(400, error_type="invalid_request_error",
-                                   message="prompt is too long"))
-    with pytest.raises(H2HError, match="400: prompt is too long"):
+                                   message="max_tokens: 100000 > 64000, the maximum"))
+    with pytest.raises(H2HError, match="400: max_tokens: 100000 > 64000"):
         judge(study, anthropic_fake, prices, options=FAST.__class__(concurrency=1))
     assert [c.status for c in anthropic_fake.calls("judge")] == [400]
+
+
+def test_a_prompt_too_long_fails_only_its_own_call(study, anthropic_fake, prices):
+    """One oversized item must not stop a study-sized run: not retried, stored as a request
+    failure with the server's reason, and every other call goes on."""
+    anthropic_fake.script(Scripted(400, error_type="invalid_request_error",
+                                   message="prompt is too long: 210000 tokens > 200000 maximum"),
+                          when=lambda r: r.item == "r1" and r.dims == ("safety",))
+    _, stats = judge(study, anthropic_fake, prices, options=FAST.__class__(concurrency=1))
+    assert stats.scored == N_PAIRS - 1 and stats.request_failed == 1
+    assert stats.failed_attempts == 1  # asked once, not retried
+    assert [c.status for c in anthropic_fake.calls("judge")].count(400) == 1
+    (reason,) = query(study, "SELECT unscored_reason FROM judgment WHERE outcome = "
+                             "'request_failed'")[0]
+    assert "prompt is too long" in reason
 
 
 def test_wrong_key_is_caught_by_the_preflight(study, anthropic_fake, prices, monkeypatch):

