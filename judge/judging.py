@@ -21,7 +21,7 @@ from sqlmodel import select
 from data.engine import read_session, write_connection
 from data.errors import H2HError
 from data.migrate import ensure_current
-from data.models import Item, JudgeConfigRow
+from data.models import AttentionCheck, Item, JudgeConfigRow
 from data.rubric import Dimension, Rubric
 from data.study import rubric_by_version
 
@@ -105,7 +105,15 @@ def _load_items(engine: Engine, rubric: Rubric, f: Filters) -> list[ItemView]:
         q = q.where(Item.task == f.task)
     with read_session(engine) as s:
         rows = s.exec(q.order_by(Item.position, Item.id)).all()
-    views = [ItemView(*r) for r in rows]
+        # Attention checks are copies of real items with an instruction to the rater; they
+        # are not part of the study, so no judge scores (or pays for) them.
+        checks = set(s.exec(select(AttentionCheck.item_id)).all())
+    asked_checks = [i for i in f.items if i in checks]
+    if asked_checks:
+        what = "is an attention check" if len(asked_checks) == 1 else "are attention checks"
+        raise H2HError(f"--items: {', '.join(asked_checks[:10])} {what} for raters, not part "
+                       "of the study; judges do not score them")
+    views = [ItemView(*r) for r in rows if r[0] not in checks]
     if f.items:
         wanted = set(f.items)
         known = {v.id for v in views}

@@ -26,7 +26,7 @@ from data._files import read_text
 from data.engine import read_session
 from data.errors import FormatError, H2HError, Problem
 from data.items import Context
-from data.models import Item
+from data.models import AttentionCheck, Item
 
 __all__ = ["Scenario", "read_scenarios", "study_scenarios", "select_scenarios"]
 
@@ -88,11 +88,12 @@ def read_scenarios(path: str | Path, known_tasks: tuple[str, ...]) -> list[Scena
 def study_scenarios(engine: Engine) -> list[Scenario]:
     """Each distinct scenario of the study's items, with its first item's context."""
     with read_session(engine) as s:
-        rows = s.exec(select(Item.scenario, Item.task, Item.context)
+        rows = s.exec(select(Item.id, Item.scenario, Item.task, Item.context)
                       .order_by(Item.position, Item.id)).all()
+        checks = set(s.exec(select(AttentionCheck.item_id)).all())  # not study scenarios
     seen: dict[str, Scenario] = {}
-    for sid, task, ctx in rows:
-        if sid not in seen:
+    for item_id, sid, task, ctx in rows:
+        if sid not in seen and item_id not in checks:
             seen[sid] = Scenario(sid, task, ctx, {})
     return list(seen.values())
 
