@@ -28,6 +28,7 @@ def _f(x, nd=3) -> str:
 def _run_configs(engine, configs: list[str], items: list[str], *, base_url: str | None,
                  yes: bool, prices: Path | None) -> None:
     """Judge the calibration items with each stored configuration, after a cost estimate."""
+    from judge.cli import print_run_stats
     from judge.config import spec_from_row
     from judge.judging import Filters, plan_judging
     from judge.prices import load_prices
@@ -71,7 +72,7 @@ def _run_configs(engine, configs: list[str], items: list[str], *, base_url: str 
         prov = make_provider(spec.provider, base_url=base_url, structured=spec.structured)
         _, stats = run_judge(engine, spec, prov, filters=Filters(items=tuple(items)),
                              prices=table, show_progress=sys.stdout.isatty())
-        out.print(f"{spec.display_name}: {stats}")
+        print_run_stats(stats, label=spec.display_name)
 
 
 def calibrate_cmd(

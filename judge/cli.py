@@ -113,13 +113,14 @@ _HINTS = {
 }
 
 
-def _print_stats(stats: RunStats, what: str = "judgments") -> None:
-    """The run summary; raises (exit 1) when every call failed."""
+def print_run_stats(stats: RunStats, what: str = "judgments", label: str = "") -> None:
+    """The run summary (its first line after ``label: `` when given); raises (exit 1) when
+    every call failed. Shared by `h2h judge run`, `h2h generate` and `h2h calibrate --run`."""
     from .progress import format_usd
 
     stored = stats.scored + stats.unscored + stats.request_failed
     refused = f"; {stats.refused} refused for their output form" if stats.refused else ""
-    out.print(f"Done in {stats.elapsed:.1f} s: {stats.calls} calls "
+    out.print(f"{label + ': ' if label else ''}Done in {stats.elapsed:.1f} s: {stats.calls} calls "
               f"({stats.failed_attempts} failed attempts retried or given up{refused}); "
               f"stored {stored} {what}: {stats.scored} ok, {stats.unscored} unscored, "
               f"{stats.request_failed} request failures; cost "
@@ -354,7 +355,7 @@ def run_cmd(
     if not plan.units:
         out.print("Nothing to ask: every judgment in scope is stored. No request was made.")
         return
-    _print_stats(stats)
+    print_run_stats(stats)
 
 
 def _run_batch(engine, spec, filters, prov, table, options, wait, poll) -> None:
@@ -669,7 +670,7 @@ def generate(
     stats = run_generation(engine, plan, prov, prices=table,
                            options=_options(n_calls, rpm, tpm, max_retries, backoff),
                            show_progress=not quiet)
-    _print_stats(stats, what="responses")
+    print_run_stats(stats, what="responses")
 
 
 def register(app: typer.Typer) -> None:

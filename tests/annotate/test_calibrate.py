@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -67,6 +68,9 @@ def test_run_on_a_seeded_sample_with_cost_estimate(demo, fake):
                "--bootstrap", "200", env=env)
     assert "Calibration set: 12 human-rated items (seeded sample, seed 3)" in proc.stdout
     assert "fake-a:" in proc.stdout and "best configuration" in proc.stdout
+    # the run is summarised as `h2h judge run` does, not as a raw statistics object
+    assert "RunStats(" not in proc.stdout
+    assert re.search(r"fake-a: Done in [\d.]+ s: \d+ calls", proc.stdout), proc.stdout
     engine = get_engine(demo)
     items = set(cal.calibration_items(engine, 12, 3)) | {"dlg-001-aster", "dlg-001-birch"}
     n_dims = {"dialogue": 3, "recollection": 4, "itinerary": 4}
