@@ -13,17 +13,27 @@ from .engine import read_session, write_session
 from .errors import H2HError
 from .models import ROLES, Rater, Rating
 
-__all__ = ["add_rater", "list_raters", "deactivate_rater", "authenticate", "RaterSummary"]
+__all__ = ["add_rater", "list_raters", "deactivate_rater", "authenticate", "RaterSummary",
+           "name_problem"]
 
 _NAME_RE = re.compile(r"^[\w.@+-][\w .@+-]{0,99}$", re.UNICODE)
+
+
+def name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a rater's name, or None. The same rule for every way a rater is
+    created (``h2h raters add``, the Raters page, a ratings import)."""
+    if _NAME_RE.fullmatch(name):
+        return None
+    shown = name if len(name) <= 40 else name[:37] + "…"
+    return (f"rater name {shown!r} is not usable: use 1-100 letters, digits, spaces "
+            "or . @ + - _")
 
 
 def add_rater(engine: Engine, name: str, role: str = "rater") -> tuple[Rater, str]:
     """Create a rater (or admin); returns the row and the access code, shown only now."""
     name = name.strip()
-    if not _NAME_RE.match(name):
-        raise H2HError(f"rater name '{name}' is not usable: use 1-100 letters, digits, spaces "
-                       "or . @ + - _")
+    if (why := name_problem(name)) is not None:
+        raise H2HError(why)
     if role not in ROLES:
         raise H2HError(f"--role: '{role}' is not one of {', '.join(ROLES)}")
     code = new_code()
