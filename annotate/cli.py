@@ -175,12 +175,13 @@ def main() -> None:
         raise SystemExit(1) from None
     except Exception as exc:
         # sqlalchemy is imported only by the commands that use a database; an error of its
-        # kind can only come from one of those.
+        # kind can only come from one of those (unreachable server, damaged or read-only
+        # file, …).
         sa_exc = getattr(sys.modules.get("sqlalchemy"), "exc", None)
-        if sa_exc is None or not isinstance(exc, sa_exc.OperationalError):
+        if sa_exc is None or not isinstance(exc, sa_exc.DatabaseError):
             raise
         msg = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
-        err.print(f"[red]Error:[/red] cannot use the study database: {msg}")
+        err.print("[red]Error:[/red] cannot use the study database: " + escape(msg))
         raise SystemExit(1) from None
 
 

@@ -158,7 +158,8 @@ def value_problem(value: Any, path: str = "") -> tuple[str, str] | None:
                 return where, f"{v} is not a finite number"
         elif isinstance(v, dict | list):
             if depth >= MAX_DEPTH:
-                return where, f"nested deeper than {MAX_DEPTH} levels"
+                return (where if len(where) <= 40 else where[:39] + "…",
+                        f"nested deeper than {MAX_DEPTH} levels")
             pairs = v.items() if isinstance(v, dict) else enumerate(v)
             for k, sub in pairs:
                 if isinstance(k, str) and "\x00" in k:

@@ -19,7 +19,7 @@ from rich.table import Table
 
 __all__ = ["DbOption", "register", "import_app", "export_app", "raters_app"]
 
-out = Console(highlight=False, soft_wrap=True)
+out = Console(highlight=False, soft_wrap=True, markup=False)  # names and paths print as is
 DbOption = Annotated[str | None, typer.Option(
     "--db", help="Study database: a file path or SQLAlchemy URL. Default: $H2H_DB, else ./h2h.db.",
     show_default=False)]

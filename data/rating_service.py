@@ -30,6 +30,13 @@ def _retrying(save: Callable[[], T]) -> T:
         return save()
 
 
+def _check_text(comment: str) -> None:
+    # PostgreSQL cannot store a NUL character and SQLite would; refuse it on both alike.
+    if "\x00" in comment:
+        raise H2HError("the comment contains a NUL character (\\u0000); remove it and save "
+                       "again")
+
+
 def _upsert(s: Session, table: type[Rating] | type[RepeatRating], *, rater_id: int,
             item_id: str, dimension: str, score: int | None, comment: str, flags: list[str],
             rubric_version: str, seconds: float | None, now: datetime,
@@ -65,6 +72,8 @@ def save_rating(engine: Engine, *, rater_id: int, item_id: str, dimension: str,
     Safe under concurrency: a double click or a second tab updates the one row instead of
     creating another.
     """
+    _check_text(comment)
+
     def save() -> Rating:
         with write_session(engine) as s:
             rubric = current_rubric_in(s)
@@ -96,6 +105,8 @@ def save_item_ratings(engine: Engine, *, rater_id: int, item_id: str,
     a hidden repeat's go to ``repeat_rating``. The assignment is marked complete in the same
     transaction, so progress and resume never disagree with what is stored.
     """
+    _check_text(comment)
+
     def save() -> None:
         with write_session(engine) as s:
             rubric = current_rubric_in(s)

@@ -26,7 +26,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from ._files import value_problem
+from ._files import short, value_problem
 from .errors import FormatError, Problem
 
 __all__ = [
@@ -334,7 +334,7 @@ def _parse_dimension(d, i, prefix, loc: _Locator, tasks, bad) -> Dimension | Non
     else:
         bad(loc.dim_line(i, "scale"), f"{prefix}.scale",
             "required: an integer range like \"1..5\", \"binary\", or a list of at least "
-            f"two category names; got {scale!r}")
+            f"two category names; got {short(scale)}")
         return None
     anchors = d.get("anchors")
     labels = d.get("labels", {})
