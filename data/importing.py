@@ -116,8 +116,10 @@ def import_rating_records(engine: Engine, records: list[RatingRecord], *, file: 
         s.flush()
         rater_ids = {r.rater for r in records}
         existing: dict[tuple[int, str, str], Rating] = {}
-        for name in rater_ids:
-            for rt in s.exec(select(Rating).where(Rating.rater_id == raters[name].id)).all():
+        for name in sorted(rater_ids):  # locked like the app's saves: no update is lost
+            for rt in s.exec(select(Rating).where(Rating.rater_id == raters[name].id)
+                             .order_by(Rating.item_id, Rating.dimension)
+                             .with_for_update()).all():
                 existing[(rt.rater_id, rt.item_id, rt.dimension)] = rt
         conflicts = []
         for rec in records:

@@ -1,4 +1,11 @@
-"""Saving ratings from the app: durable at once, never duplicated, every change kept."""
+"""Saving ratings from the app: durable at once, never duplicated, every change kept.
+
+Two saves of the same rating at the same moment (a double click, two tabs, two app servers)
+are serialised on the rating's row: each save reads the row ``FOR UPDATE`` (PostgreSQL waits
+for the other transaction and then reads what it committed; SQLite's ``BEGIN IMMEDIATE``
+already queues whole transactions), so the stored row always equals its last revision —
+one of the saves, whole, never a mix of both.
+"""
 
 from __future__ import annotations
 
@@ -85,7 +92,8 @@ def save_rating(engine: Engine, *, rater_id: int, item_id: str, dimension: str,
                 raise H2HError(f"'{dimension}' does not apply to task '{item.task}'")
             row = s.exec(select(Rating).where(Rating.rater_id == rater_id,
                                               Rating.item_id == item_id,
-                                              Rating.dimension == dimension)).first()
+                                              Rating.dimension == dimension)
+                         .with_for_update()).first()
             return _upsert(s, Rating, rater_id=rater_id, item_id=item_id, dimension=dimension,
                            score=None if score is None else dim.parse_score(score),
                            comment=comment, flags=list(flags),
@@ -125,11 +133,11 @@ def save_item_ratings(engine: Engine, *, rater_id: int, item_id: str,
             if assignment_id is not None and (a is None or a.rater_id != rater_id
                                               or a.item_id != item_id):
                 raise H2HError("this item is not in your queue")
-            now = utcnow()
             table = RepeatRating if repeat else Rating
             existing = {r.dimension: r for r in s.exec(
-                select(table).where(table.rater_id == rater_id,
-                                    table.item_id == item_id)).all()}
+                select(table).where(table.rater_id == rater_id, table.item_id == item_id)
+                .order_by(table.dimension).with_for_update()).all()}
+            now = utcnow()  # after the lock: revisions are stamped in the order they commit
             per_dim = seconds_spent / len(dims) if seconds_spent is not None and dims else None
             for d in dims:
                 score = scores[d.key]
