@@ -116,7 +116,7 @@ def test_two_sessions_of_one_rater_never_store_a_rating_nobody_saved(engine, how
         save(3, f"old {trial}")
         barrier = threading.Barrier(2)
 
-        def tab(score: int, comment: str) -> None:
+        def tab(score: int, comment: str, barrier: threading.Barrier = barrier) -> None:
             barrier.wait()
             try:
                 save(score, comment)
