@@ -223,8 +223,9 @@ def raters_deactivate(
 
     engine = get_engine(db)
     current_rubric(engine)
-    deactivate_rater(engine, name)
-    out.print(f"Deactivated '{name}'; their ratings are kept")
+    n = deactivate_rater(engine, name)
+    ended = f"; {n} open session{'s' if n != 1 else ''} ended" if n else ""
+    out.print(f"Deactivated '{name}'{ended}; their ratings are kept")
 
 
 def register(app: typer.Typer) -> None:

@@ -12,6 +12,7 @@ from .codes import codes_match, hash_code, new_code
 from .engine import read_session, write_session
 from .errors import H2HError
 from .models import ROLES, Rater, Rating
+from .sessions import revoke_rater_sessions
 
 __all__ = ["add_rater", "list_raters", "deactivate_rater", "authenticate", "RaterSummary",
            "name_problem"]
@@ -63,14 +64,18 @@ def list_raters(engine: Engine) -> list[RaterSummary]:
     return out
 
 
-def deactivate_rater(engine: Engine, name: str) -> None:
-    """Stop a rater from signing in; their ratings stay."""
+def deactivate_rater(engine: Engine, name: str) -> int:
+    """Stop a rater at once: no new sign-in, and every open session ends now (their next
+    page or save is refused, on every app server). Their ratings stay. Returns how many
+    sessions were open."""
     with write_session(engine) as s:
-        rater = s.exec(select(Rater).where(Rater.name == name)).first()
+        rater = s.exec(select(Rater).where(Rater.name == name).with_for_update()).first()
         if rater is None:
             raise H2HError(f"no rater named '{name}'")
         rater.active = False
         s.add(rater)
+        s.flush()
+        return revoke_rater_sessions(s, rater.id, "deactivated")
 
 
 def authenticate(engine: Engine, code: str) -> Rater | None:

@@ -20,11 +20,14 @@ from sqlmodel import Session, select
 from .engine import write_session
 from .errors import H2HError
 from .models import Assignment, Item, Rating, RatingRevision, RepeatRating, utcnow
+from .sessions import check_in
 from .study import current_rubric_in
 
-__all__ = ["save_rating", "save_item_ratings"]
+__all__ = ["save_rating", "save_item_ratings", "NO_SESSION"]
 
 T = TypeVar("T")
+NO_SESSION = object()
+"""``session_token`` of saves that do not come from a signed-in browser (import, demo)."""
 
 
 def _retrying(save: Callable[[], T]) -> T:
@@ -105,18 +108,26 @@ def save_rating(engine: Engine, *, rater_id: int, item_id: str, dimension: str,
 def save_item_ratings(engine: Engine, *, rater_id: int, item_id: str,
                       scores: dict[str, int | None], comment: str = "",
                       flags: Sequence[str] = (), seconds_spent: float | None = None,
-                      repeat: bool = False, assignment_id: int | None = None) -> None:
+                      repeat: bool = False, assignment_id: int | None = None,
+                      session_token: str | None | object = NO_SESSION) -> None:
     """Save every dimension of one item at once ("Save and next"), in one transaction.
 
     ``scores`` maps each applicable dimension to a score or None ("cannot rate"); a missing
     dimension is an error. Primary ratings go to ``rating`` (with a revision per change);
     a hidden repeat's go to ``repeat_rating``. The assignment is marked complete in the same
     transaction, so progress and resume never disagree with what is stored.
+
+    A save from the browser passes the rater's ``session_token``: the session must be live
+    and the rater active *in the same transaction* (:func:`data.sessions.check_in`), else
+    :class:`data.sessions.SessionEnded` is raised and nothing is stored. Only callers outside
+    the app (imports, the demo, tests) leave it at :data:`NO_SESSION`.
     """
     _check_text(comment)
 
     def save() -> None:
         with write_session(engine) as s:
+            if session_token is not NO_SESSION:
+                check_in(s, session_token, rater_id)
             rubric = current_rubric_in(s)
             item = s.get(Item, item_id)
             if item is None:

@@ -10,11 +10,11 @@ import time
 
 import streamlit as st
 
-from annotate import state
+from annotate import session, state
 from annotate.components.keyboard import SHORTCUTS, keyboard_shortcuts
 from annotate.resources import cached_rubric, engine
 from annotate.services import queue
-from annotate.services.auth import Identity
+from annotate.services.auth import Identity, SessionEnded
 from annotate.services.render import context_html, conversation_html, response_html, shortcuts_html
 from data.errors import H2HError
 
@@ -33,8 +33,17 @@ COMMENT, FLAG, ITEM_NO = state.RATE_COMMENT, state.RATE_FLAG, state.RATE_ITEM_NO
 
 
 def _load(view: queue.ItemView) -> None:
-    """Fill the form's widgets with this item's saved values (or blanks) once per item."""
+    """Fill the form's widgets with this item's saved values (or blanks) once per item —
+    or with the choices of a save that met an ended session, kept across signing in again."""
     if st.session_state.get(state.RATE_LOADED) == view.assignment_id:
+        return
+    draft = st.session_state.pop(state.RATE_DRAFT, None)
+    if draft is not None and draft["assignment_id"] == view.assignment_id:
+        for k, v in draft["values"].items():
+            st.session_state[k] = v
+        st.session_state[state.RATE_LOADED] = view.assignment_id
+        st.session_state[state.RATE_MESSAGE] = ("Your choices on this item were kept; "
+                                                "press “Save and next” to save them.")
         return
     for d in view.dimensions:
         saved = view.saved.get(d.key, "unsaved")
@@ -61,9 +70,16 @@ def _save(who: Identity, view: queue.ItemView) -> None:
     shown = st.session_state.get(state.RATE_SHOWN_AT)
     secs = time.monotonic() - shown[1] if shown and shown[0] == view.assignment_id else None
     try:
-        queue.save_item(engine(), who.rater_id, view, scores,
-                        st.session_state.get(COMMENT, ""),
+        queue.save_item(engine(), who, view, scores, st.session_state.get(COMMENT, ""),
                         bool(st.session_state.get(FLAG, False)), secs)
+    except SessionEnded as exc:  # keep the choices for after signing in again
+        keys = [_key(d.key) for d in view.dimensions] + [COMMENT, FLAG]
+        st.session_state[state.RATE_DRAFT] = {
+            "assignment_id": view.assignment_id,
+            "values": {k: st.session_state.get(k) for k in keys}}
+        st.session_state.pop(state.RATE_LOADED, None)
+        session.end_here(f"{exc} Your unsaved choices on the item you were rating are kept.")
+        return
     except H2HError as exc:
         st.session_state[state.RATE_MESSAGE] = str(exc)
         return
@@ -93,6 +109,10 @@ def _go(pos: int | None) -> None:
 
 @st.fragment
 def rating_form(who: Identity) -> None:
+    # Every run of the form re-checks the session (signed out elsewhere, deactivated, idle):
+    # an ended one goes back to the sign-in page at once, with the reason.
+    if session.identity() is None or session.current() is None:
+        st.rerun(scope="app")
     eng = engine()
     rubric = cached_rubric(eng)
     prog = queue.progress(eng, who.rater_id)

@@ -198,15 +198,14 @@ def test_rater_stays_in_their_lane(app):
     page = app["browser"].new_page(viewport={"width": 1400, "height": 1000})
     _sign_in(page, app["base"], app["rater_code"])
     _progress(page)
-    token = re.search(r"[?&]s=([^&]+)", page.url).group(1)
-    # an admin page typed directly: not served to a rater
-    page.goto(f"{app['base']}/admin_raters?s={token}")
+    # an admin page typed directly: not served to a rater (the session cookie signs her in)
+    page.goto(f"{app['base']}/admin_raters")
     _progress(page)  # lands back on the rater's own page
     assert page.get_by_text("Add a rater or admin").count() == 0
     assert page.get_by_role("link", name="Raters").count() == 0
     _shot(page, "04-rater-typed-admin-url")
     # another rater's item by id
-    page.goto(f"{app['base']}/?item=xss-1&s={token}")
+    page.goto(f"{app['base']}/?item=xss-1")
     expect(page.get_by_text("That item is not in your queue.")).to_be_visible(timeout=30_000)
     _shot(page, "05-rater-other-item")
     page.close()
@@ -298,3 +297,35 @@ def test_a_new_rubric_shows_at_once_after_an_admin_imports_it(app, tmp_path):
     page.get_by_role("link", name="Guidelines").click()
     page.get_by_role("heading", name="How to rate (version two)").wait_for(timeout=30_000)
     page.close()
+
+
+def test_session_token_stays_out_of_the_address_bar_and_dies_at_sign_out(app):
+    """The report: sign-out did not revoke the token, and the old `/?s=<token>` address
+    signed the rater back in, in any browser, for 12 h. Now the token lives in a cookie
+    (never in the address bar or history) and sign-out ends it in the database."""
+    ctx = app["browser"].new_context(viewport={"width": 1400, "height": 1000})
+    page = ctx.new_page()
+    _sign_in(page, app["base"], app["rater_code"])
+    _progress(page)
+    page.reload()
+    _progress(page)  # a reload keeps the session
+    cookies = [c for c in ctx.cookies() if c["name"].startswith("h2h_session_")]
+    assert len(cookies) == 1 and cookies[0]["sameSite"] == "Strict"
+    token = cookies[0]["value"]
+    history = page.evaluate("() => [location.href, document.referrer]")
+    assert all(token not in h and "s=" not in h and "code=" not in h for h in history)
+    page.get_by_role("button", name="Sign out").click()
+    page.get_by_label("Access code").wait_for(timeout=30_000)
+    assert not [c for c in ctx.cookies() if c["name"] == cookies[0]["name"] and c["value"]]
+    ctx.close()
+    # someone who copied the cookie before the sign-out: refused, in another browser too
+    thief = app["browser"].new_context()
+    thief.add_cookies([{k: cookies[0][k] for k in ("name", "value", "domain", "path")}])
+    page = thief.new_page()
+    page.goto(app["base"])
+    page.get_by_label("Access code").wait_for(timeout=30_000)
+    assert page.get_by_text(re.compile(r"\d+ of \d+ done")).count() == 0
+    page.goto(f"{app['base']}/?s={token}")  # nor as the old address form
+    page.get_by_label("Access code").wait_for(timeout=30_000)
+    assert "s=" not in page.url
+    thief.close()
