@@ -34,7 +34,7 @@ from .errors import H2HError
 
 __all__ = ["DEFAULT_DB", "resolve_url", "get_engine", "read_session", "write_session",
            "write_connection", "describe_url", "sqlite_path", "create_sqlite_file",
-           "SQLITE_HEADER"]
+           "sqlite_connect", "make_engine", "SQLITE_HEADER"]
 
 DEFAULT_DB = "h2h.db"
 _WRITE = "h2h_write"
@@ -92,7 +92,7 @@ def _writable(path: Path) -> bool:
     return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
 
 
-def _sqlite_connect(path: Path):
+def sqlite_connect(path: Path) -> sqlite3.Connection:
     """Open an existing study file: read-write, or read-only when the file or its folder is
     read-only (WAL needs its -shm file beside the study; when it cannot be created the file
     is read as an immutable snapshot)."""
@@ -144,25 +144,31 @@ def _sqlite_on_begin(conn) -> None:
         conn.exec_driver_sql("BEGIN")
 
 
-@lru_cache(maxsize=16)
-def _engine_for(url: str) -> Engine:
+def make_engine(url: str, **kw) -> Engine:
+    """A new engine for ``url`` set up as described above (``kw`` goes to
+    ``create_engine``, e.g. ``poolclass=NullPool`` for a one-off job beside the app)."""
     u = sa.engine.make_url(url)
     if u.get_backend_name() == "sqlite":
         path = sqlite_path(url)
         if path is None:
-            engine = sa.create_engine(url, connect_args={"check_same_thread": False})
+            engine = sa.create_engine(url, connect_args={"check_same_thread": False}, **kw)
         else:
             if not path.parent.exists():
                 raise H2HError(f"--db: folder '{path.parent}' does not exist")
-            engine = sa.create_engine(url, creator=lambda: _sqlite_connect(path))
+            engine = sa.create_engine(url, creator=lambda: sqlite_connect(path), **kw)
         event.listen(engine, "connect", _sqlite_on_connect)
         event.listen(engine, "begin", _sqlite_on_begin)
         return engine
     try:
-        return sa.create_engine(url, pool_pre_ping=True)
+        return sa.create_engine(url, pool_pre_ping=True, **kw)
     except ModuleNotFoundError as exc:
         raise H2HError(f"--db: the driver for '{u.drivername}' is not installed ({exc.name})") \
             from None
+
+
+@lru_cache(maxsize=16)
+def _engine_for(url: str) -> Engine:
+    return make_engine(url)
 
 
 def get_engine(db: str | os.PathLike | None = None) -> Engine:

@@ -329,3 +329,25 @@ def test_session_token_stays_out_of_the_address_bar_and_dies_at_sign_out(app):
     page.get_by_label("Access code").wait_for(timeout=30_000)
     assert "s=" not in page.url
     thief.close()
+
+
+def test_admin_downloads_a_consistent_backup(app, tmp_path):
+    import sqlite3
+
+    page = app["browser"].new_page(viewport={"width": 1400, "height": 1000})
+    _sign_in(page, app["base"], app["admin_code"])
+    page.get_by_role("heading", name="H2HTalk demo study").wait_for(timeout=30_000)
+    page.get_by_role("link", name="Export").click()
+    page.get_by_role("heading", name="Backup").wait_for(timeout=30_000)
+    with page.expect_download(timeout=60_000) as dl:
+        page.get_by_role("button", name="Study snapshot (SQLite file)").click()
+    path = tmp_path / dl.value.suggested_filename
+    dl.value.save_as(path)
+    assert path.name.startswith("h2h-study-") and path.suffix == ".db"
+    con = sqlite3.connect(path)
+    assert con.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    with app["engine"].connect() as c:
+        want = c.execute(sa.text("SELECT COUNT(*) FROM rating")).scalar_one()
+    assert con.execute("SELECT COUNT(*) FROM rating").fetchone()[0] == want
+    con.close()
+    page.close()

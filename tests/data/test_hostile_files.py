@@ -243,7 +243,7 @@ def test_init_refuses_another_programs_sqlite_file_without_touching_it(tmp_path,
     assert sorted(p.name for p in tmp_path.iterdir()) == ["clinic.db"]
 
 
-def test_read_only_study_still_exports_and_analyzes(tmp_path):
+def test_read_only_study_still_exports_analyzes_and_backs_up(tmp_path):
     """A study on read-only storage (an archive, a colleague's share): a read-only bind mount
     in a private mount namespace (works as root and without root)."""
     folder = tmp_path / "archive"
@@ -266,12 +266,13 @@ def test_read_only_study_still_exports_and_analyzes(tmp_path):
               f"{{ touch {folder}/probe 2>/dev/null && echo WRITABLE; true; }} && "
               f"{h2h} export ratings --db {db} && echo '--' && "
               f"{h2h} analyze --db {db} --json > {tmp_path}/analysis.json && echo ANALYZED; "
+              f"{h2h} backup --db {db} --out {tmp_path}/copy.db && echo BACKED-UP; "
               f"{h2h} raters add carol --db {db}; echo rc=$?")
     proc = subprocess.run(["unshare", "-rm", "sh", "-c", script], capture_output=True,
                           text=True, timeout=300)
     out = proc.stdout + proc.stderr
     assert "WRITABLE" not in out, "the bind mount is not read-only"
-    assert "a,ann,empathy,4," in out and "ANALYZED" in out, out
+    assert "a,ann,empathy,4," in out and "ANALYZED" in out and "BACKED-UP" in out, out
     assert json.loads((tmp_path / "analysis.json").read_text())["dimensions"]["empathy"]
     assert "Traceback" not in out and "rc=1" in out  # a write is refused with a message
     assert sorted(p.name for p in folder.iterdir()) == ["s.db"]
