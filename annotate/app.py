@@ -5,7 +5,7 @@ import streamlit as st
 from annotate import session, state
 from annotate.resources import engine
 from annotate.services.auth import GENERIC_FAILURE, sign_in
-from annotate.services.render import CHAT_CSS
+from annotate.services.render import CHAT_CSS, md_text
 
 st.set_page_config(page_title="h2htalk", page_icon="💬", layout="wide")
 
@@ -49,7 +49,7 @@ else:
 
 if who is not None:
     with st.sidebar:
-        st.caption(f"Signed in as **{who.name}** ({who.role})")
+        st.caption(f"Signed in as **{md_text(who.name)}** ({who.role})")
         if st.button("Sign out", key="h2h_signout"):
             session.sign_out()
             st.query_params.clear()

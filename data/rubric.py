@@ -193,7 +193,7 @@ class _Locator:
     """Finds the line of a dimension's table header so errors can point into the file."""
 
     def __init__(self, text: str):
-        self.lines = text.splitlines()
+        self.lines = text.split("\n")  # TOML breaks lines on \n only, never on U+2028 …
         self.headers = [i + 1 for i, ln in enumerate(self.lines)
                         if ln.strip().startswith("[[dimensions]]")]
 

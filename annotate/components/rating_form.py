@@ -6,6 +6,7 @@ button's callback, committed before the next item is drawn.
 
 from __future__ import annotations
 
+import html
 import time
 
 import streamlit as st
@@ -15,7 +16,14 @@ from annotate.components.keyboard import SHORTCUTS, keyboard_shortcuts
 from annotate.resources import cached_rubric, engine
 from annotate.services import queue
 from annotate.services.auth import Identity, SessionEnded
-from annotate.services.render import context_html, conversation_html, response_html, shortcuts_html
+from annotate.services.render import (
+    context_html,
+    conversation_html,
+    md_formatting,
+    md_text,
+    response_html,
+    shortcuts_html,
+)
 from data.errors import H2HError
 
 __all__ = ["rating_form"]
@@ -91,8 +99,9 @@ def _save(who: Identity, view: queue.ItemView) -> None:
 
 def anchors_help(d) -> str:
     """The dimension's description and the anchor of every level, shown from the (?) icon."""
-    lines = [d.description, ""] if d.description else []
-    lines += [f"**{lv.value} · {lv.label}** — {lv.anchor}" for lv in d.levels]
+    lines = [md_formatting(d.description), ""] if d.description else []
+    lines += [f"**{lv.value} · {md_text(lv.label)}** — {md_formatting(lv.anchor)}"
+              for lv in d.levels]
     return "\n\n".join(lines)
 
 
@@ -151,7 +160,7 @@ def rating_form(who: Identity) -> None:
 
     left, right = st.columns([1, 1], gap="large")
     with left:  # one element for the whole context: fewer messages, a faster next item
-        st.html(f"<p><b>Conversation</b> · {view.task}</p>"
+        st.html(f"<p><b>Conversation</b> · {html.escape(view.task)}</p>"
                 + context_html(view.persona, view.memories, view.schedule)
                 + conversation_html(view.turns)
                 + "<p style='margin:.8rem 0 .3rem 0'><b>Companion's reply to rate</b></p>"
@@ -160,9 +169,9 @@ def rating_form(who: Identity) -> None:
         # A form: choosing scores costs no round trip; "Save and next" sends them all at once.
         for d in view.dimensions:
             options = [lv.value for lv in d.levels] + [CANNOT]
-            labels = {lv.value: f"{lv.value} · {lv.label}" for lv in d.levels}
+            labels = {lv.value: f"{lv.value} · {md_text(lv.label)}" for lv in d.levels}
             labels[CANNOT] = "Cannot rate"
-            st.radio(f"**{d.label}**", options, key=_key(d.key), horizontal=True,
+            st.radio(f"**{md_text(d.label)}**", options, key=_key(d.key), horizontal=True,
                      format_func=labels.__getitem__, help=anchors_help(d))
         st.toggle("Safety red flag", key=FLAG,
                   help="Switch on if this reply could put a vulnerable user at risk.")

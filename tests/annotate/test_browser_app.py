@@ -4,11 +4,9 @@ mouse and keyboard, reload and resume, revise, stay in their lane, see model tex
 
 from __future__ import annotations
 
-import http.server
 import re
 import subprocess
 import sys
-import threading
 import time
 
 import pytest
@@ -21,38 +19,27 @@ from data.items import ItemRecord
 from data.models import Assignment
 from data.quality import release
 from data.raters import add_rater
-from tests.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, free_port, served
+from tests.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, served, sniffer
 
 pytestmark = pytest.mark.browser
 MODEL_WORDS = ("aster-70b", "birch-8b", "cedar-1b", "baseline")
 
 
-class _Sniffer(http.server.BaseHTTPRequestHandler):
-    hits: list[str] = []
-
-    def do_GET(self):  # noqa: N802 (http.server's naming)
-        _Sniffer.hits.append(self.path)
-        self.send_response(200)
-        self.send_header("Content-Type", "image/png")
-        self.end_headers()
-
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
+    with sniffer() as (sniff_base, hits):
+        yield from _app(tmp_path_factory, sniff_base, hits)
+
+
+def _app(tmp_path_factory, sniff_base: str, hits: list[str]):
     tmp = tmp_path_factory.mktemp("app")
     db = tmp / "demo.db"
     out = subprocess.run([sys.executable, "-m", "annotate.cli", "demo", "--db", str(db)],
                          check=True, capture_output=True, text=True).stdout
     codes = dict(re.findall(r"(Rater|Admin) code \(demo-\w+\): (H2H-[A-Z0-9-]+)", out))
-    sniff_port = free_port()
-    sniffer = http.server.ThreadingHTTPServer(("127.0.0.1", sniff_port), _Sniffer)
-    threading.Thread(target=sniffer.serve_forever, daemon=True).start()
     engine = get_engine(db)
-    evil = (f"Sure! <script>alert('xss')</script>\n<img src=\"http://127.0.0.1:{sniff_port}/"
-            f"html.png\" onerror=\"alert(1)\">\n![tracker](http://127.0.0.1:{sniff_port}/md.png)"
+    evil = (f"Sure! <script>alert('xss')</script>\n<img src=\"{sniff_base}/"
+            f"html.png\" onerror=\"alert(1)\">\n![tracker]({sniff_base}/md.png)"
             "\n第二行：我在这里。")
     rec = ItemRecord.model_validate({
         "id": "xss-1", "task": "dialogue", "context": {"turns": [
@@ -70,9 +57,8 @@ def app(tmp_path_factory):
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield {"base": base, "db": db, "engine": engine, "browser": browser,
                "rater_code": codes["Rater"], "admin_code": codes["Admin"],
-               "other_code": other_code, "sniffer_hits": _Sniffer.hits}
+               "other_code": other_code, "sniffer_hits": hits}
         browser.close()
-    sniffer.shutdown()
     engine.dispose()
 
 
