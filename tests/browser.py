@@ -28,13 +28,14 @@ def free_port() -> int:
 
 
 @contextmanager
-def served(db: str | Path, log: Path) -> Iterator[str]:
-    """Run `h2h serve` on a free port; yields the base URL; stops it afterwards."""
+def served(db: str | Path, log: Path, *options: str) -> Iterator[str]:
+    """Run `h2h serve` (with ``options``) on a free port; yields the base URL; stops it
+    afterwards."""
     port = free_port()
     with open(log, "w") as fh:
         proc = subprocess.Popen([sys.executable, "-m", "annotate.cli", "serve", "--db", str(db),
-                                 "--port", str(port)], stdout=fh, stderr=subprocess.STDOUT,
-                                env=dict(os.environ))
+                                 "--port", str(port), *options], stdout=fh,
+                                stderr=subprocess.STDOUT, env=dict(os.environ))
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.time() + 60

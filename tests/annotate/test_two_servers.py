@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -28,6 +29,7 @@ from tests.helpers import item, jsonl
 
 pytestmark = [pytest.mark.browser, pytest.mark.postgres]
 WRONG = "H2H-QQQQ-{}222-3333-4444"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "app.md"
 
 
 def h2h(*args: str) -> str:
@@ -37,20 +39,42 @@ def h2h(*args: str) -> str:
     return proc.stdout
 
 
+def _documented_setup() -> list[list[str]]:
+    """The commands of the multi-server example in docs/app.md, as written there."""
+    text = DOCS.read_text(encoding="utf-8")
+    block = re.search(r"Move a SQLite study there.*?```sh\n(.*?)```", text, re.S).group(1)
+    return [line.split("#")[0].split() for line in block.splitlines()
+            if line.startswith("h2h ")]
+
+
 @pytest.fixture(scope="module")
 def servers(pg_cluster, tmp_path_factory):
+    """A SQLite study moved to PostgreSQL and served twice, by the commands in docs/app.md
+    (the documented URL, file names and ports swapped for this test's)."""
     tmp = tmp_path_factory.mktemp("two")
-    url = _fresh_pg_url(pg_cluster)
-    h2h("init", "--db", url, "--name", "Shared study")
+    url = _fresh_pg_url(pg_cluster)  # `createdb pilot`
+    pilot = tmp / "pilot.db"
+    h2h("init", "--db", str(pilot), "--name", "Shared study")
     items = tmp / "items.jsonl"
     items.write_text(jsonl(*[item(f"it{i}", response=f"reply {i} " + uuid.uuid4().hex)
                              for i in range(6)]), encoding="utf-8")
-    h2h("import", "items", str(items), "--db", url)
-    codes = {name: h2h("raters", "add", name, "--db", url).strip().splitlines()[-1]
+    h2h("import", "items", str(items), "--db", str(pilot))
+    codes = {name: h2h("raters", "add", name, "--db", str(pilot)).strip().splitlines()[-1]
              for name in ("pat", "kim")}
-    h2h("assign", "--db", url, "--k", "2")
-    with served(url, tmp / "a.log") as a, served(url, tmp / "b.log") as b, \
-            sync_playwright() as p:
+    h2h("assign", "--db", str(pilot), "--k", "2")
+    swap = {"postgresql+psycopg://h2h@db.internal/pilot": url, "pilot.db": str(pilot),
+            "pilot-move.db": str(tmp / "pilot-move.db")}
+    serve_options = []
+    for cmd in _documented_setup():
+        args = [swap.get(a, a) for a in cmd[1:]]
+        if args[0] == "serve":
+            opts = args[args.index("--trusted-proxy"):]
+            serve_options.append(opts)
+        else:
+            h2h(*args)
+    assert len(serve_options) == 2 and serve_options[0] == ["--trusted-proxy", "127.0.0.1"]
+    with served(url, tmp / "a.log", *serve_options[0]) as a, \
+            served(url, tmp / "b.log", *serve_options[1]) as b, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield {"a": a, "b": b, "url": url, "codes": codes, "browser": browser,
                "engine": get_engine(url)}
@@ -174,4 +198,21 @@ def test_failed_sign_ins_count_across_both_servers(servers):
     other = servers["browser"].new_context().new_page()
     _sign_in(other, servers["a"], servers["codes"]["pat"])
     _progress(other)
+    ctx.close()
+
+
+def test_the_client_address_comes_from_a_trusted_proxy(servers):
+    """Both servers run with --trusted-proxy 127.0.0.1, as documented; the browser, on
+    127.0.0.1, stands in for the proxy and sends X-Forwarded-For: failures count against that
+    client, not against the proxy's address that every user would share."""
+    ctx = servers["browser"].new_context(
+        extra_http_headers={"X-Forwarded-For": "6.6.6.6, 198.51.100.77"})
+    page = ctx.new_page()
+    _sign_in(page, servers["a"], "H2H-RRRR-2222-3333-4444")
+    page.get_by_text("That code did not work").wait_for(timeout=60_000)
+    with servers["engine"].connect() as c:
+        buckets = dict(c.execute(sa.text("SELECT bucket, failures FROM signin_throttle "
+                                         "WHERE bucket LIKE 'client:%'")).all())
+    assert buckets.get("client:198.51.100.77") == 1  # the right-most untrusted entry
+    assert "client:6.6.6.6" not in buckets  # what the client wrote itself is not believed
     ctx.close()
