@@ -337,3 +337,18 @@ def test_admin_downloads_a_consistent_backup(app, tmp_path):
     assert con.execute("SELECT COUNT(*) FROM rating").fetchone()[0] == want
     con.close()
     page.close()
+
+
+def test_forwarded_for_is_ignored_without_a_trusted_proxy(app):
+    """`h2h serve` without --trusted-proxy: a client that sends its own X-Forwarded-For
+    (to dodge the per-client count) is still counted as the address that connected — the
+    web server under Streamlit would otherwise believe the header from any local peer."""
+    ctx = app["browser"].new_context(extra_http_headers={"X-Forwarded-For": "203.0.113.66"})
+    page = ctx.new_page()
+    _sign_in(page, app["base"], "H2H-FFFF-2222-3333-4444")
+    page.get_by_text("That code did not work").wait_for(timeout=30_000)
+    with app["engine"].connect() as c:
+        buckets = {b for (b,) in c.execute(sa.text(
+            "SELECT bucket FROM signin_throttle WHERE bucket LIKE 'client:%'"))}
+    assert "client:127.0.0.1" in buckets and "client:203.0.113.66" not in buckets
+    ctx.close()
