@@ -154,8 +154,8 @@ def serve(
 
     Example: h2h serve --db pilot.db --port 8501
     """
-    from annotate.serving import serve_app, study_url
     from annotate.services.proxies import parse_trusted
+    from annotate.serving import serve_app, study_url
 
     url, where = study_url(db)
     try:

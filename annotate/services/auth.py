@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 from sqlalchemy.engine import Engine
 
-from annotate.services.throttle import Throttle, client_address, code_prefix, parse_trusted
+from annotate.services.proxies import client_address, parse_trusted
+from annotate.services.throttle import Throttle, code_prefix
 from data.raters import authenticate
 from data.sessions import SessionEnded, end_session, open_session, resume
 
