@@ -37,8 +37,10 @@ from .models import (
     TrainingRating,
     utcnow,
 )
-from .rating_service import NO_SESSION
-from .rating_service import _retrying  # a concurrent first save: run once more, update
+from .rating_service import (
+    NO_SESSION,
+    _retrying,  # a concurrent first save: run once more, update
+)
 from .sessions import check_in
 from .study import current_rubric_in
 
@@ -303,14 +305,21 @@ def training_set(engine: Engine, rater_id: int, round_: int) -> list[str]:
 
 
 def save_training(engine: Engine, rater_id: int, item_id: str, round_: int,
-                  scores: dict[str, int | None], seconds: float | None = None) -> None:
-    """Store one training item's scores (replacing an earlier answer in the same round)."""
-    _retrying(lambda: _save_training(engine, rater_id, item_id, round_, scores, seconds))
+                  scores: dict[str, int | None], seconds: float | None = None,
+                  session_token: str | None | object = NO_SESSION) -> None:
+    """Store one training item's scores (replacing an earlier answer in the same round).
+    From the browser, ``session_token`` is checked in the same transaction (see
+    :func:`data.rating_service.save_item_ratings`)."""
+    _retrying(lambda: _save_training(engine, rater_id, item_id, round_, scores, seconds,
+                                     session_token))
 
 
 def _save_training(engine: Engine, rater_id: int, item_id: str, round_: int,
-                   scores: dict[str, int | None], seconds: float | None) -> None:
+                   scores: dict[str, int | None], seconds: float | None,
+                   session_token: str | None | object) -> None:
     with write_session(engine) as s:
+        if session_token is not NO_SESSION:
+            check_in(s, session_token, rater_id)
         rubric = current_rubric_in(s)
         item = s.get(Item, item_id)
         if item is None:

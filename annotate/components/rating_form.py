@@ -97,6 +97,14 @@ def _save(who: Identity, view: queue.ItemView) -> None:
     st.session_state[state.RATE_POS] = nxt
 
 
+def scale_labels(d) -> tuple[str, dict]:
+    """A dimension's radio label and its options' labels ("3 · Adequate", "Cannot rate"),
+    rubric text made inert (the radio reads Markdown)."""
+    labels = {lv.value: f"{lv.value} · {md_text(lv.label)}" for lv in d.levels}
+    labels[CANNOT] = "Cannot rate"
+    return f"**{md_text(d.label)}**", labels
+
+
 def anchors_help(d) -> str:
     """The dimension's description and the anchor of every level, shown from the (?) icon."""
     lines = [md_formatting(d.description), ""] if d.description else []
@@ -169,9 +177,8 @@ def rating_form(who: Identity) -> None:
         # A form: choosing scores costs no round trip; "Save and next" sends them all at once.
         for d in view.dimensions:
             options = [lv.value for lv in d.levels] + [CANNOT]
-            labels = {lv.value: f"{lv.value} · {md_text(lv.label)}" for lv in d.levels}
-            labels[CANNOT] = "Cannot rate"
-            st.radio(f"**{md_text(d.label)}**", options, key=_key(d.key), horizontal=True,
+            label, labels = scale_labels(d)
+            st.radio(label, options, key=_key(d.key), horizontal=True,
                      format_func=labels.__getitem__, help=anchors_help(d))
         st.toggle("Safety red flag", key=FLAG,
                   help="Switch on if this reply could put a vulnerable user at risk.")

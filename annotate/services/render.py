@@ -27,7 +27,7 @@ import re
 
 __all__ = ["conversation_html", "response_html", "plain_html", "context_html",
            "shortcuts_html", "feedback_html", "anchors_html", "caption_html", "md_text",
-           "md_formatting", "CHAT_CSS"]
+           "md_formatting", "md_table", "CHAT_CSS"]
 
 CHAT_CSS = """
 <style>
@@ -88,6 +88,22 @@ def md_formatting(text: str) -> str:
     text = _IMAGE.sub(lambda m: md_text(m.group()), text)
     text = _BARE_URL.sub(lambda m: m.group() + _ZWSP, text)
     return text.replace("<", "&#60;")
+
+
+def md_table(table):
+    """A table for ``st.table`` (which reads Markdown in every cell, header and index) with
+    every text made inert by :func:`md_text`; numbers stay numbers."""
+    import pandas as pd  # only where a table is drawn
+
+    df = table if isinstance(table, pd.DataFrame) else pd.DataFrame(table)
+
+    def inert(v):
+        return md_text(v) if isinstance(v, str) else v
+
+    out = df.map(inert)
+    out.columns = [inert(c) for c in df.columns]
+    out.index = pd.Index([inert(i) for i in df.index], name=inert(df.index.name))
+    return out
 
 
 def caption_html(text: str) -> str:

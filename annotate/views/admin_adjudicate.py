@@ -4,7 +4,13 @@ import streamlit as st
 
 from annotate.resources import cached_rubric, engine
 from annotate.services.admin import disagreements, item_of, save_adjudication
-from annotate.services.render import caption_html, conversation_html, md_text, response_html
+from annotate.services.render import (
+    caption_html,
+    conversation_html,
+    md_table,
+    md_text,
+    response_html,
+)
 from annotate.session import require
 from data.errors import H2HError
 from data.quality import set_gold
@@ -29,7 +35,7 @@ with left:
     st.html(conversation_html(item.context.get("turns", [])))
     st.html(response_html(item.response))
 with right:
-    st.table({"rater": [md_text(r) for r in d.scores], "score": list(d.scores.values())})
+    st.table(md_table({"rater": list(d.scores), "score": list(d.scores.values())}))
     dim = cached_rubric(engine()).dimension(d.dimension)
     with st.form(f"adj-{d.item_id}-{d.dimension}"):
         values = list(dim.values)
@@ -46,7 +52,7 @@ with right:
                 try:
                     set_gold(engine(), d.item_id, d.dimension, score, note, who.rater_id)
                 except H2HError as exc:
-                    st.error(str(exc))
+                    st.error(md_text(exc))
                 else:
                     msg += " It is now a gold score."
             st.success(msg)

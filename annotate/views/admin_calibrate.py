@@ -11,7 +11,13 @@ from analysis.report.figures import calibration_figure
 from annotate import state
 from annotate.resources import engine
 from annotate.services import calibration as cal
-from annotate.services.render import conversation_html, md_text, plain_html, response_html
+from annotate.services.render import (
+    conversation_html,
+    md_table,
+    md_text,
+    plain_html,
+    response_html,
+)
 from annotate.session import require
 from data.errors import H2HError
 
@@ -70,8 +76,8 @@ if cfg and dim:
             st.html(conversation_html(item.context.get("turns", []))
                     + response_html(item.response))
         with right:
-            st.table(pd.DataFrame({"rater": [md_text(n) for n in d.human_scores],
-                                   "score": list(d.human_scores.values())}))
+            st.table(md_table({"rater": list(d.human_scores),
+                               "score": list(d.human_scores.values())}))
             st.metric(md_text(f"{cfg}'s score"), f"{d.judge_score:g}")
             st.markdown("**The judge's reasoning**")
             st.html(plain_html(d.reasoning or d.raw_reply))

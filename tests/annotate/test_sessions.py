@@ -12,7 +12,8 @@ import sqlalchemy as sa
 
 from annotate.services import queue
 from annotate.services.auth import SessionEnded, resume_identity, sign_in, sign_out
-from annotate.services.throttle import Throttle, ThrottlePolicy, client_address, parse_trusted
+from annotate.services.proxies import client_address, parse_trusted
+from annotate.services.throttle import Throttle, ThrottlePolicy
 from data.engine import _engine_for, write_session
 from data.importing import import_item_records
 from data.items import ItemRecord
@@ -274,3 +275,35 @@ def test_client_address_trusts_forwarded_for_only_from_trusted_proxies(peer, xff
 def test_trusted_proxy_spec_errors_name_the_entry():
     with pytest.raises(ValueError, match="'proxy.local' is not an IP address"):
         parse_trusted("127.0.0.1,proxy.local")
+
+
+def test_training_attention_and_norming_saves_check_the_session_too(engine):
+    """Every save a rater makes from the browser, not only "Save and next": a deactivated
+    rater's training answer, attention-check answer and norming score are refused, and
+    nothing is stored."""
+    from annotate.services import training
+    from data import norming as nm
+    from data import quality as q
+
+    recs = [ItemRecord.model_validate(item(i)) for i in ("r0", "r1", "g1")]
+    import_item_records(engine, recs, file="t")
+    for d in ("empathy", "safety", "fluency"):
+        q.set_gold(engine, "g1", d, 3, "why", source="import")
+    q.save_settings(engine, training_count=1)
+    pat, code = add_rater(engine, "pat", "rater")
+    add_rater(engine, "kim", "rater")
+    (check,) = q.add_instructed_checks(engine, 1, score=2, seed=0)
+    sid = nm.create_session(engine, "n1", ["r0"], ["pat", "kim"])
+    who = sign_in(engine, code)
+    scores = {"empathy": 3, "safety": 3, "fluency": 3}
+    rub = current_rubric(engine)
+    deactivate_rater(engine, "pat")
+    with pytest.raises(SessionEnded, match="ended by the study team"):
+        training.submit_training(engine, who, "g1", scores, 1.0, rub)
+    with pytest.raises(SessionEnded):
+        q.save_attention(engine, pat.id, check, scores, 1.0, session_token=who.session)
+    with pytest.raises(SessionEnded):
+        nm.save_norming(engine, sid, pat.id, "r0", scores, session_token=who.session)
+    with engine.connect() as c:
+        for table in ("training_rating", "attention_result", "norming_rating"):
+            assert c.execute(sa.text(f"SELECT COUNT(*) FROM {table}")).scalar_one() == 0
