@@ -111,6 +111,7 @@ _ids = itertools.count()
 @given(response=ANY_TEXT, turn=ANY_TEXT, persona=ANY_TEXT,
        meta=st.dictionaries(ANY_TEXT, ANY_TEXT, max_size=3), comment=ANY_TEXT)
 @example(response=BREAKS, turn=BREAKS, persona=BREAKS, meta={BREAKS: BREAKS}, comment=BREAKS)
+@example(response="x", turn="y", persona="z", meta={}, comment="before\rafter")  # a lone CR
 def test_exports_round_trip_any_unicode(engine, response, turn, persona, meta, comment):
     """``h2h export items`` and ``h2h export ratings`` re-import unchanged whatever the text:
     U+2028, U+2029 and U+0085 used to split an exported JSON line in two."""
