@@ -2,8 +2,8 @@
 and released migrations never change again.
 
 The versions: 0001, 0002, 0003 as first released (no ``assignment.completed_at``), 0003 as
-amended, 0004 reached through the first 0003 (the broken state: "successfully" upgraded, then
-"no such column" on the rating page), and 0004. The first 0003 is kept in
+amended, 0004 and 0005 reached through the first 0003 (the broken state: "successfully"
+upgraded, then "no such column" on the rating page), 0004 and 0005. The first 0003 is kept in
 ``tests/fixtures/migrations`` exactly as ``git show f270452:data/migrations/versions/0003_app.py``
 printed it.
 """
@@ -43,12 +43,14 @@ RELEASED = {
     "0002_revisions_flags.py": "d7bd46fe44934465f7a6ffbca8d6321fff943130c504873c23928179502164ca",
     "0003_app.py": "a89b9f4727ef26c61914b107834aab994eb8e5a51a97b3528a50d659e6177226",
     "0004_judge.py": "c4253682540941b5483f2aeb0406670aa3fff2f302db750f52d176ea94f4e59a",
+    "0005_rater_quality.py": "bfa583479927bb8cd71e154f4e50a5fa1b637b3ccc2ce77890874504882992c0",
 }
 
 # (name, which 0003 the chain uses, revision to stop at)
 VERSIONS = [("0001", "amended", "0001"), ("0002", "amended", "0002"),
             ("0003-first", "first", "0003"), ("0003", "amended", "0003"),
-            ("0004-via-first-0003", "first", "0004"), ("0004", "amended", "0004")]
+            ("0004-via-first-0003", "first", "0004"), ("0004", "amended", "0004"),
+            ("0005-via-first-0003", "first", "0005"), ("0005", "amended", "0005")]
 NOW = "2026-01-02 03:04:05"
 CODE = "H2H-AAAA-BBBB-CCCC-DDDD"
 
@@ -72,12 +74,14 @@ def test_every_migration_but_the_newest_is_pinned():
 def _build_at(url: str, which_0003: str, target: str, tmp: Path) -> sa.Engine:
     """A database at ``target`` made by the migration files a user had at the time."""
     scripts = tmp / f"migrations-{which_0003}"
-    if not scripts.exists():
+    if not scripts.exists():  # the released migrations only, with the chosen 0003
         shutil.copytree(MIGRATIONS, scripts,
-                        ignore=shutil.ignore_patterns("__pycache__", "0003_app.py", "0005*",
-                                                      "0006*", "0007*", "0008*", "0009*"))
-        src = FIRST_0003 if which_0003 == "first" else MIGRATIONS / "versions" / "0003_app.py"
-        shutil.copy(src, scripts / "versions" / "0003_app.py")
+                        ignore=shutil.ignore_patterns("__pycache__", "versions"))
+        (scripts / "versions").mkdir()
+        for name in RELEASED:
+            shutil.copy(MIGRATIONS / "versions" / name, scripts / "versions" / name)
+        if which_0003 == "first":
+            shutil.copy(FIRST_0003, scripts / "versions" / "0003_app.py")
     create_sqlite_file(url)
     engine = get_engine(url)
     cfg = Config()
@@ -157,10 +161,16 @@ def _populate(engine: sa.Engine, version: str) -> dict[str, int]:
               "score, outcome, raw_reply, reasoning, input_tokens, output_tokens, created_at) "
               "VALUES ('cfg', 'i0', 'h', 'empathy', 0, 4, 'scored', '{}', '', 10, 5, :t)",
               t=NOW)
+    if v >= "0005":
+        with engine.begin() as c:
+            c.execute(sa.text("INSERT INTO gold_score (item_id, dimension, score, rationale, "
+                              "source, created_at, updated_at) VALUES ('r0', 'empathy', 4, "
+                              "'warm and specific', 'import', :t, :t)"), {"t": NOW})
     if engine.dialect.name == "postgresql":  # rows were inserted with explicit ids
         with engine.begin() as c:
             for t in ("rubric", "dimension", "study", "rater", "assignment", "rating",
-                      "rating_revision", "repeat_rating", "adjudication", "judgment"):
+                      "rating_revision", "repeat_rating", "adjudication", "judgment",
+                      "gold_score"):
                 if t in sa.inspect(c).get_table_names():
                     c.execute(sa.text(f"SELECT setval(pg_get_serial_sequence('{t}', 'id'), "
                                       f"(SELECT COALESCE(MAX(id), 0) + 1 FROM {t}), false)"))
@@ -169,6 +179,7 @@ def _populate(engine: sa.Engine, version: str) -> dict[str, int]:
             "repeat_rating": 3 if v >= "0003" else 0,
             "adjudication": 1 if v >= "0003" else 0,
             "judgment": 1 if v >= "0004" else 0,
+            "gold_score": 1 if v >= "0005" else 0,
             "rating_revision": n_ratings}
 
 
