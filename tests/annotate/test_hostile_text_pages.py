@@ -12,12 +12,15 @@ names a planted file, no script runs, and the texts show as the characters writt
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
 import sqlalchemy as sa
 from playwright.sync_api import sync_playwright
 
+from data import norming as nm
+from data import quality as q
 from data.engine import get_engine, write_session
 from data.importing import import_item_records
 from data.items import ItemRecord
@@ -81,9 +84,13 @@ def _hostile(tmp_path_factory, p: str, hits: list[str]):
         "response": evil(p, "response"), "model": short(p, "model"),
         "condition": short(p, "cond"), "reference": evil(p, "reference"),
         "metadata": {evil(p, "meta-key"): evil(p, "meta-value")}})
-    import_item_records(engine, [rec], file="hostile.jsonl")
+    gold_id = f"{MARK}-gold ![g]({p}/gold-id.png)"
+    gold = ItemRecord.model_validate({**rec.model_dump(), "id": gold_id,
+                                      "response": evil(p, "gold-response")})
+    import_item_records(engine, [rec, gold], file="hostile.jsonl")
     _, admin_code = add_rater(engine, "ada", "admin")
     pat, pat_code = add_rater(engine, "pat", "rater")
+    _, tia_code = add_rater(engine, "tia", "rater")  # trains on the gold item first
     rub = _hostile_rubric(p)
     with write_session(engine) as s:  # names an older study could hold (imported unchecked)
         names = [f"![r]({p}/rater.png)", f"<img src={p}/rater-html.png>", "kim"]
@@ -97,6 +104,18 @@ def _hostile(tmp_path_factory, p: str, hits: list[str]):
                              created_at=utcnow(), updated_at=utcnow()))
     with write_session(engine) as s:
         s.add(Assignment(rater_id=pat.id, item_id=item_id, position=0))
+    for dim in ("empathy", "safety", "fluency"):
+        q.set_gold(engine, gold_id, dim, 3, evil(p, f"rationale-{dim}"), source="import")
+    q.save_settings(engine, training_count=1)
+    q.release(engine, "pat", None, evil(p, "release-note"))
+    sid = nm.create_session(engine, evil(p, "norming-name")[:200], [item_id],
+                            ["pat", names[0], names[1]])
+    for name in names[:2]:
+        with engine.connect() as c:
+            rid = c.execute(sa.text("SELECT id FROM rater WHERE name = :n"), {"n": name}
+                            ).scalar_one()
+        nm.save_norming(engine, sid, rid, item_id, {"empathy": 2, "safety": 3, "fluency": 4})
+    nm.reveal(engine, sid, named=True)
     add_simulated_judges(engine, rub, seed=1)
     with engine.begin() as c:
         c.execute(sa.text("UPDATE judgment SET reasoning = :r, raw_reply = :r, score = 1 "
@@ -104,7 +123,8 @@ def _hostile(tmp_path_factory, p: str, hits: list[str]):
     with served(db, tmp / "serve.log") as base, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield {"base": base, "p": p, "hits": hits, "browser": browser, "item_id": item_id,
-               "admin_code": admin_code, "rater_code": pat_code, "tmp": tmp}
+               "admin_code": admin_code, "rater_code": pat_code, "trainee_code": tia_code,
+               "tmp": tmp}
         browser.close()
     engine.dispose()
 
@@ -151,7 +171,7 @@ def _sign_in(page, base: str, code: str) -> None:
 
 
 ADMIN_PAGES = ["Overview", "Guidelines", "Raters", "Assignment", "Progress", "Agreement",
-               "Adjudication", "Calibration", "Export"]
+               "Adjudication", "Rater quality", "Norming", "Calibration", "Export"]
 
 
 def test_admin_pages_render_file_text_inert(hostile):
@@ -210,4 +230,35 @@ def test_rater_pages_render_rubric_and_item_text_inert(hostile):
     page.get_by_role("link", name="Guidelines").click()
     page.get_by_text(f"guidelines ![x]({p}/guidelines.png)", exact=False).first.wait_for()
     _check(page, watch, hostile, "guidelines")
+    page.close()
+
+
+def test_rater_norming_and_training_pages_render_file_text_inert(hostile):
+    p = hostile["p"]
+    page = hostile["browser"].new_page(viewport={"width": 1400, "height": 1200})
+    watch = Watch(page)
+    _sign_in(page, hostile["base"], hostile["rater_code"])
+    page.get_by_test_id("h2h-response").first.wait_for(timeout=60_000)
+    page.get_by_role("link", name="Norming").click()
+    page.get_by_test_id("h2h-norming-ready").wait_for(state="attached", timeout=60_000)
+    _check(page, watch, hostile, "norming-rater")
+    page.get_by_text(f"![r]({p}/rater.png)").first.wait_for()  # named participants, inert
+    page.close()
+
+    page = hostile["browser"].new_page(viewport={"width": 1400, "height": 1200})
+    watch = Watch(page)
+    _sign_in(page, hostile["base"], hostile["trainee_code"])
+    page.get_by_test_id("h2h-training-ready").wait_for(state="attached", timeout=60_000)
+    _check(page, watch, hostile, "training")
+    assert f"gold-response ![x]({p}/gold-response.png)" in \
+        page.get_by_test_id("h2h-response").inner_text()
+    groups = page.locator('div[data-testid="stRadio"]')
+    for i in range(groups.count()):
+        groups.nth(i).locator('div[role="radiogroup"] label').filter(
+            has_text=re.compile(r"^3 ")).click()
+    page.get_by_role("button", name="Submit and see the experts' scores").click()
+    page.get_by_test_id("h2h-feedback").wait_for(timeout=60_000)
+    _check(page, watch, hostile, "training-feedback")
+    assert f"rationale-empathy ![x]({p}/rationale-empathy.png)" in \
+        page.get_by_test_id("h2h-feedback").inner_text()
     page.close()
