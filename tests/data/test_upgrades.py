@@ -2,10 +2,10 @@
 and released migrations never change again.
 
 The versions: 0001, 0002, 0003 as first released (no ``assignment.completed_at``), 0003 as
-amended, 0004 and 0005 reached through the first 0003 (the broken state: "successfully"
-upgraded, then "no such column" on the rating page), 0004 and 0005. The first 0003 is kept in
-``tests/fixtures/migrations`` exactly as ``git show f270452:data/migrations/versions/0003_app.py``
-printed it.
+amended, 0004, 0005 and 0006 reached through the first 0003 (the broken state:
+"successfully" upgraded, then "no such column" on the rating page), 0004, 0005 and 0006.
+The first 0003 is kept in ``tests/fixtures/migrations`` exactly as
+``git show f270452:data/migrations/versions/0003_app.py`` printed it.
 """
 
 from __future__ import annotations
@@ -44,13 +44,15 @@ RELEASED = {
     "0003_app.py": "a89b9f4727ef26c61914b107834aab994eb8e5a51a97b3528a50d659e6177226",
     "0004_judge.py": "c4253682540941b5483f2aeb0406670aa3fff2f302db750f52d176ea94f4e59a",
     "0005_rater_quality.py": "bfa583479927bb8cd71e154f4e50a5fa1b637b3ccc2ce77890874504882992c0",
+    "0006_judge_negotiation.py": "44457e58930595786cfc745282ef258a19387e8b7631383463468b764a8686db",
 }
 
 # (name, which 0003 the chain uses, revision to stop at)
 VERSIONS = [("0001", "amended", "0001"), ("0002", "amended", "0002"),
             ("0003-first", "first", "0003"), ("0003", "amended", "0003"),
             ("0004-via-first-0003", "first", "0004"), ("0004", "amended", "0004"),
-            ("0005-via-first-0003", "first", "0005"), ("0005", "amended", "0005")]
+            ("0005-via-first-0003", "first", "0005"), ("0005", "amended", "0005"),
+            ("0006-via-first-0003", "first", "0006"), ("0006", "amended", "0006")]
 NOW = "2026-01-02 03:04:05"
 CODE = "H2H-AAAA-BBBB-CCCC-DDDD"
 
