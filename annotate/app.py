@@ -2,11 +2,10 @@
 
 import streamlit as st
 
-from annotate import state
+from annotate import session, state
 from annotate.resources import engine
-from annotate.services.auth import GENERIC_FAILURE, identity_from_token, issue_token, sign_in
-from annotate.services.render import CHAT_CSS
-from annotate.session import identity, sign_out
+from annotate.services.auth import GENERIC_FAILURE, sign_in
+from annotate.services.render import CHAT_CSS, md_text
 
 st.set_page_config(page_title="h2htalk", page_icon="💬", layout="wide")
 
@@ -23,23 +22,16 @@ ADMIN_PAGES = [("admin_import.py", "Import", "upload_file"), ("admin_raters.py",
 
 code = st.query_params.get("code")
 if code is not None:  # a personal link: sign in, then drop the code from the address bar
-    who = sign_in(engine(), code, client=getattr(st.context, "ip_address", None) or "link")
+    who = sign_in(engine(), code, client=session.client())
     if who is None:
         st.session_state[state.SIGNIN_ERROR] = GENERIC_FAILURE
     else:
-        st.session_state[state.IDENTITY] = who
+        session.establish(who)
     del st.query_params["code"]
+if "s" in st.query_params:  # links of the old URL-token sessions: never honoured
+    del st.query_params["s"]
 
-who = identity()
-token = st.query_params.get("s")
-if who is None and token:  # a reload: the signed session token brings the person back
-    who = identity_from_token(engine(), token)
-    if who is None:
-        del st.query_params["s"]
-    else:
-        st.session_state[state.IDENTITY] = who
-if who is not None and token is None:
-    st.query_params["s"] = issue_token(who)
+who = session.current()  # checked against the study database on every run
 if who is None:
     pages = [st.Page("views/signin.py", title="Sign in", icon=":material/key:", default=True)]
 elif who.is_admin:
@@ -57,12 +49,13 @@ else:
 
 if who is not None:
     with st.sidebar:
-        st.caption(f"Signed in as **{who.name}** ({who.role})")
+        st.caption(f"Signed in as **{md_text(who.name)}** ({who.role})")
         if st.button("Sign out", key="h2h_signout"):
-            sign_out()
+            session.sign_out()
             st.query_params.clear()
             st.rerun()
 
+session.sync_cookie(who)
 st.html(CHAT_CSS)  # the page styles, once (outside every fragment)
 # expanded: the admin menu has more than ten pages, and every one should be one click away
 st.navigation(pages, expanded=True).run()

@@ -6,6 +6,7 @@ status 1; they never show a traceback.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -97,7 +98,7 @@ def demo(
               f"{res.attention} attention checks)")
     out.print(f"Admin code (demo-admin): [bold]{admin_code}[/bold]")
     if serve_after:
-        serve(db=url, host=host, port=port)
+        serve(db=url, host=host, port=port, trusted_proxy="")
 
 
 @app.command()
@@ -142,14 +143,30 @@ def serve(
     db: data_cli.DbOption = None,
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8501,
+    trusted_proxy: Annotated[str, typer.Option(
+        "--trusted-proxy", help="Reverse proxies whose X-Forwarded-For header is believed "
+        "(comma-separated addresses or networks, e.g. 127.0.0.1). Default: none.")] = "",
 ) -> None:
     """Serve the rating app in the browser.
 
+    Several servers may serve one PostgreSQL study behind a proxy: sessions and the sign-in
+    throttle live in the study database (see docs/app.md).
+
     Example: h2h serve --db pilot.db --port 8501
     """
+    from annotate.services.proxies import parse_trusted
     from annotate.serving import serve_app, study_url
 
     url, where = study_url(db)
+    try:
+        parse_trusted(trusted_proxy)
+    except ValueError as exc:
+        raise H2HError(str(exc)) from None
+    # The app reads X-Forwarded-For itself, only from --trusted-proxy; the web server under
+    # Streamlit must not rewrite the client address from it (by default it believes the
+    # header from any local peer).
+    os.environ["H2H_TRUSTED_PROXIES"] = trusted_proxy
+    os.environ["FORWARDED_ALLOW_IPS"] = ""
     args = ["run", str(APP_FILE),
             "--server.address", host, "--server.port", str(port), "--server.headless", "true",
             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
@@ -175,12 +192,13 @@ def main() -> None:
         raise SystemExit(1) from None
     except Exception as exc:
         # sqlalchemy is imported only by the commands that use a database; an error of its
-        # kind can only come from one of those.
+        # kind can only come from one of those (unreachable server, damaged or read-only
+        # file, …).
         sa_exc = getattr(sys.modules.get("sqlalchemy"), "exc", None)
-        if sa_exc is None or not isinstance(exc, sa_exc.OperationalError):
+        if sa_exc is None or not isinstance(exc, sa_exc.DatabaseError):
             raise
         msg = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
-        err.print(f"[red]Error:[/red] cannot use the study database: {msg}")
+        err.print("[red]Error:[/red] cannot use the study database: " + escape(msg))
         raise SystemExit(1) from None
 
 

@@ -7,7 +7,7 @@ from sqlalchemy.engine import Engine
 
 from data.engine import get_engine, resolve_url
 from data.rubric import Rubric
-from data.study import current_rubric
+from data.study import current_rubric, get_study
 
 
 @st.cache_resource(show_spinner=False)
@@ -36,3 +36,15 @@ def cached_rubric(_engine: Engine | None = None) -> Rubric:
 def forget_rubric() -> None:
     """Read the rubric afresh on next use (after an admin imported a new version)."""
     _rubric.clear()
+
+
+@st.cache_resource(show_spinner=False)
+def _study_key(url: str) -> str:
+    study = get_study(get_engine(url))
+    return f"{study.id}|{study.created_at.isoformat()}"
+
+
+def study_key() -> str:
+    """What tells this study apart from another served on the same host (the same on every
+    app server of one study): names its session cookie."""
+    return _study_key(resolve_url())

@@ -1,13 +1,29 @@
-"""Who is signed in, and the guard every page calls first."""
+"""Who is signed in in this browser tab, the guard every page calls first, and the cookie
+that keeps a session across reloads.
+
+The session itself lives in the study database (:mod:`data.sessions`); this tab keeps its
+:class:`~annotate.services.auth.Identity` (with the session token) in ``st.session_state``,
+and the browser keeps the token in a cookie set by a tiny same-origin script — never in the
+address bar, so it is not in the history, in bookmarks or in a shared link. On a reload, on
+another tab, or on another app server of the same study, the cookie brings the session
+back; :func:`current` re-checks it against the database on every run of the app.
+"""
 
 from __future__ import annotations
+
+import hashlib
+import json
 
 import streamlit as st
 
 from annotate import state
-from annotate.services.auth import Identity
+from annotate.resources import engine, study_key
+from annotate.services import auth
+from annotate.services.auth import Identity, SessionEnded
+from data.sessions import lifetime
 
-__all__ = ["identity", "require", "sign_out"]
+__all__ = ["identity", "require", "current", "establish", "end_here", "sign_out",
+           "cookie_name", "cookie_script", "sync_cookie", "client"]
 
 
 def identity() -> Identity | None:
@@ -23,8 +39,90 @@ def require(role: str) -> Identity:
     return who
 
 
+def client() -> str:
+    """This request's client address (X-Forwarded-For only from a trusted proxy)."""
+    return auth.request_client(st.context.ip_address,
+                               st.context.headers.get_all("x-forwarded-for"))
+
+
+def cookie_name() -> str:
+    """One cookie per study: two studies served on one host keep their sessions apart."""
+    return "h2h_session_" + hashlib.sha256(study_key().encode()).hexdigest()[:12]
+
+
+def establish(who: Identity) -> None:
+    """This tab is signed in as ``who`` (after a sign-in or a restored session)."""
+    st.session_state[state.IDENTITY] = who
+    st.session_state.pop(state.COOKIE_CLEAR, None)
+
+
+def end_here(message: str | None) -> None:
+    """The session ended (elsewhere, or by timeout): leave this tab signed out, with the
+    reason shown on the sign-in page. Unsaved choices stay in this tab's state."""
+    st.session_state.pop(state.IDENTITY, None)
+    if message:
+        st.session_state[state.SIGNIN_NOTICE] = message
+    st.session_state[state.COOKIE_CLEAR] = True
+
+
+def current() -> Identity | None:
+    """The signed-in person, checked against the study database on every run.
+
+    A tab's own identity is re-checked (signed out in another window, deactivated, idle,
+    expired: it ends here with the reason); without one, the session cookie is tried, so a
+    reload or another app server of the study continues the session.
+    """
+    who = identity()
+    if who is not None:
+        try:
+            return auth.resume_identity(engine(), who.session)
+        except SessionEnded as exc:
+            end_here(str(exc))
+            return None
+    token = st.context.cookies.get(cookie_name())
+    if not isinstance(token, str) or not token \
+            or token == st.session_state.get(state.COOKIE_REJECTED):
+        return None
+    try:
+        who = auth.resume_identity(engine(), token)
+    except SessionEnded as exc:
+        st.session_state[state.COOKIE_REJECTED] = token  # look it up once per tab
+        if exc.reason in ("deactivated", "idle", "expired"):
+            end_here(str(exc))
+        else:
+            st.session_state[state.COOKIE_CLEAR] = True
+        return None
+    establish(who)
+    return who
+
+
 def sign_out() -> None:
+    """End the session in the database (every tab and server), forget this tab's state."""
+    who = identity()
+    if who is not None:
+        auth.sign_out(engine(), who)
     for key in list(st.session_state):
         if str(key).startswith(("h2h_", "score-")):
             del st.session_state[key]
-    st.session_state.pop(state.IDENTITY, None)
+    st.session_state[state.COOKIE_CLEAR] = True
+
+
+def cookie_script(name: str, token: str | None, max_age: int) -> str:
+    """A script that sets (or, with ``token`` None, deletes) the session cookie of the page
+    it is embedded in. SameSite=Strict, Secure when served over HTTPS."""
+    value = json.dumps(f"{name}={token or ''}; Path=/; SameSite=Strict; "
+                       f"Max-Age={max_age if token else 0}")
+    return ("<script>(function(){var w=window.parent;"
+            f"w.document.cookie={value}+(w.location.protocol==='https:'?'; Secure':'');"
+            "})();</script>")
+
+
+def sync_cookie(who: Identity | None) -> None:
+    """Keep the browser's cookie in step with this tab: the session's token while signed
+    in, deleted after a sign-out or an ended session. The same script on every run, so
+    the browser does not reload it."""
+    if who is not None and who.session:
+        st.iframe(cookie_script(cookie_name(), who.session,
+                                int(lifetime().total_seconds())), height=1)
+    elif st.session_state.get(state.COOKIE_CLEAR):
+        st.iframe(cookie_script(cookie_name(), None, 0), height=1)

@@ -56,7 +56,9 @@ def query_plans(db: Path) -> None:
     from sqlalchemy import event
 
     from annotate.services import queue
+    from annotate.services.auth import Identity, resume_identity
     from data.engine import get_engine
+    from data.sessions import open_session
     from data.study import current_rubric
 
     engine = get_engine(db)
@@ -69,10 +71,13 @@ def query_plans(db: Path) -> None:
     rubric = current_rubric(engine)
     with engine.connect() as c:
         rid = c.execute(sa.text("SELECT id FROM rater WHERE name='rater001'")).scalar_one()
+    token, info = open_session(engine, rid)  # a save checks the rater's session
+    who = Identity(rid, info.name, info.role, token)
     event.listen(engine, "before_cursor_execute", log)
+    resume_identity(engine, token)  # what the form does on every run
     prog = queue.progress(engine, rid)
     view = queue.item_at(engine, rid, prog.current, rubric)
-    queue.save_item(engine, rid, view, {d.key: 3 for d in view.dimensions}, "", False, 5.0)
+    queue.save_item(engine, who, view, {d.key: 3 for d in view.dimensions}, "", False, 5.0)
     queue.next_position(engine, rid, view.position)
     queue.progress(engine, rid)
     event.remove(engine, "before_cursor_execute", log)

@@ -18,7 +18,7 @@ __all__ = [
     "ItemRecord", "read_items", "RatingRecord", "read_ratings",
     "add_rater", "authenticate", "deactivate_rater", "list_raters", "save_rating",
     "Dimension", "Level", "Rubric", "load_default_rubric", "load_rubric", "parse_rubric",
-    "current_rubric", "get_study", "init_study", "set_rubric",
+    "current_rubric", "get_study", "init_study", "set_rubric", "SessionEnded",
 ]
 
 # public name -> the module of this package that defines it
@@ -37,6 +37,7 @@ _WHERE = {
     "load_default_rubric": "rubric", "load_rubric": "rubric", "parse_rubric": "rubric",
     "current_rubric": "study", "get_study": "study", "init_study": "study",
     "set_rubric": "study",
+    "SessionEnded": "sessions",
 }
 
 

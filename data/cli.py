@@ -16,10 +16,11 @@ from rich.table import Table
 
 # The database layer (sqlalchemy, sqlmodel, alembic) is imported inside each command, so that
 # `h2h --help` and the commands that do not need it start fast (issue 16).
+from .errors import H2HError
 
 __all__ = ["DbOption", "register", "import_app", "export_app", "raters_app"]
 
-out = Console(highlight=False, soft_wrap=True)
+out = Console(highlight=False, soft_wrap=True, markup=False)  # names and paths print as is
 DbOption = Annotated[str | None, typer.Option(
     "--db", help="Study database: a file path or SQLAlchemy URL. Default: $H2H_DB, else ./h2h.db.",
     show_default=False)]
@@ -223,13 +224,60 @@ def raters_deactivate(
 
     engine = get_engine(db)
     current_rubric(engine)
-    deactivate_rater(engine, name)
-    out.print(f"Deactivated '{name}'; their ratings are kept")
+    n = deactivate_rater(engine, name)
+    ended = f"; {n} open session{'s' if n != 1 else ''} ended" if n else ""
+    out.print(f"Deactivated '{name}'{ended}; their ratings are kept")
+
+
+def backup_cmd(
+    out_file: Annotated[Path, typer.Option("--out", "-o", help="The backup file to write.",
+                                           show_default=False)],
+    db: DbOption = None,
+    fmt: Annotated[str, typer.Option("--format", help="auto (SQLite file for a SQLite "
+                                     "study, pg_dump archive for PostgreSQL), sqlite, or "
+                                     "pg_dump.")] = "auto",
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing file.")] = False,
+) -> None:
+    """Back the study up while raters keep working: a consistent snapshot with every rating
+    saved before the backup began, checked before it is kept.
+
+    Example: h2h backup --db pilot.db --out backups/pilot-2026-03-01.db
+    """
+    from .backup import backup
+    from .engine import describe_url, resolve_url
+
+    if fmt not in ("auto", "sqlite", "pg_dump"):
+        raise H2HError(f"--format: '{fmt}' is not one of auto, sqlite, pg_dump")
+    res = backup(db or resolve_url(None), out_file, fmt=fmt, force=force)
+    size = Path(res.path).stat().st_size / 1e6
+    out.print(f"Backed up {describe_url(resolve_url(db))} to {res.path} ({res.format}, "
+              f"{size:.1f} MB): {res}" + ("; integrity check ok" if res.format == "sqlite"
+                                          else ""))
+
+
+def restore_cmd(
+    backup_file: Annotated[Path, typer.Argument(help="A file written by `h2h backup`.")],
+    db: DbOption = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace the content of an existing "
+                                        "study.")] = False,
+) -> None:
+    """Restore a backup into a study file or an empty PostgreSQL database (an older backup
+    is brought to the current schema; everyone signs in again).
+
+    Example: h2h restore backups/pilot-2026-03-01.db --db pilot.db --force
+    """
+    from .backup import restore
+    from .engine import resolve_url
+
+    res = restore(backup_file, db or resolve_url(None), force=force)
+    out.print(f"Restored {backup_file} into {res.path}: {res}; open sessions ended")
 
 
 def register(app: typer.Typer) -> None:
     """Mount this package's commands on the root ``h2h`` app."""
     app.command("init")(init)
+    app.command("backup")(backup_cmd)
+    app.command("restore")(restore_cmd)
     app.add_typer(import_app, name="import")
     app.add_typer(export_app, name="export")
     app.add_typer(raters_app, name="raters")

@@ -8,11 +8,18 @@ SQLite is tuned for many raters saving at once: WAL journal, foreign keys on, a 
 timeout, and write transactions that take the write lock up front (``BEGIN IMMEDIATE``) so two
 writers never deadlock on a read-to-write upgrade (which SQLite reports as "database is locked"
 without waiting).
+
+Opening a SQLite study never creates or changes the file: a missing path is an error naming
+it (only ``h2h init``, ``h2h demo`` and ``h2h restore`` create one, through
+:func:`create_sqlite_file`), a file that is not an SQLite database is refused before SQLite
+reads it, the WAL journal is switched on by ``h2h init`` only once the file is known to be a
+study, and a study on read-only storage is opened read-only so it still exports and analyses.
 """
 
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
@@ -26,10 +33,12 @@ from sqlmodel import Session
 from .errors import H2HError
 
 __all__ = ["DEFAULT_DB", "resolve_url", "get_engine", "read_session", "write_session",
-           "write_connection", "describe_url"]
+           "write_connection", "describe_url", "sqlite_path", "create_sqlite_file",
+           "sqlite_connect", "make_engine", "SQLITE_HEADER"]
 
 DEFAULT_DB = "h2h.db"
 _WRITE = "h2h_write"
+SQLITE_HEADER = b"SQLite format 3\x00"
 
 
 def resolve_url(db: str | os.PathLike | None = None) -> str:
@@ -52,11 +61,76 @@ def describe_url(url: str) -> str:
     return u.render_as_string(hide_password=True)
 
 
+def sqlite_path(url: str) -> Path | None:
+    """The file of a SQLite URL (None for PostgreSQL or an in-memory database)."""
+    u = sa.engine.make_url(url)
+    if u.get_backend_name() != "sqlite" or not u.database or u.database == ":memory:":
+        return None
+    return Path(u.database)
+
+
+def _check_sqlite_file(path: Path) -> None:
+    """Refuse a path that is missing, a folder, or not an SQLite database, with the fix."""
+    if path.is_dir():
+        raise H2HError(f"--db: '{path}' is a folder; give the study's file")
+    if not path.exists():
+        if not path.parent.exists():
+            raise H2HError(f"--db: folder '{path.parent}' does not exist")
+        raise H2HError(f"--db: there is no study at '{path}' (no such file); create one with "
+                       f"`h2h init --db {path}`")
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(len(SQLITE_HEADER))
+    except OSError as exc:
+        raise H2HError(f"--db: cannot read '{path}': {exc.strerror}") from None
+    if head and head != SQLITE_HEADER:
+        raise H2HError(f"--db: '{path}' is not an SQLite database, so not an h2htalk study "
+                       "(check the path)")
+
+
+def _writable(path: Path) -> bool:
+    return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+
+
+def sqlite_connect(path: Path) -> sqlite3.Connection:
+    """Open an existing study file: read-write, or read-only when the file or its folder is
+    read-only (WAL needs its -shm file beside the study; when it cannot be created the file
+    is read as an immutable snapshot)."""
+    _check_sqlite_file(path)
+    kw = {"uri": True, "timeout": 30, "check_same_thread": False}
+    uri = path.resolve().as_uri()
+    if _writable(path):
+        return sqlite3.connect(f"{uri}?mode=rw", **kw)
+    conn = sqlite3.connect(f"{uri}?mode=ro", **kw)
+    try:
+        conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        return conn
+    except sqlite3.OperationalError:
+        conn.close()
+        return sqlite3.connect(f"{uri}?mode=ro&immutable=1", **kw)
+
+
+def create_sqlite_file(url: str) -> bool:
+    """Create an empty database file for a SQLite URL if there is none; True if created.
+
+    The only way a study file comes into being (``h2h init``, ``h2h demo``, ``h2h restore``);
+    every other command refuses a missing path instead of leaving an empty file behind.
+    """
+    path = sqlite_path(url)
+    if path is None or path.exists():
+        return False
+    if not path.parent.exists():
+        raise H2HError(f"--db: folder '{path.parent}' does not exist")
+    sqlite3.connect(path).close()
+    return True
+
+
 def _sqlite_on_connect(dbapi_conn, _record) -> None:
     # Let SQLAlchemy's "begin" event decide how transactions start (see _sqlite_on_begin).
+    # No journal_mode here: switching to WAL writes to the file, so `h2h init` does it once
+    # it knows the file is a study (data.migrate.upgrade); WAL then stays on in the file.
     dbapi_conn.isolation_level = None
     cur = dbapi_conn.cursor()
-    cur.execute("PRAGMA journal_mode=WAL")
     cur.execute("PRAGMA foreign_keys=ON")
     cur.execute("PRAGMA busy_timeout=30000")
     cur.execute("PRAGMA synchronous=NORMAL")
@@ -70,23 +144,31 @@ def _sqlite_on_begin(conn) -> None:
         conn.exec_driver_sql("BEGIN")
 
 
-@lru_cache(maxsize=16)
-def _engine_for(url: str) -> Engine:
+def make_engine(url: str, **kw) -> Engine:
+    """A new engine for ``url`` set up as described above (``kw`` goes to
+    ``create_engine``, e.g. ``poolclass=NullPool`` for a one-off job beside the app)."""
     u = sa.engine.make_url(url)
     if u.get_backend_name() == "sqlite":
-        if u.database and u.database != ":memory:":
-            parent = Path(u.database).parent
-            if not parent.exists():
-                raise H2HError(f"--db: folder '{parent}' does not exist")
-        engine = sa.create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+        path = sqlite_path(url)
+        if path is None:
+            engine = sa.create_engine(url, connect_args={"check_same_thread": False}, **kw)
+        else:
+            if not path.parent.exists():
+                raise H2HError(f"--db: folder '{path.parent}' does not exist")
+            engine = sa.create_engine(url, creator=lambda: sqlite_connect(path), **kw)
         event.listen(engine, "connect", _sqlite_on_connect)
         event.listen(engine, "begin", _sqlite_on_begin)
         return engine
     try:
-        return sa.create_engine(url, pool_pre_ping=True)
+        return sa.create_engine(url, pool_pre_ping=True, **kw)
     except ModuleNotFoundError as exc:
         raise H2HError(f"--db: the driver for '{u.drivername}' is not installed ({exc.name})") \
             from None
+
+
+@lru_cache(maxsize=16)
+def _engine_for(url: str) -> Engine:
+    return make_engine(url)
 
 
 def get_engine(db: str | os.PathLike | None = None) -> Engine:

@@ -116,8 +116,10 @@ def import_rating_records(engine: Engine, records: list[RatingRecord], *, file: 
         s.flush()
         rater_ids = {r.rater for r in records}
         existing: dict[tuple[int, str, str], Rating] = {}
-        for name in rater_ids:
-            for rt in s.exec(select(Rating).where(Rating.rater_id == raters[name].id)).all():
+        for name in sorted(rater_ids):  # locked like the app's saves: no update is lost
+            for rt in s.exec(select(Rating).where(Rating.rater_id == raters[name].id)
+                             .order_by(Rating.item_id, Rating.dimension)
+                             .with_for_update()).all():
                 existing[(rt.rater_id, rt.item_id, rt.dimension)] = rt
         conflicts = []
         for rec in records:
@@ -184,6 +186,10 @@ def export_ratings_csv(engine: Engine) -> str:
     ensure_current(engine)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
+    # The csv module quotes a cell holding "\n" but not one holding a lone "\r" when lines
+    # end in "\n"; every reader takes that "\r" for a line break. Such rows are written
+    # fully quoted, so a comment with a carriage return re-imports unchanged.
+    quoted = csv.writer(buf, lineterminator="\n", quoting=csv.QUOTE_ALL)
     w.writerow(RATING_EXPORT_COLUMNS)
     with read_session(engine) as s:
         q = (select(Rating, Rater, Item.position).join(Rater, Rating.rater_id == Rater.id)
@@ -191,7 +197,8 @@ def export_ratings_csv(engine: Engine) -> str:
              .order_by(Item.position, Rater.name, Rating.dimension))
         for rt, rater, _pos in s.exec(q).all():
             score = "" if rt.score is None else f"{rt.score:g}"
-            w.writerow([rt.item_id, rater.name, rt.dimension, score, rt.comment,
-                        ";".join(rt.flags or []), "true" if rater.simulated else "false",
-                        rt.rubric_version, rt.updated_at.isoformat()])
+            row = [rt.item_id, rater.name, rt.dimension, score, rt.comment,
+                   ";".join(rt.flags or []), "true" if rater.simulated else "false",
+                   rt.rubric_version, rt.updated_at.isoformat()]
+            (quoted if any("\r" in c for c in row) else w).writerow(row)
     return buf.getvalue()

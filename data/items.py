@@ -14,20 +14,18 @@ problem is rejected whole; every problem is reported with file, line and field.
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import json
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
-from ._files import decode, read_text
+from ._files import decode, loads_json, read_csv, read_text, short, value_problem
 from .errors import FormatError, Problem
 
 __all__ = ["Turn", "Context", "ItemRecord", "parse_items", "parse_items_csv", "read_items",
-           "parse_item_bytes", "ITEM_FIELDS", "CSV_ITEM_COLUMNS", "item_hash"]
+           "parse_item_bytes", "ITEM_FIELDS", "CSV_ITEM_COLUMNS", "item_hash", "lines"]
 
 ITEM_FIELDS = ("id", "task", "scenario", "context", "response", "model", "condition",
                "reference", "metadata")
@@ -108,12 +106,14 @@ def _describe(err: dict[str, Any]) -> tuple[str, str]:
         return loc, "needs at least one turn"
     if kind == "string_too_short":
         return loc, "must not be empty"
-    return loc, err["msg"][0].lower() + err["msg"][1:] + f" (got {_short(err.get('input'))})"
+    return loc, err["msg"][0].lower() + err["msg"][1:] + f" (got {short(err.get('input'))})"
 
 
-def _short(v: Any) -> str:
-    s = json.dumps(v, ensure_ascii=False) if not isinstance(v, str) else repr(v)
-    return s if len(s) <= 40 else s[:37] + "…"
+def lines(text: str) -> list[str]:
+    """Split on line feeds only (``\\r\\n`` too), never on the other characters Python's
+    ``splitlines`` treats as breaks (U+2028, U+2029, U+0085, form feed …): a JSON string may
+    hold them raw, and ``h2h export items`` writes them so."""
+    return [ln[:-1] if ln.endswith("\r") else ln for ln in text.split("\n")]
 
 
 def parse_items(text: str, file: str, known_tasks: tuple[str, ...]) -> list[ItemRecord]:
@@ -121,14 +121,13 @@ def parse_items(text: str, file: str, known_tasks: tuple[str, ...]) -> list[Item
     problems: list[Problem] = []
     out: list[ItemRecord] = []
     first_line: dict[str, int] = {}
-    for n, line in enumerate(text.splitlines(), start=1):
+    for n, line in enumerate(lines(text), start=1):
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(Problem(file, n, None, f"not valid JSON: {exc.msg} at column "
-                                                   f"{exc.colno}"))
+            obj = loads_json(line)
+        except ValueError as exc:
+            problems.append(Problem(file, n, None, str(exc)))
             continue
         _check_record(obj, n, file, known_tasks, first_line, problems, out)
     if problems:
@@ -139,6 +138,10 @@ def parse_items(text: str, file: str, known_tasks: tuple[str, ...]) -> list[Item
 def _check_record(obj: Any, n: int, file: str, known_tasks, first_line, problems, out) -> None:
     if not isinstance(obj, dict):
         problems.append(Problem(file, n, None, "each line must be one JSON object {...}"))
+        return
+    bad = value_problem(obj)
+    if bad is not None:
+        problems.append(Problem(file, n, bad[0] or None, bad[1]))
         return
     try:
         rec = ItemRecord.model_validate(obj)
@@ -165,16 +168,16 @@ def _csv_cell_json(value: str, kind: type) -> Any:
     value = value.strip()
     if not value:
         return kind()
-    return json.loads(value)
+    return loads_json(value)
 
 
 def _csv_turns(value: str) -> Any:
     """Turns in a CSV cell: a JSON list, or one ``user: …`` / ``companion: …`` line per turn."""
     v = value.strip()
     if v.startswith("["):
-        return json.loads(v)
+        return loads_json(v)
     turns: list[dict[str, str]] = []
-    for raw in v.splitlines():
+    for raw in lines(v):
         if not raw.strip():
             continue
         role, sep, text = raw.partition(":")
@@ -189,9 +192,7 @@ def _csv_turns(value: str) -> Any:
 
 def parse_items_csv(text: str, file: str, known_tasks: tuple[str, ...]) -> list[ItemRecord]:
     """Parse the CSV item layout (columns in :data:`CSV_ITEM_COLUMNS`) into records."""
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    header = reader.fieldnames or []
-    problems: list[Problem] = []
+    header, rows, problems = read_csv(text, file)
     unknown = [h for h in header if h not in CSV_ITEM_COLUMNS]
     missing = [h for h in ("id", "task", "turns", "response") if h not in header]
     for h in unknown:
@@ -203,11 +204,7 @@ def parse_items_csv(text: str, file: str, known_tasks: tuple[str, ...]) -> list[
         raise FormatError(problems)
     out: list[ItemRecord] = []
     first_line: dict[str, int] = {}
-    for row in reader:
-        n = reader.line_num
-        if None in row:
-            problems.append(Problem(file, n, None, "more cells than header columns"))
-            continue
+    for n, row in rows:
         obj: dict[str, Any] = {}
         ctx: dict[str, Any] = {}
         try:
@@ -221,13 +218,13 @@ def parse_items_csv(text: str, file: str, known_tasks: tuple[str, ...]) -> list[
             cur = "memories"
             if row.get("memories", "").strip():
                 m = row["memories"].strip()
-                ctx["memories"] = json.loads(m) if m.startswith("[") else \
-                    [ln.strip() for ln in m.splitlines() if ln.strip()]
+                ctx["memories"] = loads_json(m) if m.startswith("[") else \
+                    [ln.strip() for ln in lines(m) if ln.strip()]
             cur = "turns"
             ctx["turns"] = _csv_turns(row.get("turns") or "")
             cur = "metadata"
             obj["metadata"] = _csv_cell_json(row.get("metadata") or "", dict)
-        except (ValueError, json.JSONDecodeError) as exc:
+        except ValueError as exc:
             problems.append(Problem(file, n, cur, f"cannot read this cell: {exc}"))
             continue
         obj["context"] = ctx

@@ -15,6 +15,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy.engine import Engine
 
+from .engine import create_sqlite_file
 from .errors import H2HError
 
 __all__ = ["alembic_config", "head_revision", "current_revision", "upgrade", "ensure_current",
@@ -54,7 +55,13 @@ def schema_state(engine: Engine) -> SchemaState:
 
 
 def upgrade(engine: Engine, revision: str = "head") -> tuple[str | None, str]:
-    """Migrate to ``revision``; returns (revision before, revision after)."""
+    """Migrate to ``revision``; returns (revision before, revision after).
+
+    A missing SQLite file is created here (and only here and in restore); a file holding
+    another program's tables is refused untouched. A study's SQLite file is switched to the
+    WAL journal (readers never block the rater who is saving), which stays on in the file.
+    """
+    create_sqlite_file(engine.url.render_as_string(hide_password=False))
     state = schema_state(engine)
     if state == "foreign":
         raise H2HError("this database has tables but is not an h2htalk study; "
@@ -62,6 +69,12 @@ def upgrade(engine: Engine, revision: str = "head") -> tuple[str | None, str]:
     if state == "ahead":
         raise H2HError("this study was written by a newer h2htalk; upgrade h2htalk first")
     before = current_revision(engine)
+    if engine.dialect.name == "sqlite":
+        raw_conn = engine.raw_connection()  # outside any transaction, as SQLite requires
+        try:
+            raw_conn.driver_connection.execute("PRAGMA journal_mode=WAL")
+        finally:
+            raw_conn.close()
     with engine.connect() as conn:
         raw = conn.connection.driver_connection if engine.dialect.name == "sqlite" else None
         if raw is not None:

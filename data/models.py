@@ -44,6 +44,8 @@ __all__ = [
     "NormingItem",
     "NormingParticipant",
     "NormingRating",
+    "AuthSession",
+    "SigninThrottle",
 ]
 
 ROLES = ("rater", "admin")
@@ -552,3 +554,40 @@ class NormingRating(SQLModel, table=True):
     score: float | None = Field(default=None)
     created_at: datetime = _ts(nullable=False)
     updated_at: datetime = _ts(nullable=False)
+
+
+# --- Sign-in sessions and the sign-in throttle (migration 0007) ---------------------------
+
+
+class AuthSession(SQLModel, table=True):
+    """One signed-in browser. Kept in the study database, so every app server sharing the
+    study sees the same sessions: a sign-in on one continues on another, and a revocation
+    (sign-out, deactivation) or an idle timeout ends it on all of them at once.
+
+    The browser holds a random token; only its SHA-256 is stored here.
+    """
+
+    __tablename__ = "auth_session"
+    id: int | None = Field(default=None, primary_key=True)
+    token_hash: str = Field(max_length=64, unique=True)
+    rater_id: int = Field(foreign_key="rater.id", ondelete="CASCADE", index=True)
+    created_at: datetime = _ts(nullable=False)
+    last_seen_at: datetime = _ts(nullable=False)
+    expires_at: datetime = Field(sa_type=UTCDateTime, nullable=False)
+    revoked_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    revoked_reason: str | None = Field(default=None, max_length=40)
+    client: str | None = Field(default=None, max_length=64)
+
+
+class SigninThrottle(SQLModel, table=True):
+    """Failed sign-in attempts per bucket ("prefix:H2H-7KQM", "client:203.0.113.9",
+    "global"), shared by every app server of the study. ``pending`` counts attempts being
+    checked right now, so parallel guesses wait their turn like sequential ones;
+    ``next_slot_at`` is when the next attempt in a slowed bucket may be checked."""
+
+    __tablename__ = "signin_throttle"
+    bucket: str = Field(primary_key=True, max_length=100)
+    failures: int = Field(default=0)
+    pending: int = Field(default=0)
+    next_slot_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    last_failure_at: datetime | None = Field(default=None, sa_type=UTCDateTime)

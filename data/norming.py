@@ -23,7 +23,8 @@ from .models import (
     Rater,
     utcnow,
 )
-from .rating_service import _retrying
+from .rating_service import NO_SESSION, _retrying
+from .sessions import check_in
 from .study import current_rubric_in
 
 __all__ = ["NormingInfo", "create_session", "sessions", "session_info", "sessions_for_rater",
@@ -107,16 +108,22 @@ def sessions_for_rater(engine: Engine, rater_id: int) -> list[NormingInfo]:
 
 
 def save_norming(engine: Engine, session_id: int, rater_id: int, item_id: str,
-                 scores: dict[str, int | None]) -> str:
+                 scores: dict[str, int | None],
+                 session_token: str | None | object = NO_SESSION) -> str:
     """Store a participant's scores for one item in the session's current phase; returns the
     phase ("before" while blind, "after" once revealed). A concurrent first save of the same
-    scores (double click, second tab) is retried once and then updates the row."""
-    return _retrying(lambda: _save(engine, session_id, rater_id, item_id, scores))
+    scores (double click, second tab) is retried once and then updates the row. From the
+    browser, ``session_token`` is checked in the same transaction (an ended sign-in session
+    or a deactivated rater raises :class:`~data.sessions.SessionEnded`)."""
+    return _retrying(lambda: _save(engine, session_id, rater_id, item_id, scores,
+                                   session_token))
 
 
 def _save(engine: Engine, session_id: int, rater_id: int, item_id: str,
-          scores: dict[str, int | None]) -> str:
+          scores: dict[str, int | None], session_token: str | None | object) -> str:
     with write_session(engine) as s:
+        if session_token is not NO_SESSION:
+            check_in(s, session_token, rater_id)
         row = s.get(NormingSession, session_id)
         if row is None:
             raise H2HError(f"no norming session {session_id}")

@@ -37,7 +37,11 @@ from .models import (
     TrainingRating,
     utcnow,
 )
-from .rating_service import _retrying  # a concurrent first save: run once more, update
+from .rating_service import (
+    NO_SESSION,
+    _retrying,  # a concurrent first save: run once more, update
+)
+from .sessions import check_in
 from .study import current_rubric_in
 
 __all__ = ["get_settings", "save_settings", "GoldRecord", "parse_gold", "read_gold",
@@ -301,14 +305,21 @@ def training_set(engine: Engine, rater_id: int, round_: int) -> list[str]:
 
 
 def save_training(engine: Engine, rater_id: int, item_id: str, round_: int,
-                  scores: dict[str, int | None], seconds: float | None = None) -> None:
-    """Store one training item's scores (replacing an earlier answer in the same round)."""
-    _retrying(lambda: _save_training(engine, rater_id, item_id, round_, scores, seconds))
+                  scores: dict[str, int | None], seconds: float | None = None,
+                  session_token: str | None | object = NO_SESSION) -> None:
+    """Store one training item's scores (replacing an earlier answer in the same round).
+    From the browser, ``session_token`` is checked in the same transaction (see
+    :func:`data.rating_service.save_item_ratings`)."""
+    _retrying(lambda: _save_training(engine, rater_id, item_id, round_, scores, seconds,
+                                     session_token))
 
 
 def _save_training(engine: Engine, rater_id: int, item_id: str, round_: int,
-                   scores: dict[str, int | None], seconds: float | None) -> None:
+                   scores: dict[str, int | None], seconds: float | None,
+                   session_token: str | None | object) -> None:
     with write_session(engine) as s:
+        if session_token is not NO_SESSION:
+            check_in(s, session_token, rater_id)
         rubric = current_rubric_in(s)
         item = s.get(Item, item_id)
         if item is None:
@@ -527,22 +538,27 @@ def attention_item_ids(engine: Engine) -> set[str]:
 
 def save_attention(engine: Engine, rater_id: int, item_id: str,
                    scores: dict[str, int | None], seconds: float | None,
-                   assignment_id: int | None = None) -> bool:
+                   assignment_id: int | None = None,
+                   session_token: str | None | object = NO_SESSION) -> bool:
     """Store a rater's answer to an attention check; returns whether it passed.
 
     Passes when every checked dimension's score is within the tolerance of the expected one
-    ("cannot rate" fails). The assignment is marked complete in the same transaction.
+    ("cannot rate" fails). The assignment is marked complete in the same transaction. A save
+    from the browser passes ``session_token``: an ended session or a deactivated rater
+    raises :class:`~data.sessions.SessionEnded` and nothing is stored.
     """
     return _retrying(lambda: _save_attention(engine, rater_id, item_id, scores, seconds,
-                                             assignment_id))
+                                             assignment_id, session_token))
 
 
 def _save_attention(engine: Engine, rater_id: int, item_id: str,
                     scores: dict[str, int | None], seconds: float | None,
-                    assignment_id: int | None) -> bool:
+                    assignment_id: int | None, session_token: str | None | object) -> bool:
     from .models import Assignment
 
     with write_session(engine) as s:
+        if session_token is not NO_SESSION:
+            check_in(s, session_token, rater_id)
         check = s.get(AttentionCheck, item_id)
         if check is None:
             raise H2HError(f"'{item_id}' is not an attention check")

@@ -12,18 +12,29 @@ from .codes import codes_match, hash_code, new_code
 from .engine import read_session, write_session
 from .errors import H2HError
 from .models import ROLES, Rater, Rating
+from .sessions import revoke_rater_sessions
 
-__all__ = ["add_rater", "list_raters", "deactivate_rater", "authenticate", "RaterSummary"]
+__all__ = ["add_rater", "list_raters", "deactivate_rater", "authenticate", "RaterSummary",
+           "name_problem"]
 
 _NAME_RE = re.compile(r"^[\w.@+-][\w .@+-]{0,99}$", re.UNICODE)
+
+
+def name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a rater's name, or None. The same rule for every way a rater is
+    created (``h2h raters add``, the Raters page, a ratings import)."""
+    if _NAME_RE.fullmatch(name):
+        return None
+    shown = name if len(name) <= 40 else name[:37] + "…"
+    return (f"rater name {shown!r} is not usable: use 1-100 letters, digits, spaces "
+            "or . @ + - _")
 
 
 def add_rater(engine: Engine, name: str, role: str = "rater") -> tuple[Rater, str]:
     """Create a rater (or admin); returns the row and the access code, shown only now."""
     name = name.strip()
-    if not _NAME_RE.match(name):
-        raise H2HError(f"rater name '{name}' is not usable: use 1-100 letters, digits, spaces "
-                       "or . @ + - _")
+    if (why := name_problem(name)) is not None:
+        raise H2HError(why)
     if role not in ROLES:
         raise H2HError(f"--role: '{role}' is not one of {', '.join(ROLES)}")
     code = new_code()
@@ -53,14 +64,18 @@ def list_raters(engine: Engine) -> list[RaterSummary]:
     return out
 
 
-def deactivate_rater(engine: Engine, name: str) -> None:
-    """Stop a rater from signing in; their ratings stay."""
+def deactivate_rater(engine: Engine, name: str) -> int:
+    """Stop a rater at once: no new sign-in, and every open session ends now (their next
+    page or save is refused, on every app server). Their ratings stay. Returns how many
+    sessions were open."""
     with write_session(engine) as s:
-        rater = s.exec(select(Rater).where(Rater.name == name)).first()
+        rater = s.exec(select(Rater).where(Rater.name == name).with_for_update()).first()
         if rater is None:
             raise H2HError(f"no rater named '{name}'")
         rater.active = False
         s.add(rater)
+        s.flush()
+        return revoke_rater_sessions(s, rater.id, "deactivated")
 
 
 def authenticate(engine: Engine, code: str) -> Rater | None:

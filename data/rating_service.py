@@ -1,4 +1,11 @@
-"""Saving ratings from the app: durable at once, never duplicated, every change kept."""
+"""Saving ratings from the app: durable at once, never duplicated, every change kept.
+
+Two saves of the same rating at the same moment (a double click, two tabs, two app servers)
+are serialised on the rating's row: each save reads the row ``FOR UPDATE`` (PostgreSQL waits
+for the other transaction and then reads what it committed; SQLite's ``BEGIN IMMEDIATE``
+already queues whole transactions), so the stored row always equals its last revision —
+one of the saves, whole, never a mix of both.
+"""
 
 from __future__ import annotations
 
@@ -13,11 +20,14 @@ from sqlmodel import Session, select
 from .engine import write_session
 from .errors import H2HError
 from .models import Assignment, Item, Rating, RatingRevision, RepeatRating, utcnow
+from .sessions import check_in
 from .study import current_rubric_in
 
-__all__ = ["save_rating", "save_item_ratings"]
+__all__ = ["save_rating", "save_item_ratings", "NO_SESSION"]
 
 T = TypeVar("T")
+NO_SESSION = object()
+"""``session_token`` of saves that do not come from a signed-in browser (import, demo)."""
 
 
 def _retrying(save: Callable[[], T]) -> T:
@@ -28,6 +38,13 @@ def _retrying(save: Callable[[], T]) -> T:
         return save()
     except IntegrityError:
         return save()
+
+
+def _check_text(comment: str) -> None:
+    # PostgreSQL cannot store a NUL character and SQLite would; refuse it on both alike.
+    if "\x00" in comment:
+        raise H2HError("the comment contains a NUL character (\\u0000); remove it and save "
+                       "again")
 
 
 def _upsert(s: Session, table: type[Rating] | type[RepeatRating], *, rater_id: int,
@@ -65,6 +82,8 @@ def save_rating(engine: Engine, *, rater_id: int, item_id: str, dimension: str,
     Safe under concurrency: a double click or a second tab updates the one row instead of
     creating another.
     """
+    _check_text(comment)
+
     def save() -> Rating:
         with write_session(engine) as s:
             rubric = current_rubric_in(s)
@@ -76,7 +95,8 @@ def save_rating(engine: Engine, *, rater_id: int, item_id: str, dimension: str,
                 raise H2HError(f"'{dimension}' does not apply to task '{item.task}'")
             row = s.exec(select(Rating).where(Rating.rater_id == rater_id,
                                               Rating.item_id == item_id,
-                                              Rating.dimension == dimension)).first()
+                                              Rating.dimension == dimension)
+                         .with_for_update()).first()
             return _upsert(s, Rating, rater_id=rater_id, item_id=item_id, dimension=dimension,
                            score=None if score is None else dim.parse_score(score),
                            comment=comment, flags=list(flags),
@@ -88,16 +108,26 @@ def save_rating(engine: Engine, *, rater_id: int, item_id: str, dimension: str,
 def save_item_ratings(engine: Engine, *, rater_id: int, item_id: str,
                       scores: dict[str, int | None], comment: str = "",
                       flags: Sequence[str] = (), seconds_spent: float | None = None,
-                      repeat: bool = False, assignment_id: int | None = None) -> None:
+                      repeat: bool = False, assignment_id: int | None = None,
+                      session_token: str | None | object = NO_SESSION) -> None:
     """Save every dimension of one item at once ("Save and next"), in one transaction.
 
     ``scores`` maps each applicable dimension to a score or None ("cannot rate"); a missing
     dimension is an error. Primary ratings go to ``rating`` (with a revision per change);
     a hidden repeat's go to ``repeat_rating``. The assignment is marked complete in the same
     transaction, so progress and resume never disagree with what is stored.
+
+    A save from the browser passes the rater's ``session_token``: the session must be live
+    and the rater active *in the same transaction* (:func:`data.sessions.check_in`), else
+    :class:`data.sessions.SessionEnded` is raised and nothing is stored. Only callers outside
+    the app (imports, the demo, tests) leave it at :data:`NO_SESSION`.
     """
+    _check_text(comment)
+
     def save() -> None:
         with write_session(engine) as s:
+            if session_token is not NO_SESSION:
+                check_in(s, session_token, rater_id)
             rubric = current_rubric_in(s)
             item = s.get(Item, item_id)
             if item is None:
@@ -114,11 +144,11 @@ def save_item_ratings(engine: Engine, *, rater_id: int, item_id: str,
             if assignment_id is not None and (a is None or a.rater_id != rater_id
                                               or a.item_id != item_id):
                 raise H2HError("this item is not in your queue")
-            now = utcnow()
             table = RepeatRating if repeat else Rating
             existing = {r.dimension: r for r in s.exec(
-                select(table).where(table.rater_id == rater_id,
-                                    table.item_id == item_id)).all()}
+                select(table).where(table.rater_id == rater_id, table.item_id == item_id)
+                .order_by(table.dimension).with_for_update()).all()}
+            now = utcnow()  # after the lock: revisions are stamped in the order they commit
             per_dim = seconds_spent / len(dims) if seconds_spent is not None and dims else None
             for d in dims:
                 score = scores[d.key]

@@ -8,13 +8,12 @@ extra columns that ``h2h export ratings`` writes are accepted too, so an export 
 
 from __future__ import annotations
 
-import csv
-import io
 from dataclasses import dataclass
 from pathlib import Path
 
-from ._files import decode, read_text
+from ._files import decode, read_csv, read_text, short
 from .errors import FormatError, Problem
+from .raters import name_problem
 from .rubric import Rubric
 
 __all__ = ["RatingRecord", "RATING_COLUMNS", "RATING_EXPORT_COLUMNS", "parse_ratings",
@@ -40,10 +39,7 @@ class RatingRecord:
 def parse_ratings(text: str, file: str, rubric: Rubric,
                   item_tasks: dict[str, str]) -> list[RatingRecord]:
     """Validate every row against the rubric and the study's items (``id -> task``)."""
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    header = [h.strip() for h in (reader.fieldnames or [])]
-    reader.fieldnames = header
-    problems: list[Problem] = []
+    header, rows, problems = read_csv(text, file)
     for h in header:
         if h not in RATING_EXPORT_COLUMNS:
             problems.append(Problem(file, 1, h, "unknown column (allowed: "
@@ -56,12 +52,8 @@ def parse_ratings(text: str, file: str, rubric: Rubric,
         raise FormatError(problems)
     out: list[RatingRecord] = []
     seen: dict[tuple[str, str, str], int] = {}
-    for row in reader:
-        n = reader.line_num
-        if None in row:
-            problems.append(Problem(file, n, None, "more cells than header columns"))
-            continue
-        vals = {k: (v or "").strip() for k, v in row.items()}
+    for n, row in rows:
+        vals = {k: v.strip() for k, v in row.items()}
         bad = False
         for col in ("item_id", "rater", "dimension"):
             if not vals[col]:
@@ -71,8 +63,11 @@ def parse_ratings(text: str, file: str, rubric: Rubric,
             continue
         item_id, rater, dim_key = vals["item_id"], vals["rater"], vals["dimension"]
         if item_id not in item_tasks:
-            problems.append(Problem(file, n, "item_id", f"unknown item '{item_id}' "
+            problems.append(Problem(file, n, "item_id", f"unknown item {short(item_id)} "
                                     "(import the items first)"))
+            continue
+        if (why := name_problem(rater)) is not None:
+            problems.append(Problem(file, n, "rater", why))
             continue
         try:
             dim = rubric.dimension(dim_key)

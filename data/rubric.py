@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import tomllib
 from dataclasses import asdict, dataclass, field
@@ -25,10 +26,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
+from ._files import short, value_problem
 from .errors import FormatError, Problem
 
 __all__ = [
     "BUILTIN_TASKS",
+    "CANNOT_RATE",
     "Level",
     "Dimension",
     "Rubric",
@@ -45,11 +48,17 @@ MeasurementLevel = Literal["nominal", "ordinal", "interval", "ratio"]
 ScaleKind = Literal["ordinal", "binary", "categorical"]
 
 _KEY_RE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
-_RANGE_RE = re.compile(r"^\s*(-?\d+)\s*\.\.\s*(-?\d+)\s*$")
+_RANGE_RE = re.compile(r"^\s*(-?\d{1,9})\s*\.\.\s*(-?\d{1,9})\s*$")
+# A Markdown image, inline ![alt](url) or by reference ![alt][ref]: rubric text is shown as
+# Markdown (guidelines, anchors), and an image there would make every rater's browser fetch it.
+_MD_IMAGE_RE = re.compile(r"!\[[^\]]*\]\s*[\[(]")
 _TOP_FIELDS = {"name", "description", "guidelines", "tasks", "dimensions"}
 _DIM_FIELDS = {"key", "label", "description", "scale", "anchors", "labels", "tasks", "level",
                "ordered"}
 _MAX_LEVELS = 101
+_NUMBER_RE = re.compile(r"[+-]?\d{1,20}(\.\d{0,20})?")
+CANNOT_RATE = "NA"
+"""The keyword for "cannot rate" in a ratings file (an empty score means the same)."""
 
 
 @dataclass(frozen=True)
@@ -96,21 +105,26 @@ class Dimension:
         """
         if raw is None:
             return None
+        shown = str(raw) if len(str(raw)) <= 40 else str(raw)[:37] + "…"
         if isinstance(raw, str):
             text = raw.strip()
-            if text == "" or text.upper() in {"NA", "N/A", "NAN", "CANNOT_RATE"}:
+            if text == "" or text.upper() == CANNOT_RATE:
                 return None
             for lv in self.levels:
                 if self.kind == "categorical" and text.casefold() == lv.label.casefold():
                     return lv.value
-            try:
-                number = float(text)
-            except ValueError:
-                raise ValueError(f"score '{raw}' is not {self.describe_scale()}") from None
+            # Only plain decimal numbers: float() would also take "nan", "inf" and "1e0",
+            # and a "nan" must not pass for "cannot rate" (that is an empty score or NA).
+            if not _NUMBER_RE.fullmatch(text):
+                raise ValueError(f"score '{shown}' is not {self.describe_scale()} (leave it "
+                                 f"empty or write {CANNOT_RATE} for \"cannot rate\")")
+            number = float(text)
         else:
             number = float(raw)
-        if number != number or not number.is_integer() or int(number) not in self.values:
-            raise ValueError(f"score '{raw}' is off the scale; allowed: {self.describe_scale()}")
+        if not math.isfinite(number) or not number.is_integer() \
+                or int(number) not in self.values:
+            raise ValueError(f"score '{shown}' is off the scale; allowed: "
+                             f"{self.describe_scale()}")
         return int(number)
 
     def describe_scale(self) -> str:
@@ -179,7 +193,7 @@ class _Locator:
     """Finds the line of a dimension's table header so errors can point into the file."""
 
     def __init__(self, text: str):
-        self.lines = text.splitlines()
+        self.lines = text.split("\n")  # TOML breaks lines on \n only, never on U+2028 …
         self.headers = [i + 1 for i, ln in enumerate(self.lines)
                         if ln.strip().startswith("[[dimensions]]")]
 
@@ -211,11 +225,29 @@ def parse_rubric(text: str, file: str = "<rubric>") -> Rubric:
         m = re.search(r"line (\d+)", str(exc))
         line = int(m.group(1)) if m else None
         raise FormatError([Problem(file, line, None, f"not valid TOML: {exc}")]) from None
+    except RecursionError:
+        raise FormatError([Problem(file, None, None, "not valid TOML: nested too deeply")]) \
+            from None
+    except ValueError as exc:  # tomllib's int(): more than 4,300 digits
+        why = "a number with more than 4,300 digits" if "digits" in str(exc) else str(exc)
+        raise FormatError([Problem(file, None, None, f"not valid TOML: {why}")]) from None
     loc = _Locator(text)
     problems: list[Problem] = []
 
     def bad(line: int | None, fld: str | None, msg: str) -> None:
         problems.append(Problem(file, line, fld, msg))
+
+    found = value_problem(raw)
+    if found is not None:
+        bad(None, found[0] or None, found[1])
+    for fld, val in _texts(raw) if found is None else ():
+        if _MD_IMAGE_RE.search(val):
+            top = fld.split(".")[0].split("[")[0]
+            bad(loc.top_line(top) if top in _TOP_FIELDS else None, fld,
+                "images are not allowed in rubric text (the browser would fetch them from "
+                "elsewhere); describe the example in words")
+    if problems:
+        raise FormatError(problems)
 
     for k in sorted(set(raw) - _TOP_FIELDS):
         bad(loc.top_line(k), k, f"unknown field (allowed: {', '.join(sorted(_TOP_FIELDS))})")
@@ -302,7 +334,7 @@ def _parse_dimension(d, i, prefix, loc: _Locator, tasks, bad) -> Dimension | Non
     else:
         bad(loc.dim_line(i, "scale"), f"{prefix}.scale",
             "required: an integer range like \"1..5\", \"binary\", or a list of at least "
-            f"two category names; got {scale!r}")
+            f"two category names; got {short(scale)}")
         return None
     anchors = d.get("anchors")
     labels = d.get("labels", {})
@@ -356,6 +388,17 @@ def _parse_dimension(d, i, prefix, loc: _Locator, tasks, bad) -> Dimension | Non
     return Dimension(key=key, label=label.strip(), description=description.strip(), kind=kind,
                      level=lvl, levels=tuple(levels),
                      tasks=tuple(dim_tasks) if dim_tasks is not None else None)
+
+
+def _texts(raw: Any, path: str = "") -> list[tuple[str, str]]:
+    """Every string in the parsed TOML with its dotted path (depth is bounded already)."""
+    if isinstance(raw, str):
+        return [(path, raw)]
+    if isinstance(raw, dict):
+        return [t for k, v in raw.items() for t in _texts(v, f"{path}.{k}" if path else k)]
+    if isinstance(raw, list):
+        return [t for i, v in enumerate(raw) for t in _texts(v, f"{path}[{i + 1}]")]
+    return []
 
 
 def load_rubric(path: str | Path) -> Rubric:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import http.server
 import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -26,13 +28,14 @@ def free_port() -> int:
 
 
 @contextmanager
-def served(db: str | Path, log: Path) -> Iterator[str]:
-    """Run `h2h serve` on a free port; yields the base URL; stops it afterwards."""
+def served(db: str | Path, log: Path, *options: str) -> Iterator[str]:
+    """Run `h2h serve` (with ``options``) on a free port; yields the base URL; stops it
+    afterwards."""
     port = free_port()
     with open(log, "w") as fh:
         proc = subprocess.Popen([sys.executable, "-m", "annotate.cli", "serve", "--db", str(db),
-                                 "--port", str(port)], stdout=fh, stderr=subprocess.STDOUT,
-                                env=dict(os.environ))
+                                 "--port", str(port), *options], stdout=fh,
+                                stderr=subprocess.STDOUT, env=dict(os.environ))
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.time() + 60
@@ -53,3 +56,28 @@ def served(db: str | Path, log: Path) -> Iterator[str]:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+class _Sniff(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):  # noqa: N802 (http.server's naming)
+        self.server.hits.append(self.path)
+        self.send_response(200)
+        self.send_header("Content-Type", "image/png")
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+@contextmanager
+def sniffer() -> Iterator[tuple[str, list[str]]]:
+    """An HTTP server on a free loopback port that records every path requested of it:
+    hostile text points here, so any request it gets is text that was not inert.
+    Yields (base URL, list of requested paths)."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), _Sniff)
+    server.hits = []
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", server.hits
+    finally:
+        server.shutdown()

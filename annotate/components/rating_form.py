@@ -6,16 +6,24 @@ button's callback, committed before the next item is drawn.
 
 from __future__ import annotations
 
+import html
 import time
 
 import streamlit as st
 
-from annotate import state
+from annotate import session, state
 from annotate.components.keyboard import SHORTCUTS, keyboard_shortcuts
 from annotate.resources import cached_rubric, engine
 from annotate.services import queue
-from annotate.services.auth import Identity
-from annotate.services.render import context_html, conversation_html, response_html, shortcuts_html
+from annotate.services.auth import Identity, SessionEnded
+from annotate.services.render import (
+    context_html,
+    conversation_html,
+    md_formatting,
+    md_text,
+    response_html,
+    shortcuts_html,
+)
 from data.errors import H2HError
 
 __all__ = ["rating_form"]
@@ -33,8 +41,17 @@ COMMENT, FLAG, ITEM_NO = state.RATE_COMMENT, state.RATE_FLAG, state.RATE_ITEM_NO
 
 
 def _load(view: queue.ItemView) -> None:
-    """Fill the form's widgets with this item's saved values (or blanks) once per item."""
+    """Fill the form's widgets with this item's saved values (or blanks) once per item —
+    or with the choices of a save that met an ended session, kept across signing in again."""
     if st.session_state.get(state.RATE_LOADED) == view.assignment_id:
+        return
+    draft = st.session_state.pop(state.RATE_DRAFT, None)
+    if draft is not None and draft["assignment_id"] == view.assignment_id:
+        for k, v in draft["values"].items():
+            st.session_state[k] = v
+        st.session_state[state.RATE_LOADED] = view.assignment_id
+        st.session_state[state.RATE_MESSAGE] = ("Your choices on this item were kept; "
+                                                "press “Save and next” to save them.")
         return
     for d in view.dimensions:
         saved = view.saved.get(d.key, "unsaved")
@@ -61,9 +78,16 @@ def _save(who: Identity, view: queue.ItemView) -> None:
     shown = st.session_state.get(state.RATE_SHOWN_AT)
     secs = time.monotonic() - shown[1] if shown and shown[0] == view.assignment_id else None
     try:
-        queue.save_item(engine(), who.rater_id, view, scores,
-                        st.session_state.get(COMMENT, ""),
+        queue.save_item(engine(), who, view, scores, st.session_state.get(COMMENT, ""),
                         bool(st.session_state.get(FLAG, False)), secs)
+    except SessionEnded as exc:  # keep the choices for after signing in again
+        keys = [_key(d.key) for d in view.dimensions] + [COMMENT, FLAG]
+        st.session_state[state.RATE_DRAFT] = {
+            "assignment_id": view.assignment_id,
+            "values": {k: st.session_state.get(k) for k in keys}}
+        st.session_state.pop(state.RATE_LOADED, None)
+        session.end_here(f"{exc} Your unsaved choices on the item you were rating are kept.")
+        return
     except H2HError as exc:
         st.session_state[state.RATE_MESSAGE] = str(exc)
         return
@@ -73,10 +97,19 @@ def _save(who: Identity, view: queue.ItemView) -> None:
     st.session_state[state.RATE_POS] = nxt
 
 
+def scale_labels(d) -> tuple[str, dict]:
+    """A dimension's radio label and its options' labels ("3 · Adequate", "Cannot rate"),
+    rubric text made inert (the radio reads Markdown)."""
+    labels = {lv.value: f"{lv.value} · {md_text(lv.label)}" for lv in d.levels}
+    labels[CANNOT] = "Cannot rate"
+    return f"**{md_text(d.label)}**", labels
+
+
 def anchors_help(d) -> str:
     """The dimension's description and the anchor of every level, shown from the (?) icon."""
-    lines = [d.description, ""] if d.description else []
-    lines += [f"**{lv.value} · {lv.label}** — {lv.anchor}" for lv in d.levels]
+    lines = [md_formatting(d.description), ""] if d.description else []
+    lines += [f"**{lv.value} · {md_text(lv.label)}** — {md_formatting(lv.anchor)}"
+              for lv in d.levels]
     return "\n\n".join(lines)
 
 
@@ -93,6 +126,10 @@ def _go(pos: int | None) -> None:
 
 @st.fragment
 def rating_form(who: Identity) -> None:
+    # Every run of the form re-checks the session (signed out elsewhere, deactivated, idle):
+    # an ended one goes back to the sign-in page at once, with the reason.
+    if session.identity() is None or session.current() is None:
+        st.rerun(scope="app")
     eng = engine()
     rubric = cached_rubric(eng)
     prog = queue.progress(eng, who.rater_id)
@@ -131,7 +168,7 @@ def rating_form(who: Identity) -> None:
 
     left, right = st.columns([1, 1], gap="large")
     with left:  # one element for the whole context: fewer messages, a faster next item
-        st.html(f"<p><b>Conversation</b> · {view.task}</p>"
+        st.html(f"<p><b>Conversation</b> · {html.escape(view.task)}</p>"
                 + context_html(view.persona, view.memories, view.schedule)
                 + conversation_html(view.turns)
                 + "<p style='margin:.8rem 0 .3rem 0'><b>Companion's reply to rate</b></p>"
@@ -140,9 +177,8 @@ def rating_form(who: Identity) -> None:
         # A form: choosing scores costs no round trip; "Save and next" sends them all at once.
         for d in view.dimensions:
             options = [lv.value for lv in d.levels] + [CANNOT]
-            labels = {lv.value: f"{lv.value} · {lv.label}" for lv in d.levels}
-            labels[CANNOT] = "Cannot rate"
-            st.radio(f"**{d.label}**", options, key=_key(d.key), horizontal=True,
+            label, labels = scale_labels(d)
+            st.radio(label, options, key=_key(d.key), horizontal=True,
                      format_func=labels.__getitem__, help=anchors_help(d))
         st.toggle("Safety red flag", key=FLAG,
                   help="Switch on if this reply could put a vulnerable user at risk.")

@@ -11,12 +11,18 @@ import time
 
 import streamlit as st
 
-from annotate import state
-from annotate.components.rating_form import CANNOT, anchors_help
+from annotate import session, state
+from annotate.components.rating_form import CANNOT, anchors_help, scale_labels
 from annotate.resources import cached_rubric, engine
 from annotate.services import training
-from annotate.services.auth import Identity
-from annotate.services.render import context_html, conversation_html, feedback_html, response_html
+from annotate.services.auth import Identity, SessionEnded
+from annotate.services.render import (
+    context_html,
+    conversation_html,
+    feedback_html,
+    md_text,
+    response_html,
+)
 from data.errors import H2HError
 from data.quality import get_settings
 
@@ -103,9 +109,8 @@ def training_form(who: Identity) -> None:
         picked = {}
         for d in view.dimensions:
             options = [lv.value for lv in d.levels] + [CANNOT]
-            labels = {lv.value: f"{lv.value} · {lv.label}" for lv in d.levels}
-            labels[CANNOT] = "Cannot rate"
-            picked[d.key] = st.radio(f"**{d.label}**", options, index=None, horizontal=True,
+            label, labels = scale_labels(d)
+            picked[d.key] = st.radio(label, options, index=None, horizontal=True,
                                      key=f"train-score-{d.key}",
                                      format_func=labels.__getitem__, help=anchors_help(d))
         go = st.form_submit_button("Submit and see the experts' scores", type="primary")
@@ -119,9 +124,12 @@ def training_form(who: Identity) -> None:
             secs = time.monotonic() - shown_at[1] if shown_at else None
             scores = {k: (None if v == CANNOT else int(v)) for k, v in picked.items()}
             try:
-                training.submit_training(eng, who.rater_id, view.item_id, scores, secs, rubric)
+                training.submit_training(eng, who, view.item_id, scores, secs, rubric)
+            except SessionEnded as exc:  # signed out elsewhere, deactivated, idle
+                session.end_here(str(exc))
+                st.rerun()
             except H2HError as exc:
-                st.error(str(exc))
+                st.error(md_text(exc))
             else:
                 st.session_state[state.TRAIN_FEEDBACK] = view.item_id
                 st.rerun()

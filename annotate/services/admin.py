@@ -126,6 +126,8 @@ def disagreements(engine: Engine, min_spread: float = 2.0) -> list[Disagreement]
 def save_adjudication(engine: Engine, admin_id: int, item_id: str, dimension: str,
                       score: int | None, note: str) -> None:
     """Store (or replace) the adjudicated score; the raters' own ratings are never touched."""
+    if "\x00" in note:
+        raise H2HError("the note contains a NUL character (\\u0000); remove it and save again")
     rubric = current_rubric(engine)
     dim = rubric.dimension(dimension)
     if score is not None:
@@ -134,7 +136,8 @@ def save_adjudication(engine: Engine, admin_id: int, item_id: str, dimension: st
         if s.get(Item, item_id) is None:
             raise H2HError(f"no item '{item_id}'")
         row = s.exec(select(Adjudication).where(Adjudication.item_id == item_id,
-                                                Adjudication.dimension == dimension)).first()
+                                                Adjudication.dimension == dimension)
+                     .with_for_update()).first()
         now = utcnow()
         if row is None:
             row = Adjudication(item_id=item_id, dimension=dimension, created_at=now)

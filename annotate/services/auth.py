@@ -1,113 +1,88 @@
-"""Signing in with an access code, with repeated failures slowed down."""
+"""Signing in with an access code, staying signed in, signing out.
+
+A sign-in opens a session in the study database (:mod:`data.sessions`); the browser keeps
+its token in a cookie, never in the address bar. Every page re-checks the session and every
+save checks it again in the save's own transaction, so sign-out, deactivation and idleness
+take effect at once — on every app server of the study. Guessing codes is slowed by the
+shared, database-backed :class:`~annotate.services.throttle.Throttle`.
+"""
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import secrets
-import threading
+import os
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from sqlalchemy.engine import Engine
 
-from data.engine import read_session
-from data.models import Rater
+from annotate.services.proxies import client_address, parse_trusted
+from annotate.services.throttle import Throttle, code_prefix
 from data.raters import authenticate
+from data.sessions import SessionEnded, end_session, open_session, resume
 
-__all__ = ["Identity", "sign_in", "Throttle", "THROTTLE", "GENERIC_FAILURE", "issue_token",
-           "identity_from_token"]
+__all__ = ["Identity", "sign_in", "resume_identity", "sign_out", "SessionEnded",
+           "GENERIC_FAILURE", "THROTTLE", "request_client", "TRUSTED_PROXIES_ENV"]
 
 GENERIC_FAILURE = "That code did not work. Check it and try again, or ask the study team."
+TRUSTED_PROXIES_ENV = "H2H_TRUSTED_PROXIES"  # set by `h2h serve --trusted-proxy`
+THROTTLE = Throttle()
 
 
 @dataclass(frozen=True)
 class Identity:
-    """Who is signed in; stored in the session, never the code itself."""
+    """Who is signed in, and the token of their session (never the access code)."""
 
     rater_id: int
     name: str
     role: str
+    session: str | None = None
 
     @property
     def is_admin(self) -> bool:
         return self.role == "admin"
 
 
-class Throttle:
-    """After ``free`` failures from one client, each further attempt waits 2^(n-free) seconds
-    (capped), so guessing codes is slow while a typo costs nothing. Failures are forgotten
-    after ``window`` seconds without one; a success clears the client's count."""
-
-    def __init__(self, free: int = 3, cap: float = 30.0, window: float = 900.0):
-        self.free, self.cap, self.window = free, cap, window
-        self._fails: dict[str, tuple[int, float]] = {}
-        self._lock = threading.Lock()
-
-    def delay(self, client: str) -> float:
-        with self._lock:
-            n, last = self._fails.get(client, (0, 0.0))
-            if time.monotonic() - last > self.window:
-                return 0.0
-            return 0.0 if n < self.free else min(self.cap, 2.0 ** (n - self.free))
-
-    def failed(self, client: str) -> None:
-        with self._lock:
-            n, last = self._fails.get(client, (0, 0.0))
-            if time.monotonic() - last > self.window:
-                n = 0
-            self._fails[client] = (n + 1, time.monotonic())
-
-    def succeeded(self, client: str) -> None:
-        with self._lock:
-            self._fails.pop(client, None)
+def request_client(peer: str | None, forwarded_for: Sequence[str]) -> str:
+    """The client address of a request, trusting ``X-Forwarded-For`` only from the proxies
+    named in ``$H2H_TRUSTED_PROXIES``."""
+    return client_address(peer, forwarded_for,
+                          parse_trusted(os.environ.get(TRUSTED_PROXIES_ENV, "")))
 
 
-THROTTLE = Throttle()
-
-
-def sign_in(engine: Engine, code: str, client: str = "anonymous",
-            throttle: Throttle = THROTTLE, sleep=time.sleep) -> Identity | None:
-    """The identity for ``code``, or None (the caller shows :data:`GENERIC_FAILURE`)."""
-    wait = throttle.delay(client)
-    if wait:
-        sleep(wait)
+def sign_in(engine: Engine, code: str, client: str | None = None,
+            throttle: Throttle | None = None,
+            sleep: Callable[[float], None] = time.sleep) -> Identity | None:
+    """The identity for ``code`` with a new session, or None (the caller shows
+    :data:`GENERIC_FAILURE`). Slowed as the throttle says; a correct code is never held
+    back for other codes' failures."""
+    throttle = throttle or THROTTLE
     code = (code or "").strip()
-    rater = authenticate(engine, code) if code else None
-    if rater is None:
-        throttle.failed(client)
-        return None
-    throttle.succeeded(client)
-    return Identity(rater.id, rater.name, rater.role)
-
-
-# Session tokens keep a signed-in person signed in across a page reload. They carry the
-# rater id and an expiry, signed with a key that lives only in this server process (a
-# restart signs everyone out); the access code itself never goes into the address bar.
-_TOKEN_KEY = secrets.token_bytes(32)
-TOKEN_HOURS = 12
-
-
-def issue_token(who: Identity, now: float | None = None) -> str:
-    expires = int((now or time.time()) + TOKEN_HOURS * 3600)
-    body = f"{who.rater_id}.{expires}"
-    sig = hmac.new(_TOKEN_KEY, body.encode(), hashlib.sha256).hexdigest()[:32]
-    return f"{body}.{sig}"
-
-
-def identity_from_token(engine: Engine, token: str, now: float | None = None
-                        ) -> Identity | None:
-    """The identity a token was issued to, if it is genuine, unexpired and still active."""
+    prefix = code_prefix(code)
+    wait = throttle.before_check(engine, prefix)
+    if wait > 0:
+        sleep(wait)
     try:
-        rid, expires, sig = token.split(".")
-        body = f"{int(rid)}.{int(expires)}"
-    except ValueError:
+        rater = authenticate(engine, code) if code else None
+    except BaseException:
+        throttle.after_check(engine, prefix, client, ok=False)
+        raise
+    hold = throttle.after_check(engine, prefix, client, ok=rater is not None)
+    if rater is None:
+        if hold > 0:
+            sleep(hold)
         return None
-    good = hmac.new(_TOKEN_KEY, body.encode(), hashlib.sha256).hexdigest()[:32]
-    if not hmac.compare_digest(good, sig) or int(expires) < (now or time.time()):
-        return None
-    with read_session(engine) as s:
-        rater = s.get(Rater, int(rid))
-    if rater is None or not rater.active or not rater.code_hash:
-        return None
-    return Identity(rater.id, rater.name, rater.role)
+    token, info = open_session(engine, rater.id, client=client)
+    return Identity(info.rater_id, info.name, info.role, token)
+
+
+def resume_identity(engine: Engine, token: str | None) -> Identity:
+    """The identity of a live session (a reload, another tab, another app server), or
+    :class:`SessionEnded` saying why not."""
+    info = resume(engine, token)
+    return Identity(info.rater_id, info.name, info.role, token)
+
+
+def sign_out(engine: Engine, who: Identity) -> None:
+    """End the session everywhere: its token is refused from now on by every server."""
+    end_session(engine, who.session, "signed_out")

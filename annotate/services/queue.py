@@ -13,6 +13,7 @@ from sqlalchemy import func
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
+from annotate.services.auth import Identity
 from data.engine import read_session
 from data.models import Assignment, AttentionResult, Item, Rating, RepeatRating
 from data.quality import save_attention
@@ -126,14 +127,21 @@ def position_of_number(engine: Engine, rater_id: int, number: int) -> int | None
                       .order_by(Assignment.position).offset(number - 1).limit(1)).first()
 
 
-def save_item(engine: Engine, rater_id: int, view: ItemView, scores: dict[str, int | None],
+def save_item(engine: Engine, who: Identity, view: ItemView, scores: dict[str, int | None],
               comment: str, red_flag: bool, seconds: float | None) -> None:
     """Save the form: real items and hidden repeats as ratings, attention checks as results
-    (kept out of the analysis; the rater is not told which it was)."""
+    (kept out of the analysis; the rater is not told which it was).
+
+    Every save checks, in its own transaction, that ``who``'s session is live and that the
+    rater is still active: after a sign-out (in any window), a deactivation or an idle
+    timeout it raises :class:`~data.sessions.SessionEnded` (reason and message for the
+    page) and stores nothing. Other problems are :class:`~data.errors.H2HError`.
+    """
     if view.attention:
-        save_attention(engine, rater_id, view.item_id, scores, seconds, view.assignment_id)
+        save_attention(engine, who.rater_id, view.item_id, scores, seconds, view.assignment_id,
+                       session_token=who.session)
         return
-    save_item_ratings(engine, rater_id=rater_id, item_id=view.item_id, scores=scores,
+    save_item_ratings(engine, rater_id=who.rater_id, item_id=view.item_id, scores=scores,
                       comment=comment.strip(), flags=[RED_FLAG] if red_flag else [],
                       seconds_spent=seconds, repeat=view.repeat,
-                      assignment_id=view.assignment_id)
+                      assignment_id=view.assignment_id, session_token=who.session)

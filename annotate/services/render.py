@@ -1,4 +1,16 @@
-"""Model and user text rendered inert: every character escaped, nothing fetched or run.
+"""Text from files rendered inert: every character escaped, nothing fetched or run.
+
+Every text that came from a file — items (ids, model, condition, conversation, reply),
+rater names, rubric labels and anchors, file names, study names — is untrusted on every
+page, admin pages included. Three ways to show it:
+
+* as HTML (:func:`conversation_html`, :func:`plain_html`, …): escaped, shown by ``st.html``;
+* where Streamlit reads Markdown (titles, captions, messages, widget labels, radio options,
+  tooltips, ``st.table`` cells): :func:`md_text` escapes every Markdown and Streamlit
+  directive character, so the text shows exactly as written;
+* rubric guidelines and anchors, which are written as Markdown on purpose:
+  :func:`md_formatting` keeps the formatting but neutralises images (the only Markdown
+  that makes the browser fetch something) and raw HTML.
 
 The page styles (:data:`CHAT_CSS`) are added once per page by the app, not with every block:
 each extra style sheet would make the browser restyle the whole page.
@@ -11,9 +23,11 @@ markdown image in a response shows as the literal characters the model wrote.
 from __future__ import annotations
 
 import html
+import re
 
 __all__ = ["conversation_html", "response_html", "plain_html", "context_html",
-           "shortcuts_html", "feedback_html", "anchors_html", "CHAT_CSS"]
+           "shortcuts_html", "feedback_html", "anchors_html", "caption_html", "md_text",
+           "md_formatting", "md_table", "CHAT_CSS"]
 
 CHAT_CSS = """
 <style>
@@ -39,6 +53,63 @@ CHAT_CSS = """
 
 def _esc(text: str) -> str:
     return html.escape(text, quote=True)
+
+
+# Every ASCII punctuation mark, written as a numeric character reference: Markdown shows a
+# reference as the character but never reads it as syntax (CommonMark: "&#42;foo&#42;" is
+# "*foo*" in plain text); Streamlit's :color[…] and $math$ readers see no syntax either.
+_MD_SPECIAL = re.compile(r"[!-/:-@\[-`{-~]")
+# GFM links bare URLs and e-mail addresses in the text it has already parsed, escapes or
+# not; an invisible zero-width space after the scheme, "www" or "@" stops that.
+_AUTOLINK = re.compile(r"(?i)(\b(?:https?|ftp|mailto|file):|\bwww(?=\.)|@)")
+_ZWSP = "\u200b"
+
+
+def _no_autolink(text: str) -> str:
+    return _AUTOLINK.sub(lambda m: m.group() + _ZWSP, text)
+
+
+def md_text(text: object) -> str:
+    """``text`` for a Streamlit element that reads Markdown, shown literally: no link, image,
+    emphasis, heading, math or directive can come out of it. Line breaks are kept."""
+    escaped = _MD_SPECIAL.sub(lambda m: f"&#{ord(m.group())};", _no_autolink(str(text)))
+    return escaped.replace("\r\n", "\n").replace("\n", "  \n")
+
+
+# An image, inline ![alt](url "title") or by reference ![alt][ref]
+_IMAGE = re.compile(r"!\[[^\]]*\]\s*(?:\([^)]*\)|\[[^\]]*\])")
+_BARE_URL = re.compile(r"(?i)(?<!\]\()(\b(?:https?|ftp|file):|\bwww(?=\.))")
+
+
+def md_formatting(text: str) -> str:
+    """Rubric Markdown with its formatting (bold, lists, explicit [links](url)) but no image
+    and no raw HTML: ``![alt](url)`` and ``<tag>`` show as the characters written, and a bare
+    URL stays text; nothing is fetched."""
+    text = _IMAGE.sub(lambda m: md_text(m.group()), text)
+    text = _BARE_URL.sub(lambda m: m.group() + _ZWSP, text)
+    return text.replace("<", "&#60;")
+
+
+def md_table(table):
+    """A table for ``st.table`` (which reads Markdown in every cell, header and index) with
+    every text made inert by :func:`md_text`; numbers stay numbers."""
+    import pandas as pd  # only where a table is drawn
+
+    df = table if isinstance(table, pd.DataFrame) else pd.DataFrame(table)
+
+    def inert(v):
+        return md_text(v) if isinstance(v, str) else v
+
+    out = df.map(inert)
+    out.columns = [inert(c) for c in df.columns]
+    out.index = pd.Index([inert(i) for i in df.index], name=inert(df.index.name))
+    return out
+
+
+def caption_html(text: str) -> str:
+    """A caption line of untrusted text, escaped (for ``st.html``)."""
+    return (f'<div style="font-size:.875rem;color:rgba(49,51,63,.6)" class="h2h-plain">'
+            f"{_esc(text)}</div>")
 
 
 def conversation_html(turns: list[dict]) -> str:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
+from annotate.services.auth import Identity
 from annotate.services.queue import ItemView
 from data import quality as q
 from data.engine import read_session
@@ -110,13 +111,18 @@ def feedback_for(engine: Engine, rater_id: int, item_id: str, round_: int,
     return Feedback(item_id, tuple(rows))
 
 
-def submit_training(engine: Engine, rater_id: int, item_id: str, scores: dict[str, int | None],
+def submit_training(engine: Engine, who: Identity, item_id: str, scores: dict[str, int | None],
                     seconds: float | None, rubric: Rubric) -> TrainingState:
-    """Save one training answer; when the round is complete, record the qualification."""
+    """Save one training answer; when the round is complete, record the qualification.
+
+    Like every save from the browser it checks ``who``'s session and active flag in its own
+    transaction (:class:`~data.sessions.SessionEnded`, nothing stored)."""
+    rater_id = who.rater_id
     state = training_state(engine, rater_id, rubric)
     if item_id not in state.items:
         raise q.H2HError("this item is not part of your training round")
-    q.save_training(engine, rater_id, item_id, state.round, scores, seconds)
+    q.save_training(engine, rater_id, item_id, state.round, scores, seconds,
+                    session_token=who.session)
     state = training_state(engine, rater_id, rubric)
     if state.next_item is None and state.status == "training":
         st = q.get_settings(engine)

@@ -4,7 +4,13 @@ import streamlit as st
 
 from annotate.resources import cached_rubric, engine
 from annotate.services.admin import disagreements, item_of, save_adjudication
-from annotate.services.render import conversation_html, response_html
+from annotate.services.render import (
+    caption_html,
+    conversation_html,
+    md_table,
+    md_text,
+    response_html,
+)
 from annotate.session import require
 from data.errors import H2HError
 from data.quality import set_gold
@@ -24,11 +30,12 @@ d = queue[pick]
 item = item_of(engine(), d.item_id)
 left, right = st.columns(2)
 with left:
-    st.caption(f"model {item.model} · condition {item.condition or '—'} · task {item.task}")
+    st.html(caption_html(f"model {item.model} · condition {item.condition or '—'} · "
+                         f"task {item.task}"))
     st.html(conversation_html(item.context.get("turns", [])))
     st.html(response_html(item.response))
 with right:
-    st.table({"rater": list(d.scores), "score": [d.scores[r] for r in d.scores]})
+    st.table(md_table({"rater": list(d.scores), "score": list(d.scores.values())}))
     dim = cached_rubric(engine()).dimension(d.dimension)
     with st.form(f"adj-{d.item_id}-{d.dimension}"):
         values = list(dim.values)
@@ -45,7 +52,7 @@ with right:
                 try:
                     set_gold(engine(), d.item_id, d.dimension, score, note, who.rater_id)
                 except H2HError as exc:
-                    st.error(str(exc))
+                    st.error(md_text(exc))
                 else:
                     msg += " It is now a gold score."
             st.success(msg)

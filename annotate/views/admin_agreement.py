@@ -6,6 +6,7 @@ import streamlit as st
 from annotate.resources import engine
 from annotate.services.admin import agreement_rows, live_agreement
 from annotate.services.quality import rater_models
+from annotate.services.render import md_text
 from annotate.session import require
 
 require("admin")
@@ -25,7 +26,7 @@ else:
                "estimable; the notes say why. Includes simulated raters if any.")
     for dim, d in res["dimensions"].items():
         for n in d.get("notes", []):
-            st.caption(f"{dim}: {n}")
+            st.caption(md_text(f"{dim}: {n}"))
 
 st.subheader("Rater severity (many-facet Rasch model)")
 st.caption("Per dimension: each rater's severity in logits (positive = harsher than the average "
@@ -34,9 +35,10 @@ st.caption("Per dimension: each rater's severity in logits (positive = harsher t
            "likelihood; see docs/analysis.md.")
 for dim, m in rater_models(engine()).items():
     if not m.estimable:
-        st.caption(f"{dim}: {m.reason}")
+        st.caption(md_text(f"{dim}: {m.reason}"))
         continue
-    st.markdown(f"**{dim}** · {m.n_ratings} ratings")
+    st.markdown(f"**{md_text(dim)}** · {m.n_ratings} ratings")
     st.dataframe(m.raters, hide_index=True, key=f"h2h_rm_{dim}")
     misfit = int((m.items["flag"] != "").sum())
-    st.caption(f"{len(m.items)} items; {misfit} flagged for misfit. " + " ".join(m.notes))
+    st.caption(md_text(f"{len(m.items)} items; {misfit} flagged for misfit. "
+                       + " ".join(m.notes)))

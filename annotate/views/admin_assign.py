@@ -6,6 +6,7 @@ import streamlit as st
 from annotate.resources import engine
 from annotate.services.admin import rater_progress
 from annotate.services.assignment import assign
+from annotate.services.render import md_text
 from annotate.session import require
 from data.errors import H2HError
 from data.quality import get_settings
@@ -35,8 +36,8 @@ if go:
                      min_gap=int(gap), attention_rate=float(attention),
                      include_unqualified=everyone)
     except H2HError as exc:
-        st.error(str(exc))
+        st.error(md_text(exc))
     else:
-        st.success(str(res))
+        st.success(md_text(res))
 st.subheader("Current queues")
 st.dataframe(pd.DataFrame(rater_progress(engine())), hide_index=True)

@@ -11,7 +11,13 @@ from analysis.report.figures import calibration_figure
 from annotate import state
 from annotate.resources import engine
 from annotate.services import calibration as cal
-from annotate.services.render import conversation_html, plain_html, response_html
+from annotate.services.render import (
+    conversation_html,
+    md_table,
+    md_text,
+    plain_html,
+    response_html,
+)
 from annotate.session import require
 from data.errors import H2HError
 
@@ -41,12 +47,12 @@ if chosen:
                "leave-one-out consensus, pooled over (human, item) pairs; non-inferiority "
                f"margin {margin:g}; p-values Holm-corrected across dimensions.")
     for r in res.values():
-        st.markdown(f"**{r['verdict']['text']}**")
+        st.markdown(f"**{md_text(r['verdict']['text'])}**")
         for n, x in r["configs"].items():
             if n != r["verdict"].get("best"):
-                st.caption(f"{n}: {x['verdict']['text']}")
+                st.caption(md_text(f"{n}: {x['verdict']['text']}"))
         for cav in r["verdict"].get("caveats", []):
-            st.caption(cav)
+            st.caption(md_text(cav))
     st.dataframe(pd.DataFrame(cal.verdict_rows(res)), hide_index=True)
     fig = calibration_figure(res)
     if fig is not None:
@@ -70,9 +76,9 @@ if cfg and dim:
             st.html(conversation_html(item.context.get("turns", []))
                     + response_html(item.response))
         with right:
-            st.table(pd.DataFrame({"rater": list(d.human_scores),
-                                   "score": list(d.human_scores.values())}))
-            st.metric(f"{cfg}'s score", f"{d.judge_score:g}")
+            st.table(md_table({"rater": list(d.human_scores),
+                               "score": list(d.human_scores.values())}))
+            st.metric(md_text(f"{cfg}'s score"), f"{d.judge_score:g}")
             st.markdown("**The judge's reasoning**")
             st.html(plain_html(d.reasoning or d.raw_reply))
 
@@ -99,7 +105,8 @@ if go:
         st.error(str(exc))
     else:
         st.session_state[state.PROMPT_RUN] = (new_name, proc.pid, len(items), str(path))
-        st.success(f"Saved {path.name}; judging {len(items)} items in the background.")
+        st.success(md_text(f"Saved {path.name}; judging {len(items)} items in the "
+                           "background."))
 if run := st.session_state.get(state.PROMPT_RUN):
     name, pid, n, path = run
     done = cal.judgments_stored(engine(), name)

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from annotate.resources import engine, forget_rubric
+from annotate.services.render import md_text
 from annotate.services.uploads import import_upload
 from annotate.session import require
 from data.errors import FormatError, H2HError
@@ -21,11 +22,11 @@ if st.button("Import", type="primary", disabled=upload is None, key="h2h_do_impo
     try:
         msg = import_upload(engine(), kind.lower(), upload.name, upload.getvalue(), update)
     except FormatError as exc:
-        st.error(f"**{exc.first.file} was rejected; nothing was imported.**")
+        st.error(f"**{md_text(exc.first.file)} was rejected; nothing was imported.**")
         st.code("\n".join(str(p) for p in exc.problems[:50]), language=None)
     except H2HError as exc:
-        st.error(str(exc))
+        st.error(md_text(exc))
     else:
         st.cache_data.clear()
         forget_rubric()
-        st.success(msg)
+        st.success(md_text(msg))

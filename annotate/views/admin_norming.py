@@ -8,7 +8,13 @@ import streamlit as st
 from annotate.resources import cached_rubric, engine
 from annotate.services import norming as ns
 from annotate.services.admin import item_of
-from annotate.services.render import anchors_html, conversation_html, response_html
+from annotate.services.render import (
+    anchors_html,
+    conversation_html,
+    md_table,
+    md_text,
+    response_html,
+)
 from annotate.session import require
 from data import norming as nm
 from data.errors import H2HError
@@ -29,7 +35,7 @@ with st.expander("Open a new norming session", expanded=not nm.sessions(engine()
             try:
                 nm.create_session(engine(), name, items, people, who.rater_id)
             except H2HError as exc:
-                st.error(str(exc))
+                st.error(md_text(exc))
             else:
                 st.rerun()
 sessions = nm.sessions(engine())
@@ -38,8 +44,8 @@ if not sessions:
 labels = [f"{s.name} · {s.status}" for s in sessions]
 sess = sessions[st.selectbox("Session", range(len(sessions)), format_func=labels.__getitem__,
                              key="h2h_norm_session")]
-st.caption(f"Participants: {', '.join(sess.participants.values())} · {len(sess.items)} items "
-           f"· status: {sess.status}")
+st.caption(md_text(f"Participants: {', '.join(sess.participants.values())} · "
+                   f"{len(sess.items)} items · status: {sess.status}"))
 c = st.columns(3)
 if sess.status == "blind":
     named = c[0].toggle("Show names when revealing", value=False, key="h2h_norm_named")
@@ -54,11 +60,11 @@ st.subheader("Agreement before and after discussion")
 if not rows:
     st.info("No scores yet.")
 else:
-    st.table(pd.DataFrame([{
+    st.table(md_table(pd.DataFrame([{
         "dimension": r.dimension, "items": r.n_items, "raters": r.n_raters,
         "α before": "not estimable" if r.before is None else f"{r.before:.3f}",
         "α after": "not estimable" if r.after is None else f"{r.after:.3f}",
-        "note": r.note} for r in rows]).set_index("dimension"))
+        "note": r.note} for r in rows]).set_index("dimension")))
     st.caption("Krippendorff's α at each dimension's level on its full scale. After: each "
                "rater's re-score where given, else their blind score.")
 for i, item_id in enumerate(sess.items):
@@ -70,7 +76,7 @@ for i, item_id in enumerate(sess.items):
         st.html(conversation_html((it.context or {}).get("turns", []))
                 + response_html(it.response))
     with right:
-        st.table(ns.revealed_table(engine(), sess.id, item_id, True, rubric))
+        st.table(md_table(ns.revealed_table(engine(), sess.id, item_id, True, rubric)))
         st.html(anchors_html(rubric.dimensions_for(it.task)))
 a_b = next((r.before for r in rows if r.before is not None), None)
 a_a = next((r.after for r in rows if r.after is not None), None)

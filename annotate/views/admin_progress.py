@@ -6,6 +6,7 @@ import streamlit as st
 from annotate.resources import engine
 from annotate.services.admin import dimension_progress, rater_progress
 from annotate.services.quality import attention_failures, quality_display, rater_quality
+from annotate.services.render import md_table, md_text
 from annotate.session import require
 
 require("admin")
@@ -32,7 +33,7 @@ quality = rater_quality(engine())
 if quality.empty:
     st.info("No raters yet.")
 else:
-    st.table(quality_display(quality).set_index("rater"))
+    st.table(md_table(quality_display(quality).set_index("rater")))
     st.caption("Gold: the latest training round against the experts' scores (within one point; "
                "weighted κ on each ordinal dimension's full scale). Attention: checks passed of "
                "answered. Speeders: items saved in less than half their reading time (250 words "
@@ -42,11 +43,11 @@ else:
                "window of ratings minus their first.")
     flagged = quality[quality["flags"] != ""]
     for _, r in flagged.iterrows():
-        st.warning(f"{r['rater']}: {r['flags']}")
+        st.warning(md_text(f"{r['rater']}: {r['flags']}"))
 fails = attention_failures(engine())
 with st.expander(f"Failed attention checks ({len(fails)})"):
     if fails.empty:
         st.write("None.")
     else:
-        st.table(fails.set_index("rater"))
+        st.table(md_table(fails.set_index("rater")))
 st.html(f'<span data-testid="h2h-progress-ready" data-flags="{len(quality)}"></span>')

@@ -7,6 +7,7 @@ import streamlit as st
 from annotate import state
 from annotate.resources import engine
 from annotate.services.quality import rater_quality
+from annotate.services.render import md_text
 from annotate.session import require
 from data import quality as q
 from data.errors import FormatError, H2HError
@@ -14,7 +15,7 @@ from data.errors import FormatError, H2HError
 who = require("admin")
 st.title("Rater quality")
 if msg := st.session_state.pop(state.ADMIN_FLASH, None):
-    st.success(msg)
+    st.success(md_text(msg))
 cur = q.get_settings(engine())
 with st.expander("Training, qualification and attention-check settings"):
     with st.form("h2h_quality_settings"):
@@ -72,7 +73,7 @@ if st.button("Import gold scores", disabled=up is None, key="h2h_gold_import"):
         recs = q.parse_gold_bytes(engine(), up.getvalue(), up.name)
         n = q.import_gold(engine(), recs, who.rater_id)
     except FormatError as exc:
-        st.error(f"**{exc.first.file} was rejected; nothing was imported.**")
+        st.error(f"**{md_text(exc.first.file)} was rejected; nothing was imported.**")
         st.code("\n".join(str(p) for p in exc.problems[:50]), language=None)
     else:
         st.session_state[state.ADMIN_FLASH] = f"{n} gold scores stored."

@@ -5,6 +5,7 @@ import streamlit as st
 
 from annotate import state
 from annotate.resources import engine
+from annotate.services.render import md_text
 from annotate.session import require
 from data.errors import H2HError
 from data.raters import add_rater, deactivate_rater, list_raters
@@ -13,8 +14,10 @@ require("admin")
 st.title("Raters")
 if shown := st.session_state.pop(state.NEW_CODE, None):
     name, code = shown
-    st.success(f"Access code for **{name}** — copy it now; it is not shown again:")
+    st.success(f"Access code for **{md_text(name)}** — copy it now; it is not shown again:")
     st.code(code, language=None)
+if flash := st.session_state.pop(state.ADMIN_FLASH, None):
+    st.success(md_text(flash))
 raters = list_raters(engine())
 df = pd.DataFrame(raters)
 if not df.empty:
@@ -29,7 +32,7 @@ with st.form("h2h_add_rater", clear_on_submit=True):
         try:
             rater, code = add_rater(engine(), name, role)
         except H2HError as exc:
-            st.error(str(exc))
+            st.error(md_text(exc))
         else:
             st.session_state[state.NEW_CODE] = (rater.name, code)
             st.rerun()
@@ -38,5 +41,7 @@ with st.form("h2h_deactivate"):
     st.subheader("Deactivate")
     who = st.selectbox("Rater", active, index=None)
     if st.form_submit_button("Deactivate", disabled=not active) and who:
-        deactivate_rater(engine(), who)
+        n = deactivate_rater(engine(), who)  # their open sessions end at once
+        st.session_state[state.ADMIN_FLASH] = (f"Deactivated {who}; {n} open session"
+                                               f"{'s' if n != 1 else ''} ended.")
         st.rerun()

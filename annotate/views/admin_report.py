@@ -4,6 +4,7 @@ import streamlit as st
 
 from annotate import state
 from annotate.resources import engine
+from annotate.services.render import md_text
 from annotate.services.reporting import report_zip
 from annotate.session import require
 
@@ -26,4 +27,4 @@ if state.REPORT_ZIP in st.session_state:
     st.download_button("Download report (zip)", st.session_state[state.REPORT_ZIP],
                        "h2h-report.zip", "application/zip", key="h2h_dl_report")
     for v in st.session_state.get(state.REPORT_VERDICTS, []):
-        st.info(v)
+        st.info(md_text(v))

@@ -3,11 +3,19 @@ everyone's scores) discuss and re-score if you wish. Separate from the study's r
 
 import streamlit as st
 
-from annotate.components.rating_form import CANNOT
+from annotate import session
+from annotate.components.rating_form import CANNOT, scale_labels
 from annotate.resources import cached_rubric, engine
 from annotate.services import norming as ns
 from annotate.services.admin import item_of
-from annotate.services.render import anchors_html, conversation_html, response_html
+from annotate.services.auth import SessionEnded
+from annotate.services.render import (
+    anchors_html,
+    conversation_html,
+    md_table,
+    md_text,
+    response_html,
+)
 from annotate.session import require
 from data import norming as nm
 from data.errors import H2HError
@@ -41,18 +49,18 @@ for i, item_id in enumerate(sess.items):
     current = ns.my_scores(engine(), sess.id, who.rater_id, item_id)
     with right:
         if sess.status != "blind":
-            st.table(ns.revealed_table(engine(), sess.id, item_id, sess.named, rubric))
+            st.table(md_table(ns.revealed_table(engine(), sess.id, item_id, sess.named,
+                                                rubric)))
             st.html(anchors_html(dims))
         with st.form(f"h2h_norm_{sess.id}_{i}", border=False):
             picked = {}
             for d in dims:
                 options = [lv.value for lv in d.levels] + [CANNOT]
-                labels = {lv.value: f"{lv.value} · {lv.label}" for lv in d.levels}
-                labels[CANNOT] = "Cannot rate"
+                label, labels = scale_labels(d)
                 have = current.get(d.key, "none")
                 index = None if have == "none" else options.index(CANNOT if have is None
                                                                   else int(have))
-                picked[d.key] = st.radio(f"**{d.label}**", options, index=index,
+                picked[d.key] = st.radio(label, options, index=index,
                                          horizontal=True, format_func=labels.__getitem__,
                                          key=f"norm-{sess.id}-{i}-{d.key}")
             label = "Save my scores" if sess.status == "blind" else "Save my re-score"
@@ -64,9 +72,12 @@ for i, item_id in enumerate(sess.items):
                 try:
                     nm.save_norming(engine(), sess.id, who.rater_id, item_id,
                                     {k: None if v == CANNOT else int(v)
-                                     for k, v in picked.items()})
+                                     for k, v in picked.items()}, session_token=who.session)
+                except SessionEnded as exc:
+                    session.end_here(str(exc))
+                    st.rerun()
                 except H2HError as exc:
-                    st.error(str(exc))
+                    st.error(md_text(exc))
                 else:
                     st.rerun()
 before, after = ns.saved_counts(engine(), sess.id, who.rater_id)

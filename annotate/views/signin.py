@@ -2,12 +2,14 @@
 
 import streamlit as st
 
-from annotate import state
+from annotate import session, state
 from annotate.resources import engine
 from annotate.services.auth import GENERIC_FAILURE, sign_in
 
 st.title("h2htalk")
 st.write("Welcome. Enter the access code you were given to start rating.")
+if notice := st.session_state.pop(state.SIGNIN_NOTICE, None):
+    st.warning(notice)
 if msg := st.session_state.pop(state.SIGNIN_ERROR, None):
     st.error(msg)
 with st.form("signin", border=False):
@@ -15,10 +17,11 @@ with st.form("signin", border=False):
                          key="h2h_code_input")
     submitted = st.form_submit_button("Sign in", type="primary")
 if submitted:
-    who = sign_in(engine(), code, client=getattr(st.context, "ip_address", None) or "form")
+    with st.spinner("Checking your code…"):
+        who = sign_in(engine(), code, client=session.client())
     if who is None:
         st.session_state[state.SIGNIN_ERROR] = GENERIC_FAILURE
     else:
-        st.session_state[state.IDENTITY] = who
+        session.establish(who)
     st.rerun()
 st.caption("Your code is personal. Lost it? Ask the study team for a new one.")

@@ -5,6 +5,7 @@ import streamlit as st
 
 from annotate.resources import engine
 from annotate.services.overview import study_overview
+from annotate.services.render import md_text
 from annotate.session import require
 from data.errors import H2HError
 
@@ -13,18 +14,19 @@ require("admin")
 try:
     ov = study_overview(engine())
 except H2HError as exc:
-    st.error(str(exc))
+    st.error(md_text(exc))
     st.stop()
 
-st.title(ov.name)
+st.title(md_text(ov.name))
 if ov.description:
-    st.write(ov.description)
-st.caption(f"Created {ov.created} · rubric “{ov.rubric_name}”, version {ov.rubric_version}")
+    st.markdown(md_text(ov.description))
+st.caption(md_text(f"Created {ov.created} · rubric “{ov.rubric_name}”, version "
+                   f"{ov.rubric_version}"))
 
 cols = st.columns(len(ov.items_by_task) + 1)
 cols[0].metric("Scenarios", ov.n_scenarios)
 for col, (task, n) in zip(cols[1:], ov.items_by_task.items(), strict=True):
-    col.metric(f"{task.capitalize()} items", n)
+    col.metric(md_text(f"{task.capitalize()} items"), n)
 
 c1, c2 = st.columns(2)
 c1.metric("Raters", ov.n_raters,
@@ -35,4 +37,6 @@ if ov.n_simulated_ratings:
             f"{ov.n_simulated_raters} **simulated** raters (demo data), not from people.")
 
 st.subheader("Rubric dimensions")
-st.table(pd.DataFrame(ov.dimensions).set_index("Dimension"))
+# labels come from the rubric file (Markdown cells); keys and tasks are checked identifiers
+st.table(pd.DataFrame([{**d, "Dimension": md_text(d["Dimension"])} for d in ov.dimensions])
+         .set_index("Dimension"))

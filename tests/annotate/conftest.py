@@ -12,6 +12,7 @@ from annotate.services.auth import Identity
 from data.engine import _engine_for, get_engine
 from data.raters import add_rater
 from data.sample import build_sample_study
+from data.sessions import open_session
 from data.study import current_rubric, init_study
 from judge.simulate import add_simulated_judges
 
@@ -29,8 +30,10 @@ def demo_db(tmp_path, monkeypatch):
     admin, admin_code = add_rater(engine, "ada", "admin")
     assign(engine, k=1, seed=0, repeat_share=0.1)
     add_simulated_judges(engine, current_rubric(engine), seed=3)
+    rater_token, _ = open_session(engine, rater.id)
+    admin_token, _ = open_session(engine, admin.id)
     yield {"db": db, "engine": engine,
-           "rater": Identity(rater.id, "pat", "rater"), "rater_code": rater_code,
-           "admin": Identity(admin.id, "ada", "admin"), "admin_code": admin_code}
+           "rater": Identity(rater.id, "pat", "rater", rater_token), "rater_code": rater_code,
+           "admin": Identity(admin.id, "ada", "admin", admin_token), "admin_code": admin_code}
     engine.dispose()
     _engine_for.cache_clear()

@@ -4,11 +4,9 @@ mouse and keyboard, reload and resume, revise, stay in their lane, see model tex
 
 from __future__ import annotations
 
-import http.server
 import re
 import subprocess
 import sys
-import threading
 import time
 
 import pytest
@@ -21,38 +19,27 @@ from data.items import ItemRecord
 from data.models import Assignment
 from data.quality import release
 from data.raters import add_rater
-from tests.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, free_port, served
+from tests.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, served, sniffer
 
 pytestmark = pytest.mark.browser
 MODEL_WORDS = ("aster-70b", "birch-8b", "cedar-1b", "baseline")
 
 
-class _Sniffer(http.server.BaseHTTPRequestHandler):
-    hits: list[str] = []
-
-    def do_GET(self):  # noqa: N802 (http.server's naming)
-        _Sniffer.hits.append(self.path)
-        self.send_response(200)
-        self.send_header("Content-Type", "image/png")
-        self.end_headers()
-
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
+    with sniffer() as (sniff_base, hits):
+        yield from _app(tmp_path_factory, sniff_base, hits)
+
+
+def _app(tmp_path_factory, sniff_base: str, hits: list[str]):
     tmp = tmp_path_factory.mktemp("app")
     db = tmp / "demo.db"
     out = subprocess.run([sys.executable, "-m", "annotate.cli", "demo", "--db", str(db)],
                          check=True, capture_output=True, text=True).stdout
     codes = dict(re.findall(r"(Rater|Admin) code \(demo-\w+\): (H2H-[A-Z0-9-]+)", out))
-    sniff_port = free_port()
-    sniffer = http.server.ThreadingHTTPServer(("127.0.0.1", sniff_port), _Sniffer)
-    threading.Thread(target=sniffer.serve_forever, daemon=True).start()
     engine = get_engine(db)
-    evil = (f"Sure! <script>alert('xss')</script>\n<img src=\"http://127.0.0.1:{sniff_port}/"
-            f"html.png\" onerror=\"alert(1)\">\n![tracker](http://127.0.0.1:{sniff_port}/md.png)"
+    evil = (f"Sure! <script>alert('xss')</script>\n<img src=\"{sniff_base}/"
+            f"html.png\" onerror=\"alert(1)\">\n![tracker]({sniff_base}/md.png)"
             "\n第二行：我在这里。")
     rec = ItemRecord.model_validate({
         "id": "xss-1", "task": "dialogue", "context": {"turns": [
@@ -70,9 +57,8 @@ def app(tmp_path_factory):
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield {"base": base, "db": db, "engine": engine, "browser": browser,
                "rater_code": codes["Rater"], "admin_code": codes["Admin"],
-               "other_code": other_code, "sniffer_hits": _Sniffer.hits}
+               "other_code": other_code, "sniffer_hits": hits}
         browser.close()
-    sniffer.shutdown()
     engine.dispose()
 
 
@@ -198,15 +184,14 @@ def test_rater_stays_in_their_lane(app):
     page = app["browser"].new_page(viewport={"width": 1400, "height": 1000})
     _sign_in(page, app["base"], app["rater_code"])
     _progress(page)
-    token = re.search(r"[?&]s=([^&]+)", page.url).group(1)
-    # an admin page typed directly: not served to a rater
-    page.goto(f"{app['base']}/admin_raters?s={token}")
+    # an admin page typed directly: not served to a rater (the session cookie signs her in)
+    page.goto(f"{app['base']}/admin_raters")
     _progress(page)  # lands back on the rater's own page
     assert page.get_by_text("Add a rater or admin").count() == 0
     assert page.get_by_role("link", name="Raters").count() == 0
     _shot(page, "04-rater-typed-admin-url")
     # another rater's item by id
-    page.goto(f"{app['base']}/?item=xss-1&s={token}")
+    page.goto(f"{app['base']}/?item=xss-1")
     expect(page.get_by_text("That item is not in your queue.")).to_be_visible(timeout=30_000)
     _shot(page, "05-rater-other-item")
     page.close()
@@ -298,3 +283,72 @@ def test_a_new_rubric_shows_at_once_after_an_admin_imports_it(app, tmp_path):
     page.get_by_role("link", name="Guidelines").click()
     page.get_by_role("heading", name="How to rate (version two)").wait_for(timeout=30_000)
     page.close()
+
+
+def test_session_token_stays_out_of_the_address_bar_and_dies_at_sign_out(app):
+    """The report: sign-out did not revoke the token, and the old `/?s=<token>` address
+    signed the rater back in, in any browser, for 12 h. Now the token lives in a cookie
+    (never in the address bar or history) and sign-out ends it in the database."""
+    ctx = app["browser"].new_context(viewport={"width": 1400, "height": 1000})
+    page = ctx.new_page()
+    _sign_in(page, app["base"], app["rater_code"])
+    _progress(page)
+    page.reload()
+    _progress(page)  # a reload keeps the session
+    cookies = [c for c in ctx.cookies() if c["name"].startswith("h2h_session_")]
+    assert len(cookies) == 1 and cookies[0]["sameSite"] == "Strict"
+    token = cookies[0]["value"]
+    history = page.evaluate("() => [location.href, document.referrer]")
+    assert all(token not in h and "s=" not in h and "code=" not in h for h in history)
+    page.get_by_role("button", name="Sign out").click()
+    page.get_by_label("Access code").wait_for(timeout=30_000)
+    assert not [c for c in ctx.cookies() if c["name"] == cookies[0]["name"] and c["value"]]
+    ctx.close()
+    # someone who copied the cookie before the sign-out: refused, in another browser too
+    thief = app["browser"].new_context()
+    thief.add_cookies([{k: cookies[0][k] for k in ("name", "value", "domain", "path")}])
+    page = thief.new_page()
+    page.goto(app["base"])
+    page.get_by_label("Access code").wait_for(timeout=30_000)
+    assert page.get_by_text(re.compile(r"\d+ of \d+ done")).count() == 0
+    page.goto(f"{app['base']}/?s={token}")  # nor as the old address form
+    page.get_by_label("Access code").wait_for(timeout=30_000)
+    assert "s=" not in page.url
+    thief.close()
+
+
+def test_admin_downloads_a_consistent_backup(app, tmp_path):
+    import sqlite3
+
+    page = app["browser"].new_page(viewport={"width": 1400, "height": 1000})
+    _sign_in(page, app["base"], app["admin_code"])
+    page.get_by_role("heading", name="H2HTalk demo study").wait_for(timeout=30_000)
+    page.get_by_role("link", name="Export").click()
+    page.get_by_role("heading", name="Backup").wait_for(timeout=30_000)
+    with page.expect_download(timeout=60_000) as dl:
+        page.get_by_role("button", name="Study snapshot (SQLite file)").click()
+    path = tmp_path / dl.value.suggested_filename
+    dl.value.save_as(path)
+    assert path.name.startswith("h2h-study-") and path.suffix == ".db"
+    con = sqlite3.connect(path)
+    assert con.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    with app["engine"].connect() as c:
+        want = c.execute(sa.text("SELECT COUNT(*) FROM rating")).scalar_one()
+    assert con.execute("SELECT COUNT(*) FROM rating").fetchone()[0] == want
+    con.close()
+    page.close()
+
+
+def test_forwarded_for_is_ignored_without_a_trusted_proxy(app):
+    """`h2h serve` without --trusted-proxy: a client that sends its own X-Forwarded-For
+    (to dodge the per-client count) is still counted as the address that connected — the
+    web server under Streamlit would otherwise believe the header from any local peer."""
+    ctx = app["browser"].new_context(extra_http_headers={"X-Forwarded-For": "203.0.113.66"})
+    page = ctx.new_page()
+    _sign_in(page, app["base"], "H2H-FFFF-2222-3333-4444")
+    page.get_by_text("That code did not work").wait_for(timeout=30_000)
+    with app["engine"].connect() as c:
+        buckets = {b for (b,) in c.execute(sa.text(
+            "SELECT bucket FROM signin_throttle WHERE bucket LIKE 'client:%'"))}
+    assert "client:127.0.0.1" in buckets and "client:203.0.113.66" not in buckets
+    ctx.close()

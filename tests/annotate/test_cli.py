@@ -49,7 +49,8 @@ def test_study_lifecycle_through_the_cli(tmp_path: Path):
 def test_user_errors_are_one_clear_message(tmp_path: Path):
     db = str(tmp_path / "s.db")
     no_study = h2h("import", "items", "x.jsonl", "--db", db, check=False)
-    assert no_study.returncode == 1 and "create one with `h2h init`" in no_study.stderr
+    assert no_study.returncode == 1 and "create one with `h2h init --db" in no_study.stderr
+    assert not Path(db).exists()  # nothing left behind
     h2h("init", "--db", db)
     bad = tmp_path / "bad.jsonl"
     bad.write_text(jsonl(item("a")) + '{"id": "b", "task": "dialogue"}\n', encoding="utf-8")

@@ -8,7 +8,7 @@ import sqlalchemy as sa
 from streamlit.testing.v1 import AppTest
 
 from annotate import state
-from annotate.services.auth import GENERIC_FAILURE
+from annotate.services.auth import GENERIC_FAILURE, sign_out
 from tests.annotate.conftest import APP_DIR
 
 ADMIN_PAGES = ["study.py", "admin_import.py", "admin_raters.py", "admin_assign.py",
@@ -149,3 +149,32 @@ def test_agreement_page_weights_pairs_and_shows_the_ceiling(demo_db):
             "status"} <= set(df.columns)
     assert len(df) == 5
     assert "weighted by the items they share" in _texts(at)
+
+
+def test_a_save_after_the_session_ended_says_why_and_keeps_the_choices(demo_db):
+    """Signed out in another window (or idle, or deactivated) while choosing scores: "Save
+    and next" stores nothing, the tab goes to the sign-in page with the reason, and after
+    signing in again the item comes back with the choices made."""
+    eng = demo_db["engine"]
+    at = AppTest.from_file(str(APP_DIR / "app.py"), default_timeout=60)
+    at.session_state[state.IDENTITY] = demo_db["rater"]
+    at.run()
+    for r in at.radio:
+        r.set_value(2)
+    at.text_area(key=state.RATE_COMMENT).input("second thoughts")
+    sign_out(eng, demo_db["rater"])  # e.g. "Sign out" pressed in another window
+    at.button(key="h2h_save").click().run()
+    assert not at.exception
+    assert state.IDENTITY not in at.session_state
+    assert "You were signed out" in at.warning[0].value and "kept" in at.warning[0].value
+    with eng.connect() as c:
+        assert c.execute(sa.text("SELECT COUNT(*) FROM rating r JOIN rater x ON "
+                                 "x.id = r.rater_id WHERE x.name = 'pat'")).scalar_one() == 0
+    at.text_input(key="h2h_code_input").input(demo_db["rater_code"])
+    at.button[0].click().run()
+    assert at.session_state[state.IDENTITY].name == "pat"
+    assert [r.value for r in at.radio] == [2] * len(at.radio)
+    assert at.text_area(key=state.RATE_COMMENT).value == "second thoughts"
+    assert any("choices on this item were kept" in w.value for w in at.warning)
+    at.button(key="h2h_save").click().run()
+    assert "1 of 162 done" in at.get("progress")[0].proto.text

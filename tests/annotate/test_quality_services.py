@@ -12,6 +12,7 @@ import sqlalchemy as sa
 from annotate.services import norming as ns
 from annotate.services import queue, training
 from annotate.services.assignment import assign
+from annotate.services.auth import Identity
 from annotate.services.quality import attention_failures, rater_models, rater_quality
 from data import norming as nm
 from data import quality as q
@@ -22,6 +23,7 @@ from data.items import ItemRecord
 from data.models import Rating
 from data.raters import add_rater
 from data.rating_service import save_item_ratings
+from data.sessions import open_session
 from data.study import current_rubric
 from tests.helpers import item
 
@@ -39,7 +41,10 @@ def study(engine):
     q.save_settings(engine, training_count=3)
     ann, _ = add_rater(engine, "ann")
     bob, _ = add_rater(engine, "bob")
-    return {"engine": engine, "ann": ann.id, "bob": bob.id, "rubric": current_rubric(engine)}
+    who = {r.id: Identity(r.id, r.name, r.role, open_session(engine, r.id)[0])
+           for r in (ann, bob)}  # saves from the browser carry the rater's session
+    return {"engine": engine, "ann": ann.id, "bob": bob.id, "rubric": current_rubric(engine),
+            "who": who}
 
 
 def _train(study, rater: int, scores: dict[str, int]) -> training.TrainingState:
@@ -47,8 +52,8 @@ def _train(study, rater: int, scores: dict[str, int]) -> training.TrainingState:
     state = training.training_state(eng, rater, rub)
     for g in state.items:
         v = scores[g]
-        state = training.submit_training(eng, rater, g, {"empathy": v, "safety": v,
-                                                         "fluency": v}, 5.0, rub)
+        state = training.submit_training(eng, study["who"][rater], g,
+                                         {"empathy": v, "safety": v, "fluency": v}, 5.0, rub)
     return state
 
 
@@ -58,13 +63,13 @@ def test_training_feedback_and_qualification(study):
     st = training.training_state(eng, study["ann"], rub)
     assert (st.status, st.round, st.items, st.next_item) == ("training", 1,
                                                              ("g1", "g2", "g3"), "g1")
-    training.submit_training(eng, study["ann"], "g1", {"empathy": 2, "safety": 1,
+    training.submit_training(eng, study["who"][study["ann"]], "g1", {"empathy": 2, "safety": 1,
                                                        "fluency": None}, 4.0, rub)
     fb = training.feedback_for(eng, study["ann"], "g1", 1, rub)
     assert fb.rows[0] == ("Empathy", 2, 1.0, "empathy of g1 is 1")
     assert fb.rows[2][1] is None  # "cannot rate" shown as such
     with pytest.raises(H2HError, match="not part of your training round"):
-        training.submit_training(eng, study["ann"], "r1", {}, None, rub)
+        training.submit_training(eng, study["who"][study["ann"]], "r1", {}, None, rub)
     done = _train(study, study["ann"], GOLD)
     assert done.status == "passed" and done.agreement.within1 == 1.0
     assert done.agreement.qwk == pytest.approx(1.0)
@@ -117,9 +122,10 @@ def test_attention_answers_are_kept_out_of_ratings(study):
     checks = [v for v in views if v.attention]
     assert len(checks) == 2
     passed_view, failed_view = checks
-    queue.save_item(eng, study["ann"], passed_view, {"empathy": 2, "safety": 2, "fluency": 2},
+    ann = study["who"][study["ann"]]
+    queue.save_item(eng, ann, passed_view, {"empathy": 2, "safety": 2, "fluency": 2},
                     "", False, 6.0)
-    queue.save_item(eng, study["ann"], failed_view, {"empathy": 4, "safety": 2, "fluency": 2},
+    queue.save_item(eng, ann, failed_view, {"empathy": 4, "safety": 2, "fluency": 2},
                     "", False, 1.0)
     with eng.connect() as c:
         n = c.execute(sa.text("SELECT COUNT(*) FROM rating WHERE item_id LIKE 'attn-%'")

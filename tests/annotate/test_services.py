@@ -1,4 +1,4 @@
-"""Services behind the pages, without Streamlit: sign-in, tokens, the queue, inert text."""
+"""Services behind the pages, without Streamlit: the queue, inert text."""
 
 from __future__ import annotations
 
@@ -6,37 +6,9 @@ import pytest
 import sqlalchemy as sa
 
 from annotate.services import queue
-from annotate.services.auth import Identity, Throttle, identity_from_token, issue_token, sign_in
 from annotate.services.render import conversation_html, response_html
 from data.errors import H2HError
-from data.raters import deactivate_rater
 from data.study import current_rubric
-
-
-def test_failed_sign_ins_are_slowed_and_a_success_clears(demo_db):
-    waits: list[float] = []
-    t = Throttle(free=3, cap=30)
-    for _ in range(6):
-        assert sign_in(demo_db["engine"], "H2H-BAD", "1.2.3.4", t, sleep=waits.append) is None
-    assert waits == [1.0, 2.0, 4.0]  # attempts 4, 5 and 6 waited; the 7th would wait 8 s
-    assert t.delay("1.2.3.4") == 8.0 and t.delay("5.6.7.8") == 0.0
-    who = sign_in(demo_db["engine"], demo_db["rater_code"], "1.2.3.4", t, sleep=waits.append)
-    assert who == Identity(demo_db["rater"].rater_id, "pat", "rater")
-    assert t.delay("1.2.3.4") == 0.0
-
-
-def test_session_tokens(demo_db):
-    eng, who = demo_db["engine"], demo_db["rater"]
-    tok = issue_token(who, now=1_000_000.0)
-    assert str(demo_db["rater_code"]) not in tok
-    assert identity_from_token(eng, tok, now=1_000_100.0) == who
-    assert identity_from_token(eng, tok, now=1_000_000.0 + 13 * 3600) is None  # expired
-    rid, exp, sig = tok.split(".")
-    assert identity_from_token(eng, f"{demo_db['admin'].rater_id}.{exp}.{sig}",
-                               now=1_000_100.0) is None  # forged id
-    assert identity_from_token(eng, "garbage", now=1_000_100.0) is None
-    deactivate_rater(eng, "pat")
-    assert identity_from_token(eng, tok, now=1_000_100.0) is None
 
 
 def test_queue_resume_save_and_repeats(demo_db):
@@ -47,10 +19,10 @@ def test_queue_resume_save_and_repeats(demo_db):
     view = queue.item_at(eng, who.rater_id, prog.current, rub)
     assert not hasattr(view, "model") and not hasattr(view, "condition")
     with pytest.raises(H2HError, match="score every dimension"):
-        queue.save_item(eng, who.rater_id, view, {}, "", False, 3.0)
+        queue.save_item(eng, who, view, {}, "", False, 3.0)
     scores = {d.key: 3 for d in view.dimensions}
     scores[view.dimensions[0].key] = None  # cannot rate
-    queue.save_item(eng, who.rater_id, view, scores, "  unsure  ", True, 12.0)
+    queue.save_item(eng, who, view, scores, "  unsure  ", True, 12.0)
     prog2 = queue.progress(eng, who.rater_id)
     assert prog2.done == 1 and prog2.current > prog.current
     again = queue.item_at(eng, who.rater_id, prog.current, rub)
@@ -63,7 +35,7 @@ def test_queue_resume_save_and_repeats(demo_db):
                         {"r": who.rater_id}).scalar_one()
     rep = queue.item_at(eng, who.rater_id, pos, rub)
     assert rep.repeat and rep.saved == {}
-    queue.save_item(eng, who.rater_id, rep, {d.key: 2 for d in rep.dimensions}, "", False, 1)
+    queue.save_item(eng, who, rep, {d.key: 2 for d in rep.dimensions}, "", False, 1)
     with eng.connect() as c:
         n_rep = c.execute(sa.text("SELECT COUNT(*) FROM repeat_rating")).scalar_one()
         orig = c.execute(sa.text("SELECT COUNT(*) FROM rating WHERE rater_id=:r"),
@@ -77,7 +49,7 @@ def test_cannot_save_into_someone_elses_assignment(demo_db):
     pat = demo_db["rater"]
     view = queue.item_at(eng, pat.rater_id, queue.progress(eng, pat.rater_id).current, rub)
     with pytest.raises(H2HError, match="not in your queue"):
-        queue.save_item(eng, demo_db["admin"].rater_id, view,
+        queue.save_item(eng, demo_db["admin"], view,
                         {d.key: 3 for d in view.dimensions}, "", False, None)
     assert queue.position_of_item(eng, demo_db["admin"].rater_id, view.item_id) is None
 
@@ -114,10 +86,10 @@ def test_hidden_repeats_feed_the_retest_block_of_the_analysis(demo_db):
     for k, (item_id, rep_pos) in enumerate(reps[:6]):
         first = queue.item_at(eng, who.rater_id, queue.position_of_item(eng, who.rater_id,
                                                                          item_id), rub)
-        queue.save_item(eng, who.rater_id, first, {d.key: 4 for d in first.dimensions}, "",
+        queue.save_item(eng, who, first, {d.key: 4 for d in first.dimensions}, "",
                         False, 1.0)
         second = queue.item_at(eng, who.rater_id, rep_pos, rub)
-        queue.save_item(eng, who.rater_id, second,
+        queue.save_item(eng, who, second,
                         {d.key: 4 if k % 2 else 3 for d in second.dimensions}, "", False, 1.0)
     ratings, scales, ctx = study_frames(eng)
     res = analyze(ratings, scales, options=AnalysisOptions(B=50), context=ctx,

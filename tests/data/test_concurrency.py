@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import threading
 
+import pytest
 import sqlalchemy as sa
 
 from data.engine import write_session
 from data.importing import import_item_records
 from data.items import ItemRecord
 from data.models import Rater
-from data.rating_service import save_rating
+from data.rating_service import save_item_ratings, save_rating
+from data.study import current_rubric
 from tests.helpers import item
 
 N_THREADS, N_RATINGS = 20, 50
@@ -82,3 +84,61 @@ def test_double_click_and_two_tabs_never_duplicate(engine):
                                      )).first()
     assert len(rows) == 1
     assert rows[0][0] == last_rev[0]  # the row holds the last saved state
+
+
+TRIALS = 100
+
+
+@pytest.mark.parametrize("how", ["item", "dimension"])
+def test_two_sessions_of_one_rater_never_store_a_rating_nobody_saved(engine, how):
+    """Two tabs of one rater save the same item at the same moment, 100 times. The stored
+    row must always equal its last revision: one of the two saves, whole. Without a row
+    lock, PostgreSQL stored a mix (4 from one save with the comment of the other) in about a
+    third of the trials, because each update wrote only the columns that differed from what
+    its own transaction had read."""
+    (rid,) = _setup(engine, 1, 1)
+    dims = [d.key for d in current_rubric(engine).dimensions_for("dialogue")]
+
+    if how == "dimension":  # save_rating, one dimension at a time
+        dims = dims[:1]
+
+    def save(score: int, comment: str) -> None:
+        if how == "item":  # "Save and next": every dimension in one transaction
+            save_item_ratings(engine, rater_id=rid, item_id="it000",
+                              scores=dict.fromkeys(dims, score), comment=comment)
+        else:
+            save_rating(engine, rater_id=rid, item_id="it000", dimension=dims[0],
+                        score=score, comment=comment)
+
+    mixed: list[tuple] = []
+    errors: list[BaseException] = []
+    for trial in range(TRIALS):
+        save(3, f"old {trial}")
+        barrier = threading.Barrier(2)
+
+        def tab(score: int, comment: str, barrier: threading.Barrier = barrier) -> None:
+            barrier.wait()
+            try:
+                save(score, comment)
+            except BaseException as exc:  # collected and asserted below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=tab, args=(4, f"A {trial}")),
+                   threading.Thread(target=tab, args=(3, f"B {trial}"))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        with engine.connect() as c:
+            for dim in dims:
+                row = c.execute(sa.text(
+                    "SELECT id, score, comment FROM rating WHERE rater_id = :r AND "
+                    "dimension = :d"), {"r": rid, "d": dim}).one()
+                last = c.execute(sa.text(
+                    "SELECT score, comment FROM rating_revision WHERE rating_id = :i "
+                    "ORDER BY id DESC LIMIT 1"), {"i": row.id}).one()
+                if (row.score, row.comment) != (last.score, last.comment) \
+                        or (row.score, row.comment[:1]) not in ((4, "A"), (3, "B")):
+                    mixed.append((trial, dim, tuple(row)[1:], tuple(last)))
+    assert errors == []
+    assert mixed == [], f"{len(mixed)} rows hold a state nobody saved, e.g. {mixed[:3]}"

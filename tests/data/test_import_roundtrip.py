@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from data.engine import write_session
 from data.importing import (
     export_items,
     export_ratings_csv,
@@ -12,8 +17,10 @@ from data.importing import (
     item_tasks,
     study_tasks,
 )
-from data.items import read_items
-from data.ratings import read_ratings
+from data.items import parse_items, read_items
+from data.models import Rater
+from data.rating_service import save_rating
+from data.ratings import parse_ratings, read_ratings
 from data.study import current_rubric
 from tests.helpers import item, jsonl, snapshot
 
@@ -90,3 +97,47 @@ def test_defaults_scenario_and_model(engine, tmp_path):
                  '"text": "hi"}]}, "response": "hey"}\n', encoding="utf-8")
     (rec,) = read_items(p, study_tasks(engine))
     assert rec.stored()["scenario"] == "m1" and rec.stored()["model"] == "unknown"
+
+
+# Any Unicode text (no surrogates, which UTF-8 cannot hold, and no NUL, which is refused).
+ANY_TEXT = st.text(st.characters(exclude_categories=("Cs",), exclude_characters="\x00"),
+                   min_size=1, max_size=30)
+BREAKS = "a\u2028b\u2029c\x85d\x0be\x0cf\x1cg\x1dh\x1ei\rj\r\nk\nl"  # every splitlines() break
+_ids = itertools.count()
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(response=ANY_TEXT, turn=ANY_TEXT, persona=ANY_TEXT,
+       meta=st.dictionaries(ANY_TEXT, ANY_TEXT, max_size=3), comment=ANY_TEXT)
+@example(response=BREAKS, turn=BREAKS, persona=BREAKS, meta={BREAKS: BREAKS}, comment=BREAKS)
+@example(response="x", turn="y", persona="z", meta={}, comment="before\rafter")  # a lone CR
+def test_exports_round_trip_any_unicode(engine, response, turn, persona, meta, comment):
+    """``h2h export items`` and ``h2h export ratings`` re-import unchanged whatever the text:
+    U+2028, U+2029 and U+0085 used to split an exported JSON line in two."""
+    n = next(_ids)
+    src = item(f"u{n}", response=response, metadata=meta,
+               context={"persona": persona, "memories": [turn], "schedule": None,
+                        "turns": [{"role": "user", "text": turn}]})
+    (rec,) = parse_items(jsonl(src), "src.jsonl", study_tasks(engine))
+    import_item_records(engine, [rec], file="src.jsonl")
+    back = {r.id: r for r in parse_items(export_items(engine), "items.jsonl",
+                                         study_tasks(engine))}
+    assert back[f"u{n}"].stored() == rec.stored()
+
+    comment = comment.strip()  # the app and the importer store comments stripped
+    rid = f"rater {n}"
+    save_rating(engine, rater_id=_rater(engine, rid), item_id=f"u{n}", dimension="empathy",
+                score=3, comment=comment)
+    rows = parse_ratings(export_ratings_csv(engine), "ratings.csv", current_rubric(engine),
+                         item_tasks(engine))
+    mine = [r for r in rows if r.rater == rid]
+    assert [(r.item_id, r.score, r.comment) for r in mine] == [(f"u{n}", 3, comment)]
+
+
+def _rater(engine, name: str) -> int:
+    with write_session(engine) as s:
+        r = Rater(name=name, role="rater")
+        s.add(r)
+        s.flush()
+        return r.id

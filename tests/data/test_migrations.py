@@ -10,7 +10,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlmodel import SQLModel
 
-from data.engine import get_engine
+from data.engine import create_sqlite_file, get_engine
 from data.errors import H2HError
 from data.migrate import current_revision, head_revision, upgrade
 from data.rubric import load_default_rubric
@@ -88,6 +88,7 @@ def test_init_twice_is_a_no_op(db_url):
 
 
 def test_init_refuses_a_foreign_database(db_url):
+    create_sqlite_file(db_url)  # another program's database (no-op on PostgreSQL)
     engine = get_engine(db_url)
     with engine.begin() as c:
         c.execute(sa.text("CREATE TABLE patients (id INTEGER PRIMARY KEY)"))

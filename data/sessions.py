@@ -1,0 +1,197 @@
+"""Sign-in sessions kept in the study database: opened at sign-in, checked on every page and
+every save, ended by sign-out, deactivation, idleness or age.
+
+Because they live in the study database, every app server of one study sees the same
+sessions: a rater signed in on one server continues on another, and a session ended on one is
+refused by all at once. The browser holds a random token (about 256 bits); only its SHA-256
+is stored, so a copy of the database signs nobody in.
+
+Timeouts (minutes / hours) come from ``H2H_SESSION_IDLE_MINUTES`` (default 120) and
+``H2H_SESSION_HOURS`` (default 12).
+
+Example
+-------
+>>> from datetime import timedelta
+>>> ended = SessionEnded("idle")
+>>> ended.reason, "Sign in again" in str(ended)
+('idle', True)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Literal
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select, update
+
+from .engine import read_session, write_session
+from .errors import H2HError
+from .models import AuthSession, Rater, utcnow
+
+__all__ = ["SessionEnded", "SessionInfo", "EndReason", "open_session", "resume",
+           "check_in", "end_session", "revoke_rater_sessions", "idle_timeout", "lifetime",
+           "token_hash"]
+
+EndReason = Literal["signed_out", "deactivated", "idle", "expired", "unknown"]
+_TOUCH_EVERY = timedelta(seconds=60)  # last_seen_at is written at most this often
+
+
+def idle_timeout() -> timedelta:
+    return timedelta(minutes=float(os.environ.get("H2H_SESSION_IDLE_MINUTES", "120")))
+
+
+def lifetime() -> timedelta:
+    return timedelta(hours=float(os.environ.get("H2H_SESSION_HOURS", "12")))
+
+
+class SessionEnded(H2HError):
+    """The session behind a page or a save is over; ``reason`` says why, the message says
+    what to do. Nothing was saved by the request that raised it."""
+
+    def __init__(self, reason: EndReason):
+        self.reason = reason
+        idle = int(idle_timeout().total_seconds() // 60)
+        hours = lifetime().total_seconds() / 3600
+        super().__init__({
+            "signed_out": "You were signed out (here or in another window). Sign in again "
+                          "to continue.",
+            "deactivated": "Your access to this study has been ended by the study team. "
+                           "Your saved ratings are kept; ask the team if this is a mistake.",
+            "idle": f"You were signed out after {idle} minutes without activity. Sign in "
+                    "again to continue; nothing you saved is lost.",
+            "expired": f"Sign-ins last {hours:g} hours and yours is over. Sign in again to "
+                       "continue; nothing you saved is lost.",
+            "unknown": "This sign-in is not valid any more. Sign in again to continue.",
+        }[reason])
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """Who a live session belongs to."""
+
+    session_id: int
+    rater_id: int
+    name: str
+    role: str
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()
+
+
+def open_session(engine: Engine, rater_id: int, *, client: str | None = None
+                 ) -> tuple[str, SessionInfo]:
+    """Start a session for a rater who just signed in; returns (token, info). The token is
+    handed to the browser once and never stored."""
+    token = secrets.token_urlsafe(32)
+    now = utcnow()
+    with write_session(engine) as s:
+        rater = s.get(Rater, rater_id)
+        if rater is None or not rater.active:
+            raise SessionEnded("deactivated")
+        row = AuthSession(token_hash=token_hash(token), rater_id=rater_id, created_at=now,
+                          last_seen_at=now, expires_at=now + lifetime(),
+                          client=(client or None) and client[:64])
+        s.add(row)
+        s.flush()
+        return token, SessionInfo(row.id, rater.id, rater.name, rater.role)
+
+
+def _verdict(row: AuthSession | None, rater: Rater | None, now: datetime
+             ) -> EndReason | None:
+    if row is None or rater is None:
+        return "unknown"
+    if row.revoked_at is not None:
+        return row.revoked_reason if row.revoked_reason in (
+            "signed_out", "deactivated", "idle", "expired") else "unknown"
+    if not rater.active or not rater.code_hash:
+        return "deactivated"
+    if now >= row.expires_at:
+        return "expired"
+    if now - row.last_seen_at > idle_timeout():
+        return "idle"
+    return None
+
+
+def resume(engine: Engine, token: str | None) -> SessionInfo:
+    """The live session for ``token`` (from the browser), or :class:`SessionEnded`.
+
+    Called on every page; notes the activity (at most once a minute, so pages stay reads).
+    A session found idle or expired is closed for good.
+    """
+    if not token:
+        raise SessionEnded("unknown")
+    now = utcnow()
+    with read_session(engine) as s:
+        row = s.exec(select(AuthSession).where(AuthSession.token_hash == token_hash(token))
+                     ).first()
+        rater = s.get(Rater, row.rater_id) if row is not None else None
+    why = _verdict(row, rater, now)
+    if why is not None:
+        if why in ("idle", "expired") and row is not None and row.revoked_at is None:
+            _revoke(engine, row.id, why, now)
+        raise SessionEnded(why)
+    if now - row.last_seen_at >= _TOUCH_EVERY:
+        with write_session(engine) as s:
+            s.exec(update(AuthSession).where(AuthSession.id == row.id,
+                                             AuthSession.revoked_at.is_(None))
+                   .values(last_seen_at=now))
+    return SessionInfo(row.id, rater.id, rater.name, rater.role)
+
+
+def check_in(s: Session, token: str | None, rater_id: int) -> SessionInfo:
+    """Inside a write transaction: the session must be live and belong to ``rater_id``, and
+    the rater must be active — or :class:`SessionEnded` rolls the transaction back.
+
+    Row locks make a concurrent sign-out or deactivation and this save happen one after the
+    other (rater row first, then the session, the same order deactivation takes), so a save
+    never lands after the revocation that should have stopped it.
+    """
+    if not token:
+        raise SessionEnded("unknown")
+    now = utcnow()
+    rater = s.exec(select(Rater).where(Rater.id == rater_id).with_for_update(read=True)
+                   ).first()
+    row = s.exec(select(AuthSession).where(AuthSession.token_hash == token_hash(token))
+                 .with_for_update()).first()
+    if row is not None and row.rater_id != rater_id:
+        row = None
+    why = _verdict(row, rater, now)
+    if why is not None:
+        raise SessionEnded(why)
+    row.last_seen_at = now
+    s.add(row)
+    return SessionInfo(row.id, rater.id, rater.name, rater.role)
+
+
+def _revoke(engine: Engine, session_id: int, reason: str, now: datetime) -> None:
+    with write_session(engine) as s:
+        s.exec(update(AuthSession).where(AuthSession.id == session_id,
+                                         AuthSession.revoked_at.is_(None))
+               .values(revoked_at=now, revoked_reason=reason))
+
+
+def end_session(engine: Engine, token: str | None, reason: EndReason = "signed_out") -> None:
+    """Sign-out: the token is refused from now on, by every server of the study."""
+    if not token:
+        return
+    now = utcnow()
+    with write_session(engine) as s:
+        s.exec(update(AuthSession).where(AuthSession.token_hash == token_hash(token),
+                                         AuthSession.revoked_at.is_(None))
+               .values(revoked_at=now, revoked_reason=reason))
+
+
+def revoke_rater_sessions(s: Session, rater_id: int, reason: EndReason = "deactivated"
+                          ) -> int:
+    """End every live session of a rater (inside the caller's transaction); returns how
+    many were live."""
+    res = s.exec(update(AuthSession).where(AuthSession.rater_id == rater_id,
+                                           AuthSession.revoked_at.is_(None))
+                 .values(revoked_at=utcnow(), revoked_reason=reason))
+    return res.rowcount or 0
