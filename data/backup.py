@@ -194,7 +194,12 @@ def _backup(engine: Engine, out: Path, fmt: BackupFormat, force: bool) -> Backup
         else:
             _pg_dump(str(engine.url), tmp, out)
         if fmt == "sqlite":
-            rev = _sqlite_study_check(tmp)
+            try:
+                rev = _sqlite_study_check(tmp)
+            except H2HError as exc:  # the copy, not the study: say so, keep nothing
+                raise H2HError(f"the copy just taken failed its check, so no backup was "
+                               f"written to {out} ({str(exc).split(': ', 1)[-1]}); the study "
+                               f"itself was only read. Run the backup again.") from None
             con = sqlite3.connect(tmp)
             try:
                 counts = _counts(con)

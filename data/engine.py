@@ -70,7 +70,12 @@ def sqlite_path(url: str) -> Path | None:
 
 
 def _check_sqlite_file(path: Path) -> None:
-    """Refuse a path that is missing, a folder, or not an SQLite database, with the fix."""
+    """Refuse a path that is missing or a folder, with the fix.
+
+    The file itself is never opened here: closing any descriptor of a file drops every POSIX
+    lock the process holds on it, including those of SQLite connections still open in this
+    process ("How To Corrupt An SQLite Database File", section 2.2). Whether the file is a
+    database is asked of SQLite instead (:func:`_refuse_non_database`)."""
     if path.is_dir():
         raise H2HError(f"--db: '{path}' is a folder; give the study's file")
     if not path.exists():
@@ -78,14 +83,21 @@ def _check_sqlite_file(path: Path) -> None:
             raise H2HError(f"--db: folder '{path.parent}' does not exist")
         raise H2HError(f"--db: there is no study at '{path}' (no such file); create one with "
                        f"`h2h init --db {path}`")
+    if not os.access(path, os.R_OK):
+        raise H2HError(f"--db: cannot read '{path}': permission denied")
+
+
+def _refuse_non_database(conn: sqlite3.Connection, path: Path) -> sqlite3.Connection:
+    """``conn`` after SQLite has read the file's header; a clear error if it is no database."""
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(len(SQLITE_HEADER))
-    except OSError as exc:
-        raise H2HError(f"--db: cannot read '{path}': {exc.strerror}") from None
-    if head and head != SQLITE_HEADER:
-        raise H2HError(f"--db: '{path}' is not an SQLite database, so not an h2htalk study "
-                       "(check the path)")
+        conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        if "not a database" in str(exc):
+            raise H2HError(f"--db: '{path}' is not an SQLite database, so not an h2htalk "
+                           "study (check the path)") from None
+        raise
+    return conn
 
 
 def _writable(path: Path) -> bool:
@@ -100,14 +112,12 @@ def sqlite_connect(path: Path) -> sqlite3.Connection:
     kw = {"uri": True, "timeout": 30, "check_same_thread": False}
     uri = path.resolve().as_uri()
     if _writable(path):
-        return sqlite3.connect(f"{uri}?mode=rw", **kw)
+        return _refuse_non_database(sqlite3.connect(f"{uri}?mode=rw", **kw), path)
     conn = sqlite3.connect(f"{uri}?mode=ro", **kw)
     try:
-        conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
-        return conn
+        return _refuse_non_database(conn, path)
     except sqlite3.OperationalError:
-        conn.close()
-        return sqlite3.connect(f"{uri}?mode=ro&immutable=1", **kw)
+        return _refuse_non_database(sqlite3.connect(f"{uri}?mode=ro&immutable=1", **kw), path)
 
 
 def create_sqlite_file(url: str) -> bool:
