@@ -45,7 +45,28 @@ def study_url(db: str | None) -> tuple[str, str]:
     path = Path(raw).expanduser().resolve()
     if not path.is_file():
         raise H2HError(f"{path}: {NO_STUDY}")
+    _refuse_non_database(path)
     return f"sqlite:///{path}", str(path)
+
+
+def _refuse_non_database(path: Path) -> None:
+    """Say before the server starts (and its banner prints) that ``path`` is no database.
+
+    Asked of SQLite, read-only, before this process holds any connection to the file."""
+    import sqlite3
+
+    try:
+        con = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return  # unreadable: the study check reports it in the words of the database layer
+    try:
+        con.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+    except sqlite3.DatabaseError as exc:
+        if "not a database" in str(exc):
+            raise H2HError(f"--db: '{path}' is not an SQLite database, so not an h2htalk "
+                           "study (check the path)") from None
+    finally:
+        con.close()
 
 
 class _StudyCheck(threading.Thread):
@@ -78,6 +99,8 @@ class _StudyCheck(threading.Thread):
         import annotate.services.render  # noqa: F401
 
     def _wait_listening(self, timeout: float = 120.0) -> bool:
+        if self.port == 0:  # the server picks its port: nothing to wait on, check at once
+            return True
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:

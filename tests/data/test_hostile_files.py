@@ -208,9 +208,23 @@ def test_db_that_is_not_a_database(tmp_path, capsys, monkeypatch, cmd):
                   run_h2h(capsys, monkeypatch, *args))
     assert code == 1, text
     assert f"'{db}' is not an SQLite database" in text and "Traceback" not in text
+    assert "You can now view" not in text  # serve says it before any server starts
     assert hashlib.sha256(db.read_bytes()).hexdigest() == digest
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("notes")) == \
         ["notes.db"]
+
+
+def test_serve_on_a_port_of_its_choosing_refuses_another_programs_database(tmp_path):
+    """`--port 0` (the server picks a port) used to wait forever on port 0 before checking
+    the study, so a file that is a database but not a study was served."""
+    db = tmp_path / "clinic.db"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE patients (id INTEGER PRIMARY KEY, name TEXT)")
+    con.commit()
+    con.close()
+    code, text = _h2h_subprocess(["serve", "--db", str(db), "--port", "0"])
+    assert code == 1 and "Traceback" not in text, text
+    assert "not an h2htalk study" in text or "no h2htalk tables" in text, text
 
 
 @pytest.mark.parametrize("cmd", [c for c in COMMANDS if c != ["init"]],
