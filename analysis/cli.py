@@ -13,6 +13,8 @@ from rich.console import Console
 
 from data.errors import H2HError
 
+from .refmetrics.cli import metrics_app
+
 # The statistics (numpy, pandas, scipy) are imported inside the commands that use them, so
 # that `h2h --help` and every other command start fast (issue 16).
 if TYPE_CHECKING:
@@ -234,3 +236,4 @@ def report_cmd(
 def register(app: typer.Typer) -> None:
     app.command("analyze")(analyze_cmd)
     app.command("report")(report_cmd)
+    app.add_typer(metrics_app, name="metrics")
