@@ -87,23 +87,19 @@ def _groups(v: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _midranks(wp: np.ndarray, groups) -> tuple[np.ndarray, np.ndarray]:
-    """Per resample row: every pair's mid-rank, and the group weights G (rows × groups)."""
-    order, starts, group = groups
+    """Per resample row: each group's mid-rank and weight G (rows × groups)."""
+    order, starts, _ = groups
     g = np.add.reduceat(wp[:, order], starts, axis=1)
-    ranks = np.cumsum(g, axis=1) - g + (g + 1.0) / 2.0
-    return ranks[:, group], g
+    return np.cumsum(g, axis=1) - g + (g + 1.0) / 2.0, g
 
 
-def _wpearson(w: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    n = w.sum(axis=1)
+def _pearson_from_sums(n, sa, sb, saa, sbb, sab) -> np.ndarray:
+    """r from weighted sums: n, sum a, sum b, sum a^2, sum b^2, sum ab (arrays per row)."""
     with np.errstate(invalid="ignore", divide="ignore"):
-        ma = (w * a).sum(axis=1) / n
-        mb = (w * b).sum(axis=1) / n
-        da, db = a - ma[:, None], b - mb[:, None]
-        cov = (w * da * db).sum(axis=1)
-        va, vb = (w * da * da).sum(axis=1), (w * db * db).sum(axis=1)
-        den = np.sqrt(va * vb)
-        return np.where((va > 1e-12 * n) & (vb > 1e-12 * n), cov / den, np.nan)
+        cov = sab - sa * sb / n
+        va, vb = saa - sa * sa / n, sbb - sb * sb / n
+        ok = (va > 1e-12 * np.abs(saa)) & (vb > 1e-12 * np.abs(sbb))
+        return np.where(ok, cov / np.sqrt(np.where(ok, va * vb, 1.0)), np.nan)
 
 
 def weighted_correlations(design: PairDesign, x: np.ndarray, weights: np.ndarray
@@ -120,12 +116,15 @@ def weighted_correlations(design: PairDesign, x: np.ndarray, weights: np.ndarray
     for lo in range(0, weights.shape[0], _CHUNK):
         w_items = weights[lo:lo + _CHUNK]
         wp = w_items[:, design.item]
-        out["pearson"][lo:lo + _CHUNK] = _wpearson(wp, np.broadcast_to(x, wp.shape),
-                                                   np.broadcast_to(y, wp.shape))
+        n = wp.sum(axis=1)
+        out["pearson"][lo:lo + _CHUNK] = _pearson_from_sums(
+            n, wp @ x, wp @ y, wp @ (x * x), wp @ (y * y), wp @ (x * y))
         rx, gx = _midranks(wp, xg)
         ry, gy = _midranks(wp, design._y_groups)
-        out["spearman"][lo:lo + _CHUNK] = _wpearson(wp, rx, ry)
-        n = wp.sum(axis=1)
+        out["spearman"][lo:lo + _CHUNK] = _pearson_from_sums(
+            n, (gx * rx).sum(axis=1), (gy * ry).sum(axis=1), (gx * rx * rx).sum(axis=1),
+            (gy * ry * ry).sum(axis=1),
+            (wp * rx[:, xg[2]] * ry[:, design._y_groups[2]]).sum(axis=1))
         n0 = n * (n - 1) / 2
         n1 = ((gx ** 2).sum(axis=1) - n) / 2
         n2 = ((gy ** 2).sum(axis=1) - n) / 2
