@@ -129,12 +129,13 @@ def run_cmd(
         _, reports = run_metrics(engine, scorers, replace=replace, todo=todo)
     except ValueError as exc:  # an embedding model that cannot be loaded
         raise H2HError(str(exc)) from None
-    t = Table("configuration", "scale", "scored now", "already stored", "not scorable",
-              "library, settings and tokenization")
+    t = Table("configuration", "scale", "scored now", "already stored", "not scorable")
     for rep in reports:
         t.add_row(escape(rep.spec.name), rep.spec.scale, str(rep.scored_now),
-                  str(rep.already), str(rep.unscored), escape(rep.spec.describe()))
+                  str(rep.already), str(rep.unscored))
     out.print(t)
+    for rep in reports:  # library, settings and tokenization, each on one line
+        out.print(escape(f"{rep.spec.name}: {rep.spec.describe()}"))
     for rep in reports:
         for reason, k in rep.reasons.items():
             out.print(escape(f"  {rep.spec.name}: {k} items not scored: {reason}"))

@@ -11,8 +11,9 @@ The score is the cosine of the two texts' embeddings, ``cos = u·v / (|u| |v|)``
 * a **GGUF file** run by ``llama-cpp-python`` (the ``local`` extra) with mean pooling over the
   tokens, truncated at the context length.
 
-The configuration records the model's fingerprint (SHA-256 of its files), not its path, so a
-moved model is the same configuration and a changed one is a new one.
+The configuration's hash covers the model's fingerprint (SHA-256 of its files), not its path
+or name (kept in the signature), so a moved model is the same configuration and a changed one
+is a new one.
 
 Reference: Reimers, N., & Gurevych, I. (2019). Sentence-BERT: sentence embeddings using siamese
 BERT-networks. EMNLP.
@@ -120,17 +121,18 @@ class EmbeddingScorer:
             os.environ["HF_HUB_OFFLINE"] = "1"
             os.environ["TRANSFORMERS_OFFLINE"] = "1"
             lib = "sentence-transformers"
-            settings = {"model": model.label, "fingerprint": fp, "pooling": "the model's own",
+            settings = {"fingerprint": fp, "pooling": "the model's own",
                         "torch": package_version("torch")}
             tok = "the model's own tokenizer"
         else:
             lib = "llama-cpp-python"
-            settings = {"model": model.label, "fingerprint": fp, "pooling": "mean",
-                        "context": _GGUF_CTX, "truncate": True}
+            settings = {"fingerprint": fp, "pooling": "mean", "context": _GGUF_CTX,
+                        "truncate": True}
             tok = "the GGUF model's own tokenizer"
         self.spec = MetricSpec(name=name, metric="embedding", library=lib,
                                library_version=package_version(lib),
                                tokenizer={"en": tok, "zh": tok}, settings=settings,
+                               signature=f"model {model.label} ({model.kind})",
                                scale="cosine, -1 to 1")
 
     def _load(self):

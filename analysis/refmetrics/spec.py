@@ -96,7 +96,10 @@ class MetricSpec:
         tok = "; ".join(f"{'English' if k == 'en' else 'Chinese'}: {v}"
                         for k, v in self.tokenizer.items())
         sets = ", ".join(f"{k} {v}" for k, v in self.settings.items())
-        return f"{self.library} {self.library_version}; {sets}; tokenization — {tok}"
+        head = f"{self.library} {self.library_version}"
+        if self.metric == "embedding" and self.signature:
+            head += f", {self.signature}"
+        return f"{head}; {sets}; tokenization — {tok}"
 
 
 @dataclass(frozen=True)
