@@ -98,7 +98,7 @@ def demo(
               f"{res.attention} attention checks)")
     out.print(f"Admin code (demo-admin): [bold]{admin_code}[/bold]")
     out.print(f"The benchmark's reference-based metrics against the raters: h2h metrics run "
-              f"--db {url if db else 'demo.db'}, then h2h report")
+              f"--db {db or 'demo.db'}, then h2h report")
     if serve_after:
         serve(db=url, host=host, port=port, trusted_proxy="")
 
