@@ -13,9 +13,11 @@ are computed from those counts without building it:
   weight ``G_k`` after ``C_k`` smaller ones has rank ``C_k + (G_k + 1) / 2``.
 * **Kendall's tau-b** (Kendall 1945): ``(n_c - n_d) / sqrt((n_0 - n_1)(n_0 - n_2))`` with
   ``n_0 = N(N-1)/2``, ``N = sum w``, and ``n_1 = (sum_k G_k^2 - N) / 2`` the pairs tied in
-  ``x`` (``n_2`` in ``y``), copies of one pair included. The numerator is a quadratic form
-  ``1/2 v' A v`` in the item counts, with ``A_ij = sum over pairs p of item i and q of item j
-  of sign(x_p - x_q) sign(y_p - y_q)`` built once.
+  ``x`` (``n_2`` in ``y``), copies of one pair included. The numerator counts, for every pair
+  ``p``, the weight of the pairs with a smaller ``x`` and a smaller ``y`` minus those with a
+  smaller ``x`` and a larger ``y``, times ``w_p`` (each untied couple once, from its larger
+  ``x``; ties add nothing): with the weights tabulated by (``x`` value, ``y`` value), that is
+  two cumulative sums over the table, for all resamples at once.
 
 For weights of ones these are exactly scipy's ``pearsonr``, ``spearmanr`` and
 ``kendalltau(variant="b")``, and for any weights exactly those of the resample written out
@@ -33,7 +35,7 @@ __all__ = ["STATS", "PairDesign", "weighted_correlations"]
 
 STATS = ("pearson", "spearman", "kendall_tau_b")
 _CHUNK = 200  # resamples at a time, so (resamples × pairs) arrays stay small
-_BLOCK = 1024  # pairs per block when building the Kendall matrix
+_CELLS = 4_000_000  # at most this many (resample, x group, y group) cells at a time
 
 
 class PairDesign:
@@ -46,51 +48,10 @@ class PairDesign:
         self.item = np.asarray(item)[order]
         self.y = np.asarray(y, float)[order]
         self.n_items = n_items
-        self.starts = np.flatnonzero(np.r_[True, self.item[1:] != self.item[:-1]])
-        self.items_present = self.item[self.starts]
-        self._y_groups = _groups(self.y)
 
     def align(self, x: np.ndarray) -> np.ndarray:
         """``x`` given in the caller's pair order, in this design's order."""
         return np.asarray(x, float)[self.order]
-
-    def kendall_matrix(self, x: np.ndarray) -> np.ndarray:
-        """``A`` (items × items) of the module docstring for ``x`` in this design's order."""
-        n_pres = self.items_present.size
-        out = np.zeros((self.n_items, self.n_items))
-        acc = np.zeros((n_pres, n_pres))
-        starts = self.starts
-        bounds = list(starts) + [self.item.size]
-        i = 0
-        while i < n_pres:  # whole items per block, about _BLOCK pairs each
-            j = i + 1
-            while j < n_pres and bounds[j + 1] - bounds[i] <= _BLOCK:
-                j += 1
-            lo, hi = bounds[i], bounds[j]
-            a = (np.sign(x[lo:hi, None] - x[None, :])
-                 * np.sign(self.y[lo:hi, None] - self.y[None, :]))
-            cols = np.add.reduceat(a, starts, axis=1)
-            acc[i:j] = np.add.reduceat(cols, starts[i:j] - lo, axis=0)
-            i = j
-        out[np.ix_(self.items_present, self.items_present)] = acc
-        return out
-
-
-def _groups(v: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Sort order, group starts of equal values in that order, and each value's group."""
-    order = np.argsort(v, kind="stable")
-    sv = v[order]
-    starts = np.flatnonzero(np.r_[True, sv[1:] != sv[:-1]])
-    group = np.empty(v.size, int)
-    group[order] = np.cumsum(np.r_[True, sv[1:] != sv[:-1]]) - 1
-    return order, starts, group
-
-
-def _midranks(wp: np.ndarray, groups) -> tuple[np.ndarray, np.ndarray]:
-    """Per resample row: each group's mid-rank and weight G (rows × groups)."""
-    order, starts, _ = groups
-    g = np.add.reduceat(wp[:, order], starts, axis=1)
-    return np.cumsum(g, axis=1) - g + (g + 1.0) / 2.0, g
 
 
 def _pearson_from_sums(n, sa, sb, saa, sbb, sab) -> np.ndarray:
@@ -102,34 +63,59 @@ def _pearson_from_sums(n, sa, sb, saa, sbb, sab) -> np.ndarray:
         return np.where(ok, cov / np.sqrt(np.where(ok, va * vb, 1.0)), np.nan)
 
 
+def _midranks(g: np.ndarray) -> np.ndarray:
+    """Mid-ranks of value groups (in increasing order) with weights ``g`` (rows × groups)."""
+    return np.cumsum(g, axis=-1) - g + (g + 1.0) / 2.0
+
+
 def weighted_correlations(design: PairDesign, x: np.ndarray, weights: np.ndarray
                           ) -> dict[str, np.ndarray]:
     """Pearson, Spearman and Kendall's tau-b of ``(x, design.y)`` for each row of item
     ``weights`` (resamples × items); ``x`` in the design's order (:meth:`PairDesign.align`).
-    Undefined values (no variance in the resample) are nan."""
+    Undefined values (no variance in the resample) are nan.
+
+    Each resample's pair weights are tabulated by (value of the variable with fewer distinct
+    values ``u``, value of the other ``v``); all three coefficients follow from that table.
+    """
     weights = np.atleast_2d(np.asarray(weights, float))
     x = np.asarray(x, float)
-    y = design.y
-    xg = _groups(x)
-    a_mat = design.kendall_matrix(x)
+    xv, gx = np.unique(x, return_inverse=True)
+    yv, gy = np.unique(design.y, return_inverse=True)
+    swap = xv.size > yv.size  # u = the variable with fewer values, first axis of the table
+    uv, gu, vv, gv = (yv, gy, xv, gx) if swap else (xv, gx, yv, gy)
+    ku, kv = uv.size, vv.size
+    cell = gu * kv + gv
+    order = np.argsort(cell, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(cell[order]) != 0])
+    present = cell[order][starts]
+    item_of = design.item[order]
     out = {k: np.empty(weights.shape[0]) for k in STATS}
-    for lo in range(0, weights.shape[0], _CHUNK):
-        w_items = weights[lo:lo + _CHUNK]
-        wp = w_items[:, design.item]
-        n = wp.sum(axis=1)
-        out["pearson"][lo:lo + _CHUNK] = _pearson_from_sums(
-            n, wp @ x, wp @ y, wp @ (x * x), wp @ (y * y), wp @ (x * y))
-        rx, gx = _midranks(wp, xg)
-        ry, gy = _midranks(wp, design._y_groups)
-        out["spearman"][lo:lo + _CHUNK] = _pearson_from_sums(
-            n, (gx * rx).sum(axis=1), (gy * ry).sum(axis=1), (gx * rx * rx).sum(axis=1),
-            (gy * ry * ry).sum(axis=1),
-            (wp * rx[:, xg[2]] * ry[:, design._y_groups[2]]).sum(axis=1))
+    step = max(1, min(_CHUNK, _CELLS // (ku * kv)))
+    for lo in range(0, weights.shape[0], step):
+        sl = slice(lo, lo + step)
+        w = weights[sl]
+        t = np.zeros((w.shape[0], ku * kv))
+        t[:, present] = np.add.reduceat(w[:, item_of], starts, axis=1)
+        t = t.reshape(w.shape[0], ku, kv)
+        gu_w, gv_w = t.sum(axis=2), t.sum(axis=1)  # weight of each value of u, of v
+        n = gu_w.sum(axis=1)
+        tv = t @ vv  # (rows, ku): sum over v of weight x value
+        ru, rv = _midranks(gu_w), _midranks(gv_w)
+        out["pearson"][sl] = _pearson_from_sums(
+            n, gu_w @ uv, gv_w @ vv, gu_w @ (uv * uv), gv_w @ (vv * vv),
+            (tv * uv).sum(axis=1))
+        out["spearman"][sl] = _pearson_from_sums(
+            n, (gu_w * ru).sum(axis=1), (gv_w * rv).sum(axis=1),
+            (gu_w * ru * ru).sum(axis=1), (gv_w * rv * rv).sum(axis=1),
+            (np.einsum("buv,bv->bu", t, rv) * ru).sum(axis=1))
+        below = np.cumsum(t, axis=2) - t  # weight with a smaller v, same u
+        lower = np.cumsum(below, axis=1) - below  # ... and a smaller u
+        upper = below.sum(axis=1, keepdims=True) - lower - below  # ... and a larger u
+        s = (t * (lower - upper)).sum(axis=(1, 2))
         n0 = n * (n - 1) / 2
-        n1 = ((gx ** 2).sum(axis=1) - n) / 2
-        n2 = ((gy ** 2).sum(axis=1) - n) / 2
-        s = 0.5 * ((w_items @ a_mat) * w_items).sum(axis=1)
+        n1 = ((gu_w ** 2).sum(axis=1) - n) / 2
+        n2 = ((gv_w ** 2).sum(axis=1) - n) / 2
         with np.errstate(invalid="ignore", divide="ignore"):
             den = np.sqrt((n0 - n1) * (n0 - n2))
-            out["kendall_tau_b"][lo:lo + _CHUNK] = np.where(den > 0, s / den, np.nan)
+            out["kendall_tau_b"][sl] = np.where(den > 0, s / den, np.nan)
     return out
