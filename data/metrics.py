@@ -24,7 +24,7 @@ from .models import AttentionCheck, Item, MetricConfigRow, MetricScore, utcnow
 
 __all__ = ["MetricItem", "ItemsToScore", "items_to_score", "save_metric_config",
            "find_metric_config", "list_metric_configs", "scored_hashes", "store_metric_scores",
-           "metric_scores"]
+           "metric_scores", "export_rows"]
 
 
 @dataclass(frozen=True)
@@ -182,3 +182,17 @@ def metric_scores(engine: Engine) -> list[tuple]:
                            .join(MetricConfigRow,
                                  MetricConfigRow.hash == MetricScore.config_hash)).all())
 
+
+
+def export_rows(engine: Engine) -> list[tuple]:
+    """Every stored score with its item's model, condition, scenario and task, in study
+    order: (item_id, metric, score, lang, cjk_share, model, condition, scenario, task,
+    config_hash)."""
+    with read_session(engine) as s:
+        return list(s.exec(
+            select(MetricScore.item_id, MetricConfigRow.name, MetricScore.score,
+                   MetricScore.lang, MetricScore.cjk_share, Item.model, Item.condition,
+                   Item.scenario, Item.task, MetricScore.config_hash)
+            .join(MetricConfigRow, MetricConfigRow.hash == MetricScore.config_hash)
+            .join(Item, Item.id == MetricScore.item_id)
+            .order_by(Item.position, Item.id, MetricConfigRow.name)).all())

@@ -16,7 +16,7 @@ from rich.table import Table
 
 from data.errors import H2HError
 
-__all__ = ["metrics_app", "run_cmd", "list_cmd"]
+__all__ = ["metrics_app", "run_cmd", "list_cmd", "export_cmd"]
 
 out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
 metrics_app = typer.Typer(
@@ -176,3 +176,38 @@ def list_cmd(db: DbOption = None) -> None:
                   escape("; ".join(f"{k}: {v}" for k, v in c.tokenizer.items())))
     out.print(t)
 
+
+
+@metrics_app.command("export")
+def export_cmd(
+    db: DbOption = None,
+    out_file: Annotated[str | None, typer.Option("--out", help="CSV file (default: stdout).")]
+    = None,
+) -> None:
+    """Every stored metric score as long CSV for R or pandas: item_id, metric, score, lang,
+    cjk_share, model, condition, scenario, task, config_hash (empty score = not scorable).
+
+    Example: h2h metrics export --db pilot.db --out metric_scores.csv
+    """
+    import csv
+    import io
+    from pathlib import Path
+
+    from data.engine import get_engine
+    from data.metrics import export_rows
+    from data.migrate import ensure_current
+
+    engine = get_engine(db)
+    ensure_current(engine)
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["item_id", "metric", "score", "lang", "cjk_share", "model", "condition",
+                "scenario", "task", "config_hash"])
+    for row in export_rows(engine):
+        w.writerow(["" if v is None else (f"{v:.12g}" if isinstance(v, float) else v)
+                    for v in row])
+    if out_file is None:
+        sys.stdout.write(buf.getvalue())
+    else:
+        Path(out_file).write_text(buf.getvalue(), encoding="utf-8")
+        out.print(f"Wrote {buf.getvalue().count(chr(10)) - 1} metric scores to {out_file}")

@@ -179,3 +179,24 @@ def test_clear_messages_for_what_cannot_be_done(tmp_path, monkeypatch):
     assert "embedding: skipped — no embedding model configured" in out
     listed = h2h("metrics", "list", "--db", db).stdout
     assert "bleu" in listed and "embedding" not in listed
+
+
+def test_exported_scores_go_to_r_pandas_and_back_into_analyze(demo):
+    """`h2h metrics export` is a long CSV; with the exported ratings it is a study-free input
+    of `h2h analyze --metrics` (model and scenario columns give the system level)."""
+    tmp = demo["tmp"]
+    m, r = tmp / "metric_scores.csv", tmp / "ratings.csv"
+    h2h("metrics", "export", "--db", demo["db"], "--out", str(m))
+    h2h("export", "ratings", "--db", demo["db"], "--out", str(r))
+    with open(m, encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 147 * 4 and {r_["metric"] for r_ in rows} == {
+        "bleu", "chrf", "rougeL", "embedding"}
+    zh = next(r_ for r_ in rows if r_["item_id"].startswith("dlg-009"))
+    assert zh["lang"] == "zh" and float(zh["cjk_share"]) >= 0.5 and zh["model"]
+    doc = json.loads(h2h("analyze", "--ratings", str(r), "--metrics", str(m), "--scale",
+                         "empathy=1..5", "--bootstrap", "50", "--json").stdout)
+    emp = doc["metrics"]["dimensions"]["empathy"]
+    assert [x["name"] for x in emp["rows"]] == ["human ceiling", "bleu", "chrf", "embedding",
+                                                "rougeL"]
+    assert emp["system"]["n_models"] == 3 and emp["system"]["n_scenarios"] == 43

@@ -74,3 +74,20 @@ def test_a_name_with_other_settings_is_refused_unless_replaced(engine):
     assert len(rows) == 1 and "jieba" in str(rows[0][1]) and n == 2
     with pytest.raises(H2HError, match="already stored as metric configuration 'rouge'"):
         run_metrics(engine, [RougeLScorer("other", segmenter="jieba")])
+
+
+def test_the_analysis_reads_scores_and_configurations_back(engine):
+    from analysis.study import study_metrics, study_systems
+
+    import_item_records(engine, _items(), file="items.jsonl")
+    add_instructed_checks(engine, 1, 2, seed=0)
+    run_metrics(engine, [BleuScorer(), RougeLScorer(segmenter="jieba")])
+    df, configs = study_metrics(engine)
+    assert sorted(df["metric"].unique()) == ["bleu", "rougeL"] and len(df) == 4
+    assert set(df.columns) == {"metric", "item_id", "score", "lang"}
+    rouge = next(c for c in configs if c["name"] == "rougeL")
+    assert rouge["settings"]["zh_segmenter"] == "jieba" and rouge["languages"] == {"en": 1,
+                                                                                   "zh": 1}
+    assert rouge["library"] == "rouge-score" and len(rouge["hash"]) == 16
+    systems = study_systems(engine)
+    assert sorted(systems["item_id"]) == ["blank", "en1", "none", "zh1"]  # no attention check
