@@ -54,7 +54,7 @@ def metric_tables(bundle: dict) -> list[Table]:
             acc, al, ah = _ci(r["pairwise_accuracy"])
             system.append({"dimension": dim, "row": name, "kind": s["kinds"].get(name),
                            "models": s["n_models"], "scenarios": s["n_scenarios"],
-                           "model_pairs_ordered_by_humans": r["pairs_ordered_by_humans"],
+                           "model_pairs_ordered_by_humans": str(r["pairs_ordered_by_humans"]),
                            "kendall_tau_b": tau, "tau_low": tl, "tau_high": th,
                            "pairs_right": acc, "pairs_low": al, "pairs_high": ah,
                            "model_means": "; ".join(f"{k} {v:.3f}"
@@ -70,6 +70,9 @@ def metric_tables(bundle: dict) -> list[Table]:
                         "chinese_items": (c.get("languages") or {}).get("zh"),
                         "unscored": c.get("n_unscored"), "hash": c.get("hash"),
                         "signature": c.get("signature")})
+    items = pd.DataFrame(rows)
+    if not items.empty and (items["status"] == "").all():
+        items = items.drop(columns="status")  # every row estimable: nothing to say
     how = (f"95% percentile CIs from one item bootstrap (B = {B}, seed = {seed}) shared by "
            "every row, so 'rho minus ceiling' is a paired difference")
     return [
@@ -81,7 +84,7 @@ def metric_tables(bundle: dict) -> list[Table]:
               "their own scale, so kappa-type statistics (QWK, alpha) are not computed for "
               "them. Known weakness: word-overlap metrics correlate poorly with human "
               "judgements of open-ended dialogue (Liu et al. 2016); see docs/analysis.md.",
-              pd.DataFrame(rows),
+              items,
               (("spearman", "spearman_low", "spearman_high"),
                ("rho_minus_ceiling", "diff_low", "diff_high"),
                ("kendall_tau_b", "kendall_tau_b_low", "kendall_tau_b_high"),
