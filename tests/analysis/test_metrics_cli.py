@@ -116,6 +116,21 @@ def test_the_report_shows_the_section_with_the_analysis_numbers(demo):
     assert "Do the benchmark's metrics agree with psychologists? Items" in tex
 
 
+def test_the_sections_latex_compiles(demo, tmp_path):
+    import shutil
+
+    pdflatex = shutil.which("pdflatex")
+    assert pdflatex, "pdflatex missing: `make test` installs Debian's texlive packages"
+    shutil.copy(demo["out"] / "tables.tex", tmp_path / "tables.tex")
+    (tmp_path / "doc.tex").write_text(
+        "\\documentclass{article}\n\\usepackage{booktabs}\n\\usepackage{graphicx}\n"
+        "\\begin{document}\n\\input{tables.tex}\n\\end{document}\n", encoding="utf-8")
+    proc = subprocess.run([pdflatex, "-interaction=nonstopmode", "-halt-on-error", "doc.tex"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert "tab:metrics_vs_humans" in (tmp_path / "tables.tex").read_text(encoding="utf-8")
+
+
 def test_calibrate_takes_metrics_beside_judge_configurations(demo):
     proc = h2h("calibrate", "--db", demo["db"], "--configs", "sim-judge-anchored,bleu",
                "--bootstrap", "50", "--json")

@@ -116,7 +116,7 @@ def test_a_command_that_needs_the_statistics_still_gets_them(tmp_path):
     assert "Krippendorff" in text and {"scipy", "pandas"} <= modules
 
 
-@pytest.mark.parametrize("package", ["data", "judge"])
+@pytest.mark.parametrize("package", ["data", "judge", "analysis.refmetrics"])
 def test_lazy_package_names_are_the_real_objects(package):
     """``data`` and ``judge`` load their public names on first use: each one must still be
     the object its module defines, and an unknown name is still an AttributeError."""
