@@ -121,18 +121,23 @@ def find_metric_config(engine: Engine, ref: str) -> MetricConfigRow:
 
 
 def list_metric_configs(engine: Engine) -> list[dict[str, Any]]:
-    """Every configuration with its counts: items scored, items that could not be scored."""
+    """Every configuration with its counts: items scored, items that could not be scored, and
+    stale scores (the item's response or reference changed since; not used until rescored)."""
     with read_session(engine) as s:
         rows = s.exec(select(MetricConfigRow).order_by(MetricConfigRow.created_at,
                                                        MetricConfigRow.name)).all()
         counts = s.exec(select(MetricScore.config_hash, MetricScore.score.is_(None),
-                               func.count()).group_by(MetricScore.config_hash,
-                                                      MetricScore.score.is_(None))).all()
-    by: dict[str, dict[bool, int]] = {}
-    for h, missing, n in counts:
-        by.setdefault(h, {})[bool(missing)] = n
-    return [{"row": r, "scored": by.get(r.hash, {}).get(False, 0),
-             "unscored": by.get(r.hash, {}).get(True, 0)} for r in rows]
+                               MetricScore.item_hash == Item.content_hash, func.count())
+                        .join(Item, Item.id == MetricScore.item_id)
+                        .group_by(MetricScore.config_hash, MetricScore.score.is_(None),
+                                  MetricScore.item_hash == Item.content_hash)).all()
+    by: dict[str, dict[str, int]] = {}
+    for h, missing, current, n in counts:
+        key = "stale" if not current else "unscored" if missing else "scored"
+        d = by.setdefault(h, {})
+        d[key] = d.get(key, 0) + n
+    return [{"row": r, **{k: by.get(r.hash, {}).get(k, 0)
+                          for k in ("scored", "unscored", "stale")}} for r in rows]
 
 
 def scored_hashes(engine: Engine, config_hash: str) -> dict[str, str]:
@@ -175,19 +180,22 @@ def store_metric_scores(engine: Engine, config_hash: str,
 
 
 def metric_scores(engine: Engine) -> list[tuple]:
-    """Every stored score: (configuration name, item id, score, lang, cjk_share)."""
+    """Every current score: (configuration name, item id, score, lang, cjk_share). A score of
+    an item whose content changed since is stale and left out until it is scored again."""
     with read_session(engine) as s:
         return list(s.exec(select(MetricConfigRow.name, MetricScore.item_id, MetricScore.score,
                                   MetricScore.lang, MetricScore.cjk_share)
                            .join(MetricConfigRow,
-                                 MetricConfigRow.hash == MetricScore.config_hash)).all())
+                                 MetricConfigRow.hash == MetricScore.config_hash)
+                           .join(Item, Item.id == MetricScore.item_id)
+                           .where(MetricScore.item_hash == Item.content_hash)).all())
 
 
 
 def export_rows(engine: Engine) -> list[tuple]:
-    """Every stored score with its item's model, condition, scenario and task, in study
-    order: (item_id, metric, score, lang, cjk_share, model, condition, scenario, task,
-    config_hash)."""
+    """Every current score (stale ones left out) with its item's model, condition, scenario
+    and task, in study order: (item_id, metric, score, lang, cjk_share, model, condition,
+    scenario, task, config_hash)."""
     with read_session(engine) as s:
         return list(s.exec(
             select(MetricScore.item_id, MetricConfigRow.name, MetricScore.score,
@@ -195,4 +203,5 @@ def export_rows(engine: Engine) -> list[tuple]:
                    Item.scenario, Item.task, MetricScore.config_hash)
             .join(MetricConfigRow, MetricConfigRow.hash == MetricScore.config_hash)
             .join(Item, Item.id == MetricScore.item_id)
+            .where(MetricScore.item_hash == Item.content_hash)
             .order_by(Item.position, Item.id, MetricConfigRow.name)).all())

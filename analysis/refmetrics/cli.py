@@ -152,7 +152,8 @@ def _is_zh(item) -> bool:
 
 @metrics_app.command("list")
 def list_cmd(db: DbOption = None) -> None:
-    """The stored metric configurations: settings and how many items each scored.
+    """The stored metric configurations: settings and how many items each scored (stale:
+    the item changed since; `h2h metrics run` scores it again).
 
     Example: h2h metrics list --db pilot.db
     """
@@ -166,12 +167,12 @@ def list_cmd(db: DbOption = None) -> None:
     if not rows:
         out.print("No metric configurations yet; compute them with `h2h metrics run`.")
         return
-    t = Table("name", "hash", "metric", "library", "scored", "not scorable", "settings",
-              "tokenizer")
+    t = Table("name", "hash", "metric", "library", "scored", "not scorable", "stale",
+              "settings", "tokenizer")
     for r in rows:
         c = r["row"]
         t.add_row(escape(c.name), c.hash[:8], c.metric, f"{c.library} {c.library_version}",
-                  str(r["scored"]), str(r["unscored"]),
+                  str(r["scored"]), str(r["unscored"]), str(r["stale"]),
                   escape(", ".join(f"{k}={v}" for k, v in c.settings.items())),
                   escape("; ".join(f"{k}: {v}" for k, v in c.tokenizer.items())))
     out.print(t)

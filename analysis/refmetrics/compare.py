@@ -121,6 +121,11 @@ def compare_dimension(humans: Ratings, scored: Sequence[Scored], *, models=None,
         if r is None:
             ceiling_boot, ceiling_point = boots, point
         row = _row(name, kind, point, boots, ci)
+        if not np.isfinite(point["spearman"]):
+            out["notes"].append(f"{name}: correlations not estimable (its scores do not vary "
+                                "on these items)" if np.ptp(x) == 0 else
+                                f"{name}: correlations not estimable (the consensus does not "
+                                "vary on these items)")
         if r is not None:
             row["minus_ceiling"] = {
                 k: _interval(point[k] - ceiling_point[k],

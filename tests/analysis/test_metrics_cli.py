@@ -194,6 +194,12 @@ def test_clear_messages_for_what_cannot_be_done(tmp_path, monkeypatch):
     assert "embedding: skipped — no embedding model configured" in out
     listed = h2h("metrics", "list", "--db", db).stdout
     assert "bleu" in listed and "embedding" not in listed
+    # a name prefix names new settings; the same settings keep their first name
+    named = h2h("metrics", "run", "--db", db, "--name", "v2", "--metrics", "rougeL",
+                "--zh-segmenter", "jieba").stdout
+    assert "v2-rougeL: rouge-score" in named and "zh_segmenter jieba" in named
+    _user_error(h2h("metrics", "run", "--db", db, "--name", "v2", "--metrics", "bleu",
+                    check=False), "already stored as metric configuration 'bleu'")
 
 
 def test_exported_scores_go_to_r_pandas_and_back_into_analyze(demo):

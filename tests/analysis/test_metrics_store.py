@@ -57,6 +57,14 @@ def test_items_with_a_reference_are_scored_once_and_rescored_when_they_change(en
     assert (again[0].scored_now, again[0].already) == (0, 2)
     import_item_records(engine, _items(en1={"reference": "(nods) Sleep early tonight."}),
                         file="items.jsonl", update=True)
+    # until it is scored again, the old score of the changed item is stale and not used
+    from analysis.study import study_metrics
+    from data.metrics import list_metric_configs
+
+    df, _ = study_metrics(engine)
+    assert sorted(df.loc[df["metric"] == "bleu", "item_id"]) == ["zh1"]
+    counts = {r["row"].name: (r["scored"], r["stale"]) for r in list_metric_configs(engine)}
+    assert counts["bleu"] == (1, 1)
     _, after = run_metrics(engine, [BleuScorer()])
     assert (after[0].scored_now, after[0].already) == (1, 1)
     assert _scores(engine, "bleu")["en1"] > bleu["en1"]

@@ -135,6 +135,17 @@ def test_every_row_is_on_the_same_items_and_missing_rows_are_named():
     assert next(r for r in res["rows"] if r["name"] == "empty")["status"] == "no scores"
 
 
+def test_a_metric_that_does_not_vary_is_not_estimable_and_says_why():
+    humans, quality, _ = _study()
+    res = compare_dimension(humans, [Scored("flat", "metric", np.full(quality.size, 7.0))],
+                            B=100, min_human_items=5)
+    flat = next(r for r in res["rows"] if r["name"] == "flat")
+    assert flat["spearman"] == {"value": None, "low": None, "high": None}
+    assert flat["minus_ceiling"]["spearman"]["value"] is None
+    assert "flat: correlations not estimable (its scores do not vary on these items)" in \
+        res["notes"]
+
+
 def test_too_few_items_and_nominal_scales_are_not_estimable():
     humans = _tiny()
     res = compare_dimension(humans, [Scored("m", "metric", np.arange(5.0))], B=0,
