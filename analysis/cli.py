@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 import sys
 from pathlib import Path
@@ -207,12 +208,17 @@ def _metrics_csv(path: Path, stored, configs, items):
     from .io import read_long_csv
 
     df = read_long_csv(path, ("item_id", "metric", "score"), ("model", "scenario"))
-    bad = [i for i, v in df["score"].items() if isinstance(v, str)]
+    def problem(v) -> str | None:  # NaN is a pair that could not be scored; inf is no score
+        if isinstance(v, str):
+            return f"'{v}' is not a number"
+        return None if math.isnan(v) or math.isfinite(v) else f"'{v}' is not a finite number"
+
+    bad = [(i, why) for i, v in df["score"].items() if (why := problem(v))]
     if bad:
         from data.errors import FormatError, Problem
 
-        raise FormatError([Problem(path.name, int(df.loc[i, "line"]), "score",
-                                   f"'{df.loc[i, 'score']}' is not a number") for i in bad])
+        raise FormatError([Problem(path.name, int(df.loc[i, "line"]), "score", why)
+                           for i, why in bad])
     df["score"] = df["score"].astype(float)
     if stored is not None:
         clash = sorted(set(stored["metric"].astype(str)) & set(df["metric"].astype(str)))

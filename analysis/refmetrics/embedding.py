@@ -144,6 +144,9 @@ class EmbeddingScorer:
             except ImportError:
                 raise ValueError("the embedding metric with a sentence-transformers model "
                                  "needs the embed extra: pip install 'h2htalk[embed]'") from None
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()  # no "Loading weights" bar in the CLI's output
             try:
                 st = SentenceTransformer(str(self.model.path), device="cpu",
                                          local_files_only=True)

@@ -43,7 +43,7 @@ def demo(tmp_path_factory, tiny_model):
     report = h2h("report", "--db", db, "--out", str(out), "--bootstrap", "200", "--seed", "3")
     analysis = json.loads(h2h("analyze", "--db", db, "--bootstrap", "200", "--seed", "3",
                               "--json").stdout)
-    return {"db": db, "run": run.stdout, "out": out, "report": report.stdout,
+    return {"db": db, "run": run.stdout, "run_err": run.stderr, "out": out, "report": report.stdout,
             "analysis": analysis, "tmp": tmp}
 
 
@@ -57,6 +57,7 @@ def test_metrics_run_scores_every_demo_item_and_says_how(demo):
     assert "English: 13a; Chinese: zh (one token per Chinese character)" in out
     assert "rougeL: rouge-score " in out  # ROUGE-L's Chinese segmentation, stated
     assert "Chinese: one token per Chinese character; Latin words and numbers kept" in out
+    assert "Loading weights" not in demo["run_err"]  # no progress bar of the model's loading
     again = h2h("metrics", "run", "--db", demo["db"], "--metrics", "bleu,chrf").stdout
     assert "│ bleu          │ 0-100 │ 0          │ 147" in again  # nothing recomputed
     listed = h2h("metrics", "list", "--db", demo["db"]).stdout
@@ -166,6 +167,10 @@ def test_analyze_takes_a_metrics_csv(tmp_path):
     metrics.write_text("item_id,metric,score\ni1,bleu,high\n", encoding="utf-8")
     _user_error(h2h("analyze", "--ratings", str(ratings), "--metrics", str(metrics),
                     check=False), "m.csv:2: field 'score': 'high' is not a number")
+    # an infinite score would leave Pearson's r silently empty
+    metrics.write_text("item_id,metric,score\ni1,bleu,12\ni2,bleu,-inf\n", encoding="utf-8")
+    _user_error(h2h("analyze", "--ratings", str(ratings), "--metrics", str(metrics),
+                    check=False), "m.csv:3: field 'score': '-inf' is not a finite number")
 
 
 def test_clear_messages_for_what_cannot_be_done(tmp_path, monkeypatch):
