@@ -63,7 +63,8 @@ def _probe(*args: str) -> tuple[int, set[str], str]:
                                   ("raters", "add", "--help"), ("import", "--help"),
                                   ("judge", "--help"), ("analyze", "--help"),
                                   ("metrics", "--help"), ("metrics", "run", "--help"),
-                                  ("metrics", "list", "--help")],
+                                  ("metrics", "list", "--help"),
+                                  ("metrics", "export", "--help")],
                          ids=lambda a: "h2h " + " ".join(a) if a else "import annotate.cli")
 def test_help_imports_no_heavy_package(args):
     code, modules, text = _probe(*args)
