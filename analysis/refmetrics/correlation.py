@@ -108,10 +108,15 @@ def weighted_correlations(design: PairDesign, x: np.ndarray, weights: np.ndarray
             n, (gu_w * ru).sum(axis=1), (gv_w * rv).sum(axis=1),
             (gu_w * ru * ru).sum(axis=1), (gv_w * rv * rv).sum(axis=1),
             (np.einsum("buv,bv->bu", t, rv) * ru).sum(axis=1))
-        below = np.cumsum(t, axis=2) - t  # weight with a smaller v, same u
-        lower = np.cumsum(below, axis=1) - below  # ... and a smaller u
-        upper = below.sum(axis=1, keepdims=True) - lower - below  # ... and a larger u
-        s = (t * (lower - upper)).sum(axis=(1, 2))
+        below = np.cumsum(t, axis=2)
+        below -= t  # weight with a smaller v, same u
+        lower = np.cumsum(below, axis=1)
+        lower -= below  # ... and a smaller u; with a larger u: column total - lower - below,
+        # so lower - upper = 2 lower + below - column total (in place: these are large)
+        lower *= 2
+        lower += below
+        lower -= below.sum(axis=1, keepdims=True)
+        s = np.einsum("buv,buv->b", t, lower)
         n0 = n * (n - 1) / 2
         n1 = ((gu_w ** 2).sum(axis=1) - n) / 2
         n2 = ((gv_w ** 2).sum(axis=1) - n) / 2
