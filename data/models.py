@@ -46,6 +46,9 @@ __all__ = [
     "NormingRating",
     "AuthSession",
     "SigninThrottle",
+    "METRIC_KINDS",
+    "MetricConfigRow",
+    "MetricScore",
 ]
 
 ROLES = ("rater", "admin")
@@ -591,3 +594,54 @@ class SigninThrottle(SQLModel, table=True):
     pending: int = Field(default=0)
     next_slot_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
     last_failure_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+
+
+# --- Reference-based automatic metrics (migration 0008) -----------------------------------------
+
+METRIC_KINDS = ("bleu", "chrf", "rougeL", "embedding")
+"""The reference-based metrics `h2h metrics run` computes (see ``analysis/refmetrics``)."""
+
+
+class MetricConfigRow(SQLModel, table=True):
+    """A reference-based metric configuration, stored like a judge configuration.
+
+    ``hash`` covers everything that shapes a score: the metric, the library and its version,
+    the tokenizer per language and the settings (smoothing, n-gram orders, Chinese segmenter,
+    the embedding model's fingerprint). ``signature`` is the library's own description where it
+    has one (sacrebleu's signature string).
+    """
+
+    __tablename__ = "metric_config"
+    hash: str = Field(primary_key=True, max_length=64)
+    name: str = Field(max_length=200, unique=True)
+    metric: str = Field(max_length=40)
+    library: str = Field(max_length=100)
+    library_version: str = Field(max_length=40)
+    tokenizer: dict = Field(sa_type=sa.JSON, nullable=False)
+    settings: dict = Field(sa_type=sa.JSON, nullable=False)
+    signature: str = Field(default="")
+    created_at: datetime = _ts(nullable=False)
+
+
+class MetricScore(SQLModel, table=True):
+    """One metric's score of one item's response against the item's reference.
+
+    ``item_hash`` is the item's content hash when scored (a changed response or reference is
+    scored again); ``lang`` the language the text was treated as ("zh" or "en"), from
+    ``cjk_share``, the larger share of Chinese characters of the two texts. ``score`` None
+    means the pair could not be scored, and ``reason`` says why.
+    """
+
+    __tablename__ = "metric_score"
+    __table_args__ = (sa.UniqueConstraint("config_hash", "item_id",
+                                          name="uq_metric_score_config_item"),)
+    id: int | None = Field(default=None, primary_key=True)
+    config_hash: str = Field(foreign_key="metric_config.hash", ondelete="CASCADE",
+                             max_length=64, index=True)
+    item_id: str = Field(foreign_key="item.id", ondelete="CASCADE", max_length=200, index=True)
+    item_hash: str = Field(max_length=64)
+    score: float | None = Field(default=None)
+    lang: str = Field(max_length=8)
+    cjk_share: float
+    reason: str | None = Field(default=None)
+    created_at: datetime = _ts(nullable=False)

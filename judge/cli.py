@@ -575,6 +575,12 @@ def generate(
     limit: Annotated[int | None, typer.Option(help="At most this many scenarios.")] = None,
     templates: Annotated[Path | None, typer.Option(help="Folder with generate_<task>.toml "
                                                    "overrides.")] = None,
+    protocol: Annotated[str, typer.Option(help="default, or h2htalk: the H2HTalk benchmark's "
+                                          "reply format (1-2 short sentences, at most 30 "
+                                          "Chinese characters or about 25 words, actions in "
+                                          "parentheses; persona, memories, schedule and "
+                                          "outfit), recorded in each item's metadata.")]
+    = "default",
     sap: Annotated[Path | None, typer.Option(help="SAP system prompt file (default: "
                                              "data/prompts/sap.txt).")] = None,
     temperature: TempOpt = None,
@@ -596,9 +602,11 @@ def generate(
     """Generate companion responses for the study's scenarios, with and without the Secure
     Attachment Persona; each becomes an item <scenario>-<model>-<condition>.
 
-    Resumable: what was generated is never asked again.
+    Resumable: what was generated is never asked again. With --protocol h2htalk the items are
+    <scenario>-<model>-<condition>-h2htalk, so both protocols can stand side by side.
 
     Example: h2h generate --provider anthropic --model claude-haiku-4-5 --db pilot.db
+    Example: h2h generate --provider anthropic --model claude-haiku-4-5 --protocol h2htalk
     """
     from data.engine import get_engine
     from data.study import current_rubric
@@ -617,20 +625,21 @@ def generate(
     if name is not None and len(models) > 1:
         raise H2HError("--name names one model; with several --model options leave it out")
     conds = _csv_list([conditions])
-    tmpl = load_generation_templates(templates)
+    tmpl = load_generation_templates(templates, protocol)
     sap_text = load_sap(sap)
     if provider == "local":
         if model_file is not None and len(models) > 1:
             raise H2HError("--model-file runs one model; give one --model (its name) or none")
         local = [_local_model(m, model_file) for m in (models or [None])]
         specs = [GenSpec(provider, lm.name, tmpl, sap_text, temperature, max_tokens, name,
-                         model_digest=lm.digest, model_file=str(lm.path)) for lm in local]
+                         model_digest=lm.digest, model_file=str(lm.path), protocol=protocol)
+                 for lm in local]
     else:
         if model_file is not None:
             raise H2HError("--model-file goes with --provider local (a GGUF model run in this "
                            "process)")
-        specs = [GenSpec(provider, m, tmpl, sap_text, temperature, max_tokens, name)
-                 for m in models]
+        specs = [GenSpec(provider, m, tmpl, sap_text, temperature, max_tokens, name,
+                         protocol=protocol) for m in models]
     pool = read_scenarios(scenarios, rubric.tasks) if scenarios else study_scenarios(engine)
     chosen = select_scenarios(pool, ids=_csv_list(only), task=task, limit=limit)
     if not chosen:

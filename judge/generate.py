@@ -8,11 +8,18 @@ as the chat messages. Each reply becomes an item ``<scenario>-<model slug>-<cond
 
 Resumable like judging: a (generator, scenario, condition) that already has a response is never
 asked again; a request that failed is asked again on the next run. A generator is named by the
-hash of its provider, model, templates, SAP text, temperature and max tokens.
+hash of its provider, model, templates, SAP text, temperature and max tokens (and its protocol).
+
+Under ``--protocol h2htalk`` the templates ask for the H2HTalk benchmark's reply format (one or
+two short sentences, expressions and actions in parentheses; ``data/prompts/h2htalk``), the
+item ids end in ``-h2htalk`` (so both protocols can be generated side by side), and each item's
+``metadata.generated`` records the protocol and whether the reply kept to its length and
+parentheses (:func:`h2htalk_check`; a check, not a filter).
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -31,7 +38,7 @@ from data.models import Generation, GenerationConfigRow, Item, utcnow
 from .config import slug
 from .prices import PriceTable, estimate_tokens
 from .progress import RunProgress
-from .prompts import GenerationTemplate, item_values, render, text_hash
+from .prompts import PROTOCOLS, GenerationTemplate, item_values, render, text_hash
 from .providers.base import PROVIDERS, Message, Provider, ProviderError, Reply, Request
 from .run import run_async
 from .runner import RunOptions, RunStats, Tally, run_calls
@@ -39,7 +46,7 @@ from .scenarios import Scenario
 from .store import insert_ledger, ledger_row
 
 __all__ = ["CONDITIONS", "GenSpec", "GenUnit", "GenPlan", "GenSink", "plan_generation",
-           "build_generation_request", "run_generation", "item_id_for"]
+           "build_generation_request", "run_generation", "item_id_for", "h2htalk_check"]
 
 CONDITIONS: tuple[str, ...] = ("sap", "baseline")
 _START = "(The conversation starts.)"
@@ -57,10 +64,14 @@ class GenSpec:
     name: str | None = None
     model_digest: str | None = None  # --provider local: the GGUF file's SHA-256 (in the hash)
     model_file: str | None = None
+    protocol: str = "default"
 
     def __post_init__(self) -> None:
         if self.provider not in PROVIDERS:
             raise H2HError(f"--provider: '{self.provider}' is not one of {', '.join(PROVIDERS)}")
+        if self.protocol not in PROTOCOLS:
+            raise H2HError(f"--protocol: '{self.protocol}' is not one of "
+                           f"{', '.join(PROTOCOLS)}")
         if self.max_tokens < 1:
             raise H2HError(f"--max-tokens must be at least 1, got {self.max_tokens}")
 
@@ -77,6 +88,8 @@ class GenSpec:
                   "max_tokens": self.max_tokens}
         if self.model_digest:
             fields["model_digest"] = self.model_digest
+        if self.protocol != "default":  # default generators keep the hash they always had
+            fields["protocol"] = self.protocol
         return text_hash(fields)
 
     def row(self) -> GenerationConfigRow:
@@ -92,7 +105,33 @@ class GenSpec:
 
 
 def item_id_for(scenario: str, spec: GenSpec, condition: str) -> str:
-    return f"{scenario}-{slug(spec.display_name)}-{condition}"
+    tail = "" if spec.protocol == "default" else f"-{spec.protocol}"
+    return f"{scenario}-{slug(spec.display_name)}-{condition}{tail}"
+
+
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_WORD = re.compile(r"[^\W_\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_ACTION = re.compile(r"[(（][^()（）]+[)）]")
+H2HTALK_LIMITS = {"zh": 30, "en": 25}  # Chinese characters; words in other languages
+
+
+def h2htalk_check(text: str) -> dict[str, Any]:
+    """Whether a reply keeps to the H2HTalk format: at most 30 Chinese characters (a reply
+    that is mostly Chinese) or about 25 words (otherwise), and at least one expression or
+    action in parentheses.
+
+    >>> h2htalk_check("（笑）今天穿得真好看！")["within_length"]
+    True
+    >>> h2htalk_check("Sure.")["has_action"]
+    False
+    """
+    han, words = len(_HAN.findall(text)), len(_WORD.findall(text))
+    lang = "zh" if han and han >= words else "en"
+    size = han if lang == "zh" else words
+    return {"lang": lang, "length": size, "unit": "Chinese characters" if lang == "zh"
+            else "words", "limit": H2HTALK_LIMITS[lang],
+            "within_length": size <= H2HTALK_LIMITS[lang],
+            "has_action": bool(_ACTION.search(text))}
 
 
 @dataclass(frozen=True)
@@ -243,7 +282,10 @@ class GenSink:
     def _item(self, s, unit: GenUnit, text: str, reply: Reply) -> Item:
         meta: dict[str, Any] = {"generated": {"generator": unit.spec.hash,
                                               "provider": unit.spec.provider,
-                                              "model": unit.spec.model}}
+                                              "model": unit.spec.model,
+                                              "protocol": unit.spec.protocol}}
+        if unit.spec.protocol == "h2htalk":
+            meta["generated"]["h2htalk_check"] = h2htalk_check(text)
         if reply.stop_reason in ("max_tokens", "length"):
             meta["generated"]["truncated"] = True
         rec = ItemRecord.model_validate({

@@ -28,23 +28,28 @@ from pathlib import Path
 from typing import Any
 
 from data._files import read_text
-from data.errors import FormatError, Problem
+from data.errors import FormatError, H2HError, Problem
 from data.rubric import Dimension, Rubric
 
 __all__ = ["JudgeTemplate", "GenerationTemplate", "load_judge_template",
            "load_generation_templates", "load_sap", "render", "placeholders", "item_values",
            "dimension_values", "render_anchors", "render_dimension", "JUDGE_PLACEHOLDERS",
            "DIMENSION_PLACEHOLDERS", "GENERATION_PLACEHOLDERS", "text_hash",
-           "GENERATION_TASKS"]
+           "GENERATION_TASKS", "PROTOCOLS"]
 
 _PH = re.compile(r"\{\{\s*([a-z_]+)\s*\}\}")
-CONTEXT_PLACEHOLDERS = ("task", "persona", "memories", "schedule", "turns", "response")
+CONTEXT_PLACEHOLDERS = ("task", "persona", "memories", "schedule", "outfit", "turns",
+                        "response")
 DIMENSION_PLACEHOLDERS = ("dimension_key", "dimension_label", "dimension_description", "scale",
                           "anchors")
 JUDGE_PLACEHOLDERS = (("guidelines", "rubric_name", "dimensions", "output")
                       + CONTEXT_PLACEHOLDERS + DIMENSION_PLACEHOLDERS)
-GENERATION_PLACEHOLDERS = ("task", "persona", "memories", "schedule")
+GENERATION_PLACEHOLDERS = ("task", "persona", "memories", "schedule", "outfit")
 GENERATION_TASKS = ("dialogue", "recollection", "itinerary")
+PROTOCOLS = ("default", "h2htalk")
+"""Generation protocols: ``default`` (the templates in ``data/prompts``) and ``h2htalk`` (the
+benchmark's reply format, ``data/prompts/h2htalk``: one or two short sentences, expressions
+and actions in parentheses, given the persona, memories, the day's schedule and outfit)."""
 _NONE = "(none)"
 
 
@@ -156,9 +161,14 @@ def load_judge_template(path: str | Path | None) -> JudgeTemplate:
                          user_all=(raw.get("user_all") or "").strip(), source=file)
 
 
-def load_generation_templates(folder: str | Path | None = None) -> dict[str, GenerationTemplate]:
+def load_generation_templates(folder: str | Path | None = None,
+                              protocol: str = "default") -> dict[str, GenerationTemplate]:
     """The generation template per task family: ``generate_<task>.toml`` from ``folder`` when
-    it has one, else the bundled one. Other task families use the dialogue template."""
+    it has one, else the bundled one of the ``protocol`` (see :data:`PROTOCOLS`). Other task
+    families use the dialogue template."""
+    if protocol not in PROTOCOLS:
+        raise H2HError(f"--protocol: '{protocol}' is not one of {', '.join(PROTOCOLS)}")
+    bundled = ("prompts",) if protocol == "default" else ("prompts", protocol)
     out: dict[str, GenerationTemplate] = {}
     for task in GENERATION_TASKS:
         fname = f"generate_{task}.toml"
@@ -166,8 +176,8 @@ def load_generation_templates(folder: str | Path | None = None) -> dict[str, Gen
         if user_file is not None and user_file.exists():
             file, text = read_text(user_file, what="template")
         else:
-            file = fname
-            text = resources.files("data").joinpath("prompts", fname).read_text("utf-8")
+            file = fname if protocol == "default" else f"{protocol}/{fname}"
+            text = resources.files("data").joinpath(*bundled, fname).read_text("utf-8")
         raw = _parse_toml(text, file)
         problems = _check_fields(raw, text, file, {"system": GENERATION_PLACEHOLDERS},
                                  ("system",))
@@ -200,6 +210,7 @@ def item_values(task: str, context: Mapping[str, Any], response: str = "") -> di
         "persona": (context.get("persona") or "").strip() or _NONE,
         "memories": "\n".join(f"- {m}" for m in memories) if memories else _NONE,
         "schedule": (context.get("schedule") or "").strip() or _NONE,
+        "outfit": (context.get("outfit") or "").strip() or _NONE,
         "turns": _turns(context.get("turns") or []),
         "response": response,
     }

@@ -4,8 +4,10 @@ A scenario file is JSON Lines, one scenario per line, like an item without a res
 
     {"id": "dlg-001", "task": "dialogue",
      "context": {"persona": "...", "memories": ["..."], "schedule": "...",
-                 "turns": [{"role": "user", "text": "..."}]},
+                 "outfit": "...", "turns": [{"role": "user", "text": "..."}]},
      "metadata": {}}
+
+(``outfit``, the day's outfit, is optional; the ``h2htalk`` generation protocol shows it.)
 
 From the study, each distinct ``scenario`` of the items is one scenario, with the context of its
 first item (in import order).

@@ -10,7 +10,8 @@ TABLES = ("study", "rubric", "dimension", "item", "rater", "assignment", "rating
           "rating_revision", "repeat_rating", "adjudication", "judge_config", "judgment",
           "judge_batch", "cost_ledger", "generation_config", "generation", "quality_settings",
           "gold_score", "training_rating", "qualification", "attention_check", "attention_result",
-          "norming_session", "norming_item", "norming_participant", "norming_rating")
+          "norming_session", "norming_item", "norming_participant", "norming_rating",
+          "metric_config", "metric_score")
 
 
 def item(id: str, task: str = "dialogue", **kw) -> dict:

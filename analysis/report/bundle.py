@@ -24,7 +24,7 @@ from ..judge import aggregate_samples
 from ..layout import as_ratings
 from ..leaderboard import leaderboard
 from ..rater_model import fair_scores, fit_dimensions
-from ..study import study_frames, study_judges, study_repeats
+from ..study import study_frames, study_judges, study_metrics, study_repeats, study_systems
 
 __all__ = ["build_bundle", "study_items", "study_flags"]
 
@@ -67,7 +67,8 @@ def _judge_configs(engine: Engine) -> list[dict]:
 def _versions() -> dict[str, str]:
     out = {}
     for p in ("h2htalk", "numpy", "scipy", "pandas", "krippendorff", "plotly", "kaleido",
-              "streamlit", "sqlalchemy", "anthropic", "openai", "llama_cpp_python"):
+              "streamlit", "sqlalchemy", "anthropic", "openai", "llama_cpp_python",
+              "sacrebleu", "rouge-score", "jieba", "sentence-transformers", "torch"):
         try:
             out[p] = version(p)
         except PackageNotFoundError:
@@ -82,8 +83,11 @@ def build_bundle(engine: Engine, options: AnalysisOptions = AnalysisOptions(),
     ratings, scales, context = study_frames(engine)
     judges = study_judges(engine)
     items = study_items(engine)
+    metrics, metric_configs = study_metrics(engine)  # reference-based (h2h metrics run)
     analysis = analyze(ratings, scales, judges=judges if not judges.empty else None,
-                       options=options, context=context, repeats=study_repeats(engine))
+                       options=options, context=context, repeats=study_repeats(engine),
+                       metrics=metrics if not metrics.empty else None,
+                       items=study_systems(engine), metric_configs=metric_configs)
     calib: dict[str, dict] = {}
     ba: list[dict] = []
     lengths = items.set_index("item_id")["length"]
@@ -136,11 +140,15 @@ def build_bundle(engine: Engine, options: AnalysisOptions = AnalysisOptions(),
                    "judgments": int(len(judges)),
                    "unscored_judgments": int(judges["score"].isna().sum())},
         "judge_configurations": configs,
+        "metric_configurations": metric_configs,
         "bootstrap": {"method": options.ci_method, "B": options.B, "seed": options.seed,
                       "level": options.ci, "alpha_min": options.alpha_min,
                       "calibration": "paired item bootstrap (same resamples for every "
                                      "configuration), percentile CIs, Holm across dimensions",
-                      "leaderboard": "item bootstrap, percentile CIs"},
+                      "leaderboard": "item bootstrap, percentile CIs",
+                      "metrics": "item bootstrap of the pooled leave-one-out pairs, the same "
+                                 "resamples for every judge, metric and the human ceiling; "
+                                 "model rankings: scenario bootstrap; percentile CIs"},
         "verdict": analysis["meta"]["verdict"],
         "human_ceiling": analysis["meta"]["human_ceiling"],
         "minimums": analysis["meta"]["minimums"],

@@ -166,4 +166,7 @@ def report_figures(bundle: dict) -> list[tuple[str, go.Figure]]:
                                                               f"{board['source']} (95% CI)")))
         figs.append((f"sap_vs_baseline_{src}", _sap(board)))
     figs += _confusions(a) + _bland_altman(bundle["bland_altman"])
+    from .metrics_section import metric_figures
+
+    figs += metric_figures(bundle)  # "Do the benchmark's metrics agree with psychologists?"
     return [(k, f) for k, f in figs if f is not None]

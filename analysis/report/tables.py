@@ -159,6 +159,9 @@ def report_tables(bundle: dict) -> list[Table]:
                      "Best configuration per dimension (highest QWK) and its verdict: the "
                      "alternative annotator test and the paired CI of QWK(judge) minus "
                      f"QWK(ceiling) against the margin -{margin:g}.", pd.DataFrame(verdicts)))
+    from .metrics_section import metric_tables
+
+    out += metric_tables(bundle)  # "Do the benchmark's metrics agree with psychologists?"
     for src, board in bundle["leaderboards"].items():
         cells = pd.DataFrame(board["cells"])
         cis: tuple = (("mean", "low", "high"),)

@@ -169,7 +169,7 @@ def rating_form(who: Identity) -> None:
     left, right = st.columns([1, 1], gap="large")
     with left:  # one element for the whole context: fewer messages, a faster next item
         st.html(f"<p><b>Conversation</b> · {html.escape(view.task)}</p>"
-                + context_html(view.persona, view.memories, view.schedule)
+                + context_html(view.persona, view.memories, view.schedule, view.outfit)
                 + conversation_html(view.turns)
                 + "<p style='margin:.8rem 0 .3rem 0'><b>Companion's reply to rate</b></p>"
                 + response_html(view.response))

@@ -19,13 +19,14 @@ from analysis.calibration import JudgeRun, calibrate, compare_dimension
 from analysis.judge import aggregate_samples
 from analysis.layout import as_ratings
 from analysis.report.bundle import study_items
-from analysis.study import study_frames, study_judges
+from analysis.study import study_frames, study_judges, study_metrics
 from annotate.services.admin import item_of
 from data.engine import read_session
 from data.errors import H2HError
 from data.models import JudgeConfigRow, Judgment
 
-__all__ = ["calibration_items", "compare_configs", "verdict_rows", "Disagreement",
+__all__ = ["calibration_items", "compare_configs", "compare_metrics", "split_names",
+           "verdict_rows", "Disagreement",
            "largest_disagreements",
            "config_names", "template_of", "write_template", "start_prompt_version",
            "judgments_stored", "item_of"]
@@ -90,6 +91,59 @@ def compare_configs(engine: Engine, configs: list[str], *, items: list[str] | No
             alt_scoring=options.alt_scoring, margin=options.margin, ci=options.ci,
             min_items=options.min_units, min_human_items=options.min_shared_items)
     return calibrate(per_dim)
+
+
+def split_names(engine: Engine, names: list[str]) -> tuple[list[str], list[str]]:
+    """Names given to `h2h calibrate --configs` as (judge configurations, metric
+    configurations); an unknown or ambiguous name is an error naming what exists."""
+    from data.metrics import list_metric_configs
+
+    judges = set(config_names(engine))
+    metrics = {r["row"].name for r in list_metric_configs(engine)}
+    both = [n for n in names if n in judges and n in metrics]
+    if both:
+        raise H2HError(f"--configs: '{both[0]}' names both a judge configuration and a metric "
+                       "configuration; rename one")
+    unknown = [n for n in names if n not in judges and n not in metrics]
+    if unknown:
+        raise H2HError(f"--configs: no judge or metric configuration '{unknown[0]}' (judges: "
+                       f"{', '.join(sorted(judges)) or 'none'}; metrics: "
+                       f"{', '.join(sorted(metrics)) or 'none, see h2h metrics run'})")
+    return [n for n in names if n in judges], [n for n in names if n in metrics]
+
+
+def compare_metrics(engine: Engine, metrics: list[str], judges: list[str] = (), *,
+                    items: list[str] | None = None,
+                    options: AnalysisOptions = AnalysisOptions()) -> dict:
+    """The named reference-based metrics beside the named judge configurations and the human
+    ceiling, per dimension: correlations with the leave-one-out consensus and model rankings
+    (kappa-type statistics do not apply to continuous metric scores)."""
+    from analysis.refmetrics.compare import metric_comparison
+    from analysis.scales import encode_scores
+    from analysis.study import study_systems
+
+    ratings, scales, _ = study_frames(engine)
+    mdf, configs = study_metrics(engine)
+    jdf = study_judges(engine)
+    mdf = mdf[mdf["metric"].isin(metrics)]
+    jdf = jdf[jdf["judge"].isin(list(judges))]
+    if items is not None:
+        ratings = ratings[ratings["item_id"].isin(items)]
+        mdf = mdf[mdf["item_id"].isin(items)]
+        jdf = jdf[jdf["item_id"].isin(items)]
+    ratings, _ = encode_scores(ratings, scales)
+    jdf, _ = encode_scores(jdf, scales)
+    res = metric_comparison(ratings, scales, mdf, judges=jdf, items=study_systems(engine),
+                            B=options.B, seed=options.seed, ci=options.ci,
+                            min_items=options.min_units,
+                            min_human_items=options.min_shared_items)
+    res["configurations"] = [c for c in configs if c["name"] in metrics]
+    from analysis.analyze import clean
+
+    notes = res["notes"]
+    out = clean(res, notes, "metrics")
+    out["notes"] = notes
+    return out
 
 
 def verdict_rows(res: dict[str, dict]) -> list[dict]:

@@ -56,6 +56,7 @@ class ItemView:
     completed: bool = False
     repeat: bool = False  # never shown to the rater; decides where scores are stored
     attention: bool = False  # never shown either: an attention check, scored apart
+    outfit: str | None = None  # the day's outfit (H2HTalk protocol context), when given
 
 
 def progress(engine: Engine, rater_id: int) -> Progress:
@@ -100,7 +101,7 @@ def item_at(engine: Engine, rater_id: int, position: int, rubric: Rubric) -> Ite
                     list(ctx.get("memories") or []), ctx.get("schedule"),
                     list(ctx.get("turns") or []), it.response, rubric.dimensions_for(it.task),
                     saved, comment, flagged, a.completed_at is not None, a.kind == "repeat",
-                    a.kind == "attention")
+                    a.kind == "attention", ctx.get("outfit"))
 
 
 def position_of_item(engine: Engine, rater_id: int, item_id: str) -> int | None:

@@ -139,8 +139,10 @@ def shortcuts_html(shortcuts: list[tuple[str, str]]) -> str:
     return f'<div class="h2h-keys">Keyboard: {items}</div>'
 
 
-def context_html(persona: str | None, memories: list[str], schedule: str | None) -> str:
-    """Persona, memories and schedule as folded panels (one element, all text escaped)."""
+def context_html(persona: str | None, memories: list[str], schedule: str | None,
+                 outfit: str | None = None) -> str:
+    """Persona, memories, schedule and outfit as folded panels (one element, all text
+    escaped)."""
     parts = []
     if persona:
         parts.append('<details class="h2h-ctx"><summary>Companion persona</summary>'
@@ -152,6 +154,9 @@ def context_html(persona: str | None, memories: list[str], schedule: str | None)
     if schedule:
         parts.append('<details class="h2h-ctx"><summary>Schedule</summary>'
                      f'<div class="h2h-plain">{_esc(schedule)}</div></details>')
+    if outfit:
+        parts.append('<details class="h2h-ctx"><summary>Today\'s outfit</summary>'
+                     f'<div class="h2h-plain">{_esc(outfit)}</div></details>')
     return "".join(parts)
 
 

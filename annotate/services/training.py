@@ -84,7 +84,8 @@ def training_view(engine: Engine, item_id: str, number: int, rubric: Rubric) -> 
     ctx = it.context or {}
     return ItemView(-1, number, number, it.id, it.task, ctx.get("persona"),
                     list(ctx.get("memories") or []), ctx.get("schedule"),
-                    list(ctx.get("turns") or []), it.response, rubric.dimensions_for(it.task))
+                    list(ctx.get("turns") or []), it.response, rubric.dimensions_for(it.task),
+                    outfit=ctx.get("outfit"))
 
 
 @dataclass(frozen=True)

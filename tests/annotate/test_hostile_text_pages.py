@@ -3,11 +3,11 @@ the Adjudication page rendered an item's ``model`` as Markdown, and
 ``![m](http://127.0.0.1:1/model.png)`` made the browser fetch it).
 
 A study whose every file-borne field is hostile — item id, scenario, model, condition,
-reply, conversation, persona, memories, schedule, reference, metadata, rater names (as an
-older study could hold them), the rubric's name, labels, anchors and guidelines, the study's
-name, an uploaded file's name, a judge's reasoning — each pointing at a local sniffer. An
-admin and a rater visit every page in Chromium: the sniffer gets 0 requests, no request
-names a planted file, no script runs, and the texts show as the characters written.
+reply, conversation, persona, memories, schedule, outfit, reference, metadata, rater names
+(as an older study could hold them), the rubric's name, labels, anchors and guidelines, the
+study's name, an uploaded file's name, a judge's reasoning — each pointing at a local
+sniffer. An admin and a rater visit every page in Chromium: the sniffer gets 0 requests, no
+request names a planted file, no script runs, and the texts show as the characters written.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def _hostile(tmp_path_factory, p: str, hits: list[str]):
     rec = ItemRecord.model_validate({
         "id": item_id, "task": "dialogue", "scenario": short(p, "scenario"),
         "context": {"persona": evil(p, "persona"), "memories": [evil(p, "memory")],
-                    "schedule": evil(p, "schedule"),
+                    "schedule": evil(p, "schedule"), "outfit": evil(p, "outfit"),
                     "turns": [{"role": "user", "text": evil(p, "turn")}]},
         "response": evil(p, "response"), "model": short(p, "model"),
         "condition": short(p, "cond"), "reference": evil(p, "reference"),

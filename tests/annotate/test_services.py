@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import sqlalchemy as sa
 
@@ -60,6 +62,26 @@ def test_rendering_escapes_everything():
     assert "<script>alert" not in out and "<img src=x" not in out
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in out
     assert "![x](http://h/x.png)" in out  # shown literally; no markdown is ever parsed
+
+
+def test_the_days_outfit_is_shown_to_raters_escaped(demo_db):
+    """An item's outfit (H2HTalk protocol context) reaches the rater's view, inert."""
+    from annotate.services.render import context_html
+
+    html = context_html("Mira", [], None, "<b>red</b> coat")
+    assert "Today's outfit" in html and "&lt;b&gt;red&lt;/b&gt; coat" in html
+    assert "Today's outfit" not in context_html("Mira", [], None)
+    eng, who = demo_db["engine"], demo_db["rater"]
+    pos = queue.progress(eng, who.rater_id).first
+    view = queue.item_at(eng, who.rater_id, pos, current_rubric(eng))
+    with eng.begin() as c:
+        ctx = c.execute(sa.text("SELECT context FROM item WHERE id = :i"),
+                        {"i": view.item_id}).scalar_one()
+        ctx = json.loads(ctx) if isinstance(ctx, str) else ctx
+        c.execute(sa.text("UPDATE item SET context = :c WHERE id = :i"),
+                  {"c": json.dumps({**ctx, "outfit": "yellow raincoat"}), "i": view.item_id})
+    assert queue.item_at(eng, who.rater_id, pos, current_rubric(eng)).outfit == \
+        "yellow raincoat"
 
 
 def test_go_to_item_number(demo_db):

@@ -16,7 +16,10 @@ import pytest
 
 # What no help screen and no start of `h2h serve` may pull in (seconds of import time together).
 HEAVY = ("scipy", "pandas", "plotly", "anthropic", "openai", "numpy", "krippendorff",
-         "kaleido", "llama_cpp")
+         "kaleido", "llama_cpp",
+         # the reference-based metrics (issue 15): scorers and embedding models
+         "sacrebleu", "rouge_score", "nltk", "jieba", "sentence_transformers", "transformers",
+         "torch")
 # `--help` renders from typer and rich alone: not even the database layer.
 DATABASE = ("sqlalchemy", "sqlmodel", "alembic")
 
@@ -58,7 +61,10 @@ def _probe(*args: str) -> tuple[int, set[str], str]:
 
 @pytest.mark.parametrize("args", [(), ("--help",), ("serve", "--help"), ("raters", "--help"),
                                   ("raters", "add", "--help"), ("import", "--help"),
-                                  ("judge", "--help"), ("analyze", "--help")],
+                                  ("judge", "--help"), ("analyze", "--help"),
+                                  ("metrics", "--help"), ("metrics", "run", "--help"),
+                                  ("metrics", "list", "--help"),
+                                  ("metrics", "export", "--help")],
                          ids=lambda a: "h2h " + " ".join(a) if a else "import annotate.cli")
 def test_help_imports_no_heavy_package(args):
     code, modules, text = _probe(*args)
@@ -73,7 +79,7 @@ def test_root_help_still_lists_every_command():
     """Lazy imports must not lose a command: the root help names all of them."""
     _, _, text = _probe("--help")
     for cmd in ("init", "import", "export", "raters", "analyze", "report", "calibrate",
-                "judge", "generate", "demo", "assign", "serve"):
+                "judge", "generate", "demo", "assign", "serve", "metrics"):
         assert f" {cmd} " in text, cmd
 
 
@@ -111,7 +117,7 @@ def test_a_command_that_needs_the_statistics_still_gets_them(tmp_path):
     assert "Krippendorff" in text and {"scipy", "pandas"} <= modules
 
 
-@pytest.mark.parametrize("package", ["data", "judge"])
+@pytest.mark.parametrize("package", ["data", "judge", "analysis.refmetrics"])
 def test_lazy_package_names_are_the_real_objects(package):
     """``data`` and ``judge`` load their public names on first use: each one must still be
     the object its module defines, and an unknown name is still an AttributeError."""

@@ -30,6 +30,13 @@ ITEM_CASES = [
      ["unknown_task.jsonl:2: field 'task': unknown task 'poetry'"]),
     ("no_turns.jsonl", jsonl(item("x", context={"turns": []})),
      ["no_turns.jsonl:1: field 'context.turns': needs at least one turn"]),
+    ("bad_context.jsonl", jsonl(item("x", context={"clothes": "red", "turns": [
+        {"role": "user", "text": "x"}]})),
+     ["bad_context.jsonl:1: field 'context.clothes': unknown field (allowed: persona, "
+      "memories, schedule, outfit, turns)"]),
+    ("bad_outfit.jsonl", jsonl(item("x", context={"outfit": ["coat"], "turns": [
+        {"role": "user", "text": "x"}]})),
+     ["bad_outfit.jsonl:1: field 'context.outfit': input should be a valid string"]),
     ("bad_role.jsonl", jsonl(item("x", context={"turns": [{"role": "assistant", "text": "x"}]})),
      ["bad_role.jsonl:1: field 'context.turns.0.role': must be 'user' or 'companion'"]),
     ("dup.jsonl", jsonl(item("x"), item("y"), item("x")),

@@ -118,7 +118,7 @@ def test_exports_round_trip_any_unicode(engine, response, turn, persona, meta, c
     n = next(_ids)
     src = item(f"u{n}", response=response, metadata=meta,
                context={"persona": persona, "memories": [turn], "schedule": None,
-                        "turns": [{"role": "user", "text": turn}]})
+                        "outfit": persona, "turns": [{"role": "user", "text": turn}]})
     (rec,) = parse_items(jsonl(src), "src.jsonl", study_tasks(engine))
     import_item_records(engine, [rec], file="src.jsonl")
     back = {r.id: r for r in parse_items(export_items(engine), "items.jsonl",
@@ -141,3 +141,46 @@ def _rater(engine, name: str) -> int:
         s.add(r)
         s.flush()
         return r.id
+
+
+def test_the_outfit_travels_through_jsonl_csv_and_export(engine, tmp_path):
+    """The day's outfit (H2HTalk protocol context): read from JSONL and CSV, stored, exported
+    and re-imported unchanged, and given to the prompt templates."""
+    from judge.prompts import item_values
+
+    ctx = {"persona": "Mira", "memories": [], "schedule": "09:00 gym", "outfit": "红色毛衣",
+           "turns": [{"role": "user", "text": "早"}]}
+    p = tmp_path / "items.jsonl"
+    p.write_text(jsonl(item("o1", context=ctx)), encoding="utf-8")
+    (rec,) = read_items(p, study_tasks(engine))
+    assert rec.stored()["context"]["outfit"] == "红色毛衣"
+    import_item_records(engine, [rec], file=p.name)
+    exported = json.loads(export_items(engine))
+    assert exported["context"]["outfit"] == "红色毛衣"
+    assert item_values("dialogue", exported["context"])["outfit"] == "红色毛衣"
+    c = tmp_path / "items.csv"
+    c.write_text("id,task,persona,schedule,outfit,turns,response\n"
+                 "o1,dialogue,Mira,09:00 gym,红色毛衣,user: 早,reply to o1\n",
+                 encoding="utf-8")
+    (from_csv,) = read_items(c, study_tasks(engine))
+    assert from_csv.stored()["context"] == rec.stored()["context"]
+
+
+def test_items_without_an_outfit_keep_their_content_hash():
+    """The hash of an item without an outfit is the one it had before the field existed:
+    its context serialises without an ``outfit`` key (sha-256 of the canonical JSON)."""
+    import hashlib
+
+    from data.items import ItemRecord, item_hash
+
+    rec = ItemRecord.model_validate(item("h1"))
+    stored = rec.stored()
+    assert "outfit" not in stored["context"]
+    before = {"id": "h1", "task": "dialogue", "scenario": "h1",
+              "context": {"persona": "Mira, a calm companion.", "memories": [],
+                          "schedule": "", "turns": [{"role": "user",
+                                                     "text": "hello from h1"}]},
+              "response": "reply to h1", "model": "m", "condition": None, "reference": None,
+              "metadata": {}}
+    canonical = json.dumps(before, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    assert item_hash(stored) == hashlib.sha256(canonical.encode("utf-8")).hexdigest()

@@ -2,8 +2,8 @@
 and released migrations never change again.
 
 The versions: 0001, 0002, 0003 as first released (no ``assignment.completed_at``), 0003 as
-amended, 0004, 0005 and 0006 reached through the first 0003 (the broken state:
-"successfully" upgraded, then "no such column" on the rating page), 0004, 0005 and 0006.
+amended, 0004, 0005, 0006 and 0007 reached through the first 0003 (the broken state:
+"successfully" upgraded, then "no such column" on the rating page), 0004, 0005, 0006 and 0007.
 The first 0003 is kept in ``tests/fixtures/migrations`` exactly as
 ``git show f270452:data/migrations/versions/0003_app.py`` printed it.
 """
@@ -45,6 +45,7 @@ RELEASED = {
     "0004_judge.py": "c4253682540941b5483f2aeb0406670aa3fff2f302db750f52d176ea94f4e59a",
     "0005_rater_quality.py": "bfa583479927bb8cd71e154f4e50a5fa1b637b3ccc2ce77890874504882992c0",
     "0006_judge_negotiation.py": "44457e58930595786cfc745282ef258a19387e8b7631383463468b764a8686db",
+    "0007_sessions.py": "a74d35f969b01c64ab40449530f9dd8e3a5acd67d39552f4246f12573a1cfa1a",
 }
 
 # (name, which 0003 the chain uses, revision to stop at)
@@ -52,7 +53,8 @@ VERSIONS = [("0001", "amended", "0001"), ("0002", "amended", "0002"),
             ("0003-first", "first", "0003"), ("0003", "amended", "0003"),
             ("0004-via-first-0003", "first", "0004"), ("0004", "amended", "0004"),
             ("0005-via-first-0003", "first", "0005"), ("0005", "amended", "0005"),
-            ("0006-via-first-0003", "first", "0006"), ("0006", "amended", "0006")]
+            ("0006-via-first-0003", "first", "0006"), ("0006", "amended", "0006"),
+            ("0007-via-first-0003", "first", "0007"), ("0007", "amended", "0007")]
 NOW = "2026-01-02 03:04:05"
 CODE = "H2H-AAAA-BBBB-CCCC-DDDD"
 
@@ -168,6 +170,11 @@ def _populate(engine: sa.Engine, version: str) -> dict[str, int]:
             c.execute(sa.text("INSERT INTO gold_score (item_id, dimension, score, rationale, "
                               "source, created_at, updated_at) VALUES ('r0', 'empathy', 4, "
                               "'warm and specific', 'import', :t, :t)"), {"t": NOW})
+    if v >= "0007":  # a signed-in browser
+        with engine.begin() as c:
+            c.execute(sa.text("INSERT INTO auth_session (token_hash, rater_id, created_at, "
+                              "last_seen_at, expires_at) VALUES (:h, 1, :t, :t, :t)"),
+                      {"h": "0" * 64, "t": NOW})
     if engine.dialect.name == "postgresql":  # rows were inserted with explicit ids
         with engine.begin() as c:
             for t in ("rubric", "dimension", "study", "rater", "assignment", "rating",
@@ -182,6 +189,7 @@ def _populate(engine: sa.Engine, version: str) -> dict[str, int]:
             "adjudication": 1 if v >= "0003" else 0,
             "judgment": 1 if v >= "0004" else 0,
             "gold_score": 1 if v >= "0005" else 0,
+            "auth_session": 1 if v >= "0007" else 0,
             "rating_revision": n_ratings}
 
 

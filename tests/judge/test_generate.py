@@ -136,3 +136,61 @@ def test_openai_compatible_generation(study, openai_fake, prices):
     assert plan.units[0].item_id == "d1-llama3.1-8b-baseline"
     system = openai_fake.calls("generate")[0].body["messages"][0]
     assert system["role"] == "system" and SAP_MARK not in system["content"]
+
+
+def test_h2htalk_protocol_asks_for_the_benchmark_format_and_records_it(study, anthropic_fake,
+                                                                      prices):
+    """--protocol h2htalk: the templates state the format and show the outfit; items get
+    their own ids, and their metadata the protocol and whether the reply kept to it."""
+    sc = Scenario("z1", "dialogue", {"persona": "小暖", "memories": ["喜欢散步"],
+                                     "schedule": "19:00 晚饭", "outfit": "米色风衣和白球鞋",
+                                     "turns": [{"role": "user", "text": "今天好累"}]}, {})
+    long_zh = "（摸摸头）" + "今天真的辛苦了" * 5
+    anthropic_fake.script(Scripted(text=long_zh), when=lambda r: "hello from d1" in
+                          json.dumps(r.body))
+    anthropic_fake.script(Scripted(text="（笑）这件风衣好配你，早点吃晚饭吧。"),
+                          when=lambda r: "今天好累" in json.dumps(r.body, ensure_ascii=False))
+    spec = GenSpec("anthropic", "fake-gen", load_generation_templates(protocol="h2htalk"),
+                   load_sap(), protocol="h2htalk")
+    scs = [sc] + [s for s in study_scenarios(study) if s.id == "d1"]
+    plan, stats = generate(study, anthropic_fake, prices, [spec], scs, ("baseline",))
+    assert stats.scored == 2
+    assert sorted(u.item_id for u in plan.units) == ["d1-fake-gen-baseline-h2htalk",
+                                                     "z1-fake-gen-baseline-h2htalk"]
+    system = next(c.system for c in anthropic_fake.calls("generate")
+                  if "米色风衣" in c.system)
+    assert "at most 30 Chinese characters" in system and "in parentheses" in system
+    assert "What the user is wearing today: 米色风衣和白球鞋" in system
+    d1 = next(c.system for c in anthropic_fake.calls("generate") if "米色风衣" not in c.system)
+    assert "What the user is wearing today: (none)" in d1
+    meta = dict(query(study, "SELECT id, metadata FROM item WHERE id LIKE '%-h2htalk'"))
+    z1 = json.loads(meta["z1-fake-gen-baseline-h2htalk"])["generated"]
+    assert z1["protocol"] == "h2htalk"
+    # 笑 + 这件风衣好配你 + 早点吃晚饭吧: 1 + 7 + 6 Chinese characters, punctuation not counted
+    assert z1["h2htalk_check"] == {"lang": "zh", "length": 14, "unit": "Chinese characters",
+                                   "limit": 30, "within_length": True, "has_action": True}
+    d1m = json.loads(meta["d1-fake-gen-baseline-h2htalk"])["generated"]["h2htalk_check"]
+    assert d1m["length"] == 38 and d1m["within_length"] is False  # 3 + 7 x 5 characters
+    # the same model under the default protocol is another generator with its own items
+    plan, _ = generate(study, anthropic_fake, prices, [gen_spec()], scs[1:], ("baseline",))
+    assert [u.item_id for u in plan.units] == ["d1-fake-gen-baseline"]
+    m = json.loads(query(study, "SELECT metadata FROM item WHERE id='d1-fake-gen-baseline'"
+                         )[0][0])["generated"]
+    assert m["protocol"] == "default" and "h2htalk_check" not in m
+
+
+def test_default_generators_keep_their_hash():
+    """Adding protocols must not rename the generators of existing studies: the default
+    protocol's hash is the payload it always had."""
+    from judge.prompts import text_hash
+
+    spec = gen_spec()
+    old = text_hash({"provider": "anthropic", "model": "fake-gen",
+                     "templates": {k: t.system for k, t in sorted(spec.templates.items())},
+                     "sap": text_hash(spec.sap), "temperature": None, "max_tokens": 1024})
+    assert spec.hash == old
+    h2 = GenSpec("anthropic", "fake-gen", load_generation_templates(protocol="h2htalk"),
+                 load_sap(), protocol="h2htalk")
+    assert h2.hash != old
+    with pytest.raises(H2HError, match="--protocol"):
+        load_generation_templates(protocol="benchmark")

@@ -1,0 +1,220 @@
+"""Metrics against the humans: exact resample correlations, the leave-one-out pairing, the
+system-level Kendall tau, and what is not estimable."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from analysis.ceiling import loo_pairs, pooled_metrics
+from analysis.layout import Ratings
+from analysis.refmetrics.compare import Scored, compare_dimension
+from analysis.refmetrics.correlation import PairDesign, weighted_correlations
+from analysis.refmetrics.system import rank_agreement, system_agreement
+from analysis.resample import item_weights
+
+SCIPY = {"pearson": lambda x, y: stats.pearsonr(x, y).statistic,
+         "spearman": lambda x, y: stats.spearmanr(x, y).statistic,
+         "kendall_tau_b": lambda x, y: stats.kendalltau(x, y, variant="b").statistic}
+
+
+def _pairs(seed: int, n_items: int = 25):
+    rng = np.random.default_rng(seed)
+    item = np.repeat(np.arange(n_items), rng.integers(1, 5, n_items))
+    rng.shuffle(item)
+    y = rng.integers(1, 6, item.size) + rng.choice([0.0, 0.5], item.size)  # ties, halves
+    return rng, item, y
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("per_item", [False, True])
+def test_resampled_correlations_equal_scipy_on_the_resample_written_out(seed, per_item):
+    """Each bootstrap row's coefficients are those of the resample itself (pairs of an item
+    drawn k times appear k times), computed from the draw counts: checked against scipy on
+    the copies, with ties in both variables (and, for a metric, one value per item)."""
+    rng, item, y = _pairs(seed)
+    n = 25
+    x = (rng.normal(size=n)[item] if per_item else rng.integers(1, 6, item.size).astype(float))
+    design = PairDesign(item, y, n)
+    xa = design.align(x)
+    point = weighted_correlations(design, xa, np.ones((1, n)))
+    for k, f in SCIPY.items():
+        assert point[k][0] == pytest.approx(f(x, y), abs=1e-12)
+    w = item_weights(n, 6, seed)
+    boots = weighted_correlations(design, xa, w)
+    for b in range(w.shape[0]):
+        idx = np.concatenate([np.flatnonzero(item == i) for i in range(n)
+                              for _ in range(int(w[b, i]))])
+        for k, f in SCIPY.items():
+            assert boots[k][b] == pytest.approx(f(x[idx], y[idx]), abs=1e-10), (k, b)
+
+
+def _tiny() -> Ratings:
+    # 5 items, 2 humans: each human's leave-one-out consensus is the other human's score
+    m = np.array([[1, 2], [2, 1], [3, 4], [4, 3], [5, 5]], float)
+    return Ratings(m, tuple("ABCDE"), ("h1", "h2"))
+
+
+def test_a_metric_is_paired_with_the_leave_one_out_consensus_worked_by_hand():
+    """h1 = 1,2,3,4,5 and h2 = 2,1,4,3,5; metric 10..50. The ten pooled pairs are
+    (metric of the item, the other human's score): (10,2) (20,1) (30,4) (40,3) (50,5) for h1
+    and (10,1) (20,2) (30,3) (40,4) (50,5) for h2. A metric held against the mean of all
+    humans instead (1.5, 1.5, 3.5, 3.5, 5) would give other values."""
+    metric = np.array([10, 20, 30, 40, 50], float)
+    res = compare_dimension(_tiny(), [Scored("bleu", "metric", metric)], B=0, min_items=5,
+                            min_human_items=2)
+    x = [10, 20, 30, 40, 50, 10, 20, 30, 40, 50]
+    c = [2, 1, 4, 3, 5, 1, 2, 3, 4, 5]
+    row = next(r for r in res["rows"] if r["name"] == "bleu")
+    for k, f in SCIPY.items():
+        assert row[k]["value"] == pytest.approx(f(x, c), abs=1e-12)
+    assert row["spearman"]["value"] != pytest.approx(
+        stats.spearmanr(metric, [1.5, 1.5, 3.5, 3.5, 5]).statistic)
+    assert row["qwk"] is None  # no kappa for a continuous metric
+    ceiling = res["rows"][0]
+    assert ceiling["name"] == "human ceiling"
+    # the ceiling pairs are (1,2) (2,1) (3,4) (4,3) (5,5) and their mirror images
+    hx, hc = [1, 2, 3, 4, 5, 2, 1, 4, 3, 5], [2, 1, 4, 3, 5, 1, 2, 3, 4, 5]
+    for k, f in SCIPY.items():
+        assert ceiling[k]["value"] == pytest.approx(f(hx, hc), abs=1e-12)
+    assert row["minus_ceiling"]["spearman"]["value"] == pytest.approx(
+        SCIPY["spearman"](x, c) - SCIPY["spearman"](hx, hc))
+    assert (res["n_items"], res["n_pairs"], res["n_humans"]) == (5, 10, 2)
+
+
+def _study(seed: int = 3, n: int = 60, raters: int = 5, per_item: int = 3):
+    rng = np.random.default_rng(seed)
+    quality = rng.normal(3, 1, n)
+    m = np.full((n, raters), np.nan)
+    for i in range(n):
+        for j in rng.choice(raters, per_item, replace=False):
+            m[i, j] = np.clip(np.rint(quality[i] + rng.normal(0, .7)), 1, 5)
+    return Ratings(m, tuple(f"i{i}" for i in range(n)), tuple(f"h{j}" for j in
+                                                                 range(raters))), quality, rng
+
+
+def test_the_ceiling_row_equals_the_human_ceiling_of_h2h_analyze():
+    humans, quality, rng = _study()
+    metric = quality + rng.normal(0, 1, quality.size)
+    res = compare_dimension(humans, [Scored("m", "metric", metric)], B=0, min_human_items=5)
+    ref = pooled_metrics(loo_pairs(humans.matrix, min_items=5))
+    for k in ("pearson", "spearman", "kendall_tau_b"):
+        assert res["rows"][0][k]["value"] == pytest.approx(ref[k], abs=1e-12)
+
+
+def test_rank_statistics_and_their_cis_ignore_a_monotone_rescaling():
+    """One resampling for all rows: a metric and its cube get the same Spearman and Kendall
+    values and CIs (ranks), a different Pearson; an identical copy gets identical numbers."""
+    humans, quality, rng = _study()
+    m = quality + rng.normal(0, 1, quality.size)
+    res = compare_dimension(humans, [Scored("m", "metric", m), Scored("m3", "metric", m ** 3),
+                                     Scored("copy", "judge", m.copy())], B=300, seed=4,
+                            min_human_items=5)
+    rows = {r["name"]: r for r in res["rows"]}
+    for k in ("spearman", "kendall_tau_b"):
+        assert rows["m"][k] == pytest.approx(rows["m3"][k])
+    assert rows["m"]["pearson"]["value"] != pytest.approx(rows["m3"]["pearson"]["value"])
+    assert rows["m"]["spearman"] == rows["copy"]["spearman"]
+    lo, hi = rows["m"]["spearman"]["low"], rows["m"]["spearman"]["high"]
+    assert lo < rows["m"]["spearman"]["value"] < hi
+    d = rows["m"]["minus_ceiling"]["spearman"]
+    assert d["low"] < d["value"] < d["high"]
+
+
+def test_every_row_is_on_the_same_items_and_missing_rows_are_named():
+    humans, quality, _ = _study()
+    judge = np.rint(np.clip(quality, 1, 5))
+    judge[:4] = np.nan  # unscored
+    res = compare_dimension(humans, [Scored("j", "judge", judge),
+                                     Scored("empty", "metric", np.full(quality.size, np.nan)),
+                                     Scored("m", "metric", quality)], B=0, min_human_items=5)
+    assert res["n_items"] == 56
+    assert any("4 items" in n and "left out" in n for n in res["notes"])
+    assert any(n.startswith("empty: no score") for n in res["notes"])
+    assert next(r for r in res["rows"] if r["name"] == "empty")["status"] == "no scores"
+
+
+def test_a_metric_that_does_not_vary_is_not_estimable_and_says_why():
+    humans, quality, _ = _study()
+    res = compare_dimension(humans, [Scored("flat", "metric", np.full(quality.size, 7.0))],
+                            B=100, min_human_items=5)
+    flat = next(r for r in res["rows"] if r["name"] == "flat")
+    assert flat["spearman"] == {"value": None, "low": None, "high": None}
+    assert flat["minus_ceiling"]["spearman"]["value"] is None
+    assert "flat: correlations not estimable (its scores do not vary on these items)" in \
+        res["notes"]
+
+
+def test_too_few_items_and_nominal_scales_are_not_estimable():
+    humans = _tiny()
+    res = compare_dimension(humans, [Scored("m", "metric", np.arange(5.0))], B=0,
+                            min_items=6, min_human_items=2)
+    assert res["status"] == "not estimable"
+    assert all(r["spearman"]["value"] is None for r in res["rows"])
+    assert any("only 5 items" in n for n in res["notes"])
+    nominal = compare_dimension(humans, [Scored("m", "metric", np.arange(5.0))], B=0,
+                                ordered=False)
+    assert nominal["status"] == "not estimable" and nominal["rows"] == []
+
+
+# --- system level ---------------------------------------------------------------------------
+
+def test_system_tau_worked_by_hand():
+    """Humans A > B > C > D, metric A > C > B > D: 5 of 6 model pairs concordant, 1
+    discordant, so tau-b = (5 - 1) / 6 and 5/6 of the orderings are right."""
+    r = system_agreement(np.array([4., 3, 2, 1]), {"m": np.array([.9, .5, .7, .1])},
+                         np.array(list("ABCD")), np.arange(4), B=0)["rows"]["m"]
+    assert r["kendall_tau_b"]["value"] == pytest.approx(4 / 6)
+    assert r["kendall_tau_b"]["value"] == pytest.approx(
+        stats.kendalltau([4, 3, 2, 1], [.9, .5, .7, .1]).statistic)
+    assert r["pairwise_accuracy"]["value"] == pytest.approx(5 / 6)
+    assert r["pairs_ordered_by_humans"] == 6
+
+
+def test_system_ties_worked_by_hand():
+    """Humans tie A and B (3, 3, 2, 1), metric .9 .5 .7 .1: of the 5 pairs the humans order,
+    4 concordant and B-C discordant: tau-b = (4 - 1) / sqrt((6 - 1)(6 - 0)), accuracy 4/5.
+    A metric tie (.9 .9 .5 .1 against 4 3 2 1) counts one half: (5 + 0.5) / 6 right, tau-b =
+    5 / sqrt(6 * 5)."""
+    tau, acc = rank_agreement(np.array([3., 3, 2, 1]), np.array([.9, .5, .7, .1]))
+    assert tau[0] == pytest.approx(3 / np.sqrt(30)) and acc[0] == pytest.approx(0.8)
+    assert tau[0] == pytest.approx(stats.kendalltau([3, 3, 2, 1], [.9, .5, .7, .1]).statistic)
+    tau, acc = rank_agreement(np.array([4., 3, 2, 1]), np.array([.9, .9, .5, .1]))
+    assert tau[0] == pytest.approx(5 / np.sqrt(30)) and acc[0] == pytest.approx(5.5 / 6)
+
+
+def test_system_means_average_items_and_two_models_give_no_tau():
+    # model X: items 4 and 2 (mean 3); model Y: item 1 (mean 1); the metric reverses them
+    res = system_agreement(np.array([4., 2, 1]), {"m": np.array([0., 0., 5.])},
+                           np.array(["X", "X", "Y"]), np.array(["s1", "s2", "s1"]), B=0)
+    assert res["human_means"] == {"X": 3.0, "Y": 1.0}
+    assert res["rows"]["m"]["kendall_tau_b"]["value"] is None
+    assert res["rows"]["m"]["pairwise_accuracy"]["value"] == 0.0
+    assert any("not estimable with 2 models" in n for n in res["notes"])
+
+
+def test_scenario_bootstrap_equals_the_resamples_written_out():
+    rng = np.random.default_rng(5)
+    models, scen = np.array(list("ABCD") * 12), np.repeat(np.arange(12), 4)
+    human = rng.normal(size=48) + (models == "A") * 1.5 - (models == "D")
+    metric = human + rng.normal(0, 1.5, 48)
+    res = system_agreement(human, {"m": metric}, models, scen, B=40, seed=7)
+    w = item_weights(12, 40, 7)
+    taus = []
+    for b in range(40):
+        idx = np.concatenate([np.flatnonzero(scen == s) for s in range(12)
+                              for _ in range(int(w[b, s]))])
+        hm = [human[idx][models[idx] == m].mean() for m in "ABCD"]
+        mm = [metric[idx][models[idx] == m].mean() for m in "ABCD"]
+        taus.append(stats.kendalltau(hm, mm).statistic)
+    lo, hi = np.quantile(taus, [0.025, 0.975])
+    got = res["rows"]["m"]["kendall_tau_b"]
+    assert (got["low"], got["high"]) == pytest.approx((lo, hi))
+
+
+def test_a_ranking_every_scenario_agrees_on_has_a_degenerate_ci():
+    models, scen = np.array(list("ABC") * 10), np.repeat(np.arange(10), 3)
+    human = np.tile([3.0, 2.0, 1.0], 10)
+    res = system_agreement(human, {"m": human * 10}, models, scen, B=100, seed=1)
+    assert res["rows"]["m"]["kendall_tau_b"] == {"value": 1.0, "low": 1.0, "high": 1.0}
