@@ -49,20 +49,29 @@ def lifetime() -> timedelta:
     return timedelta(hours=float(os.environ.get("H2H_SESSION_HOURS", "12")))
 
 
+def _minutes_in_words(span: timedelta) -> str:
+    """'120 minutes', '1 minute', '12 seconds' (a short test setting is not '0 minutes')."""
+    seconds = round(span.total_seconds())
+    if seconds < 60:
+        return f"{seconds} second{'s' if seconds != 1 else ''}"
+    minutes = round(seconds / 60)
+    return f"{minutes} minute{'s' if minutes != 1 else ''}"
+
+
 class SessionEnded(H2HError):
     """The session behind a page or a save is over; ``reason`` says why, the message says
     what to do. Nothing was saved by the request that raised it."""
 
     def __init__(self, reason: EndReason):
         self.reason = reason
-        idle = int(idle_timeout().total_seconds() // 60)
+        idle = _minutes_in_words(idle_timeout())
         hours = lifetime().total_seconds() / 3600
         super().__init__({
             "signed_out": "You were signed out (here or in another window). Sign in again "
                           "to continue.",
             "deactivated": "Your access to this study has been ended by the study team. "
                            "Your saved ratings are kept; ask the team if this is a mistake.",
-            "idle": f"You were signed out after {idle} minutes without activity. Sign in "
+            "idle": f"You were signed out after {idle} without activity. Sign in "
                     "again to continue; nothing you saved is lost.",
             "expired": f"Sign-ins last {hours:g} hours and yours is over. Sign in again to "
                        "continue; nothing you saved is lost.",

@@ -307,3 +307,14 @@ def test_training_attention_and_norming_saves_check_the_session_too(engine):
     with engine.connect() as c:
         for table in ("training_rating", "attention_result", "norming_rating"):
             assert c.execute(sa.text(f"SELECT COUNT(*) FROM {table}")).scalar_one() == 0
+
+
+@pytest.mark.parametrize("minutes,words", [("120", "after 120 minutes without"),
+                                           ("1", "after 1 minute without"),
+                                           ("0.2", "after 12 seconds without")])
+def test_the_idle_message_names_the_setting_in_words(monkeypatch, minutes, words):
+    # A short test setting (H2H_SESSION_IDLE_MINUTES=0.2) used to read "after 0 minutes".
+    from data.sessions import SessionEnded
+
+    monkeypatch.setenv("H2H_SESSION_IDLE_MINUTES", minutes)
+    assert words in str(SessionEnded("idle"))
