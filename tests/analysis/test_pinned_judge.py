@@ -179,3 +179,46 @@ def test_h2h_analyze_json_prints_the_same_numbers(tmp_path):
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     _check_json(json.loads(proc.stdout))
+
+
+def test_human_ceiling_cis_match_a_loop_over_the_same_resamples():
+    from analysis.ceiling import value_qwk
+    from analysis.resample import item_weights
+
+    rng = np.random.default_rng(4)
+    m = np.clip(np.rint(rng.normal(3, 1, 30)[:, None] + rng.normal(0, .8, (30, 3))), 1, 5)
+    m[rng.random(m.shape) < 0.2] = np.nan
+    res = human_ceiling(m, B=400, seed=9)
+    p = loo_pairs(m)
+    used = np.unique(p.item)
+    w = item_weights(used.size, 400, 9).astype(int)
+    pos = np.searchsorted(used, p.item)
+    q, a = [], []
+    for row in w:
+        x, c = np.repeat(p.x, row[pos]), np.repeat(p.c, row[pos])
+        q.append(value_qwk(x, c))
+        a.append(np.mean(np.abs(x - c)))
+    for key, boots in (("qwk_ci", q), ("mae_ci", a)):
+        lo, hi = np.quantile(boots, [0.025, 0.975])
+        assert res[key]["low"] == pytest.approx(lo, abs=1e-12)
+        assert res[key]["high"] == pytest.approx(hi, abs=1e-12)
+
+
+def test_rater_diagnostics_by_hand():
+    from analysis.raters import rater_diagnostics
+
+    d = rater_diagnostics(Ratings(M, ITEMS, HUMANS), "ordinal", VALUES)
+    # A rated 1 2 3 4 5: mean 3, SD (n - 1) sqrt(10 / 4); the others' means per item are
+    # 2, 3, 4.5, 5, 3.5, so the correlation is Pearson's r of those two columns
+    a = d["A"]
+    assert (a.n, a.mean) == (5, 3.0) and a.sd == pytest.approx(np.sqrt(2.5), abs=1e-12)
+    assert a.corr_with_others == pytest.approx(
+        stats.pearsonr([1, 2, 3, 4, 5], [2, 3, 4.5, 5, 3.5]).statistic, abs=1e-12)
+    # alpha without A: B and C alone, from the krippendorff package
+    assert a.alpha_without == pytest.approx(
+        krippendorff.alpha(M[:, 1:].T, level_of_measurement="ordinal", value_domain=VALUES),
+        abs=1e-12)
+    c = d["C"]
+    assert (c.n, c.mean) == (5, 4.0) and c.sd == pytest.approx(np.std([2, 4, 5, 5, 4], ddof=1))
+    two = rater_diagnostics(Ratings(M[:, :2], ITEMS, HUMANS[:2]), "ordinal", VALUES)
+    assert two["A"].alpha_without is None  # one rater left: nothing to compute
