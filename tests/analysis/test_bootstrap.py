@@ -133,3 +133,46 @@ def test_hk_bootstrap_floors_alpha_at_minus_one():
     ci = alpha_bootstrap(r, "interval", B=4000, seed=2, method="hk", values=[1, 2, 3, 4, 5])
     assert ci.low == -1.0 == np.quantile(naive, 0.025)
     assert ci.high == pytest.approx(np.quantile(naive, 0.975), abs=0.05)
+
+
+def _hk(m, B=2000, seed=1):
+    from analysis.alpha import _hk_boot
+    from analysis.layout import counts_matrix
+
+    vals = np.array([1.0, 2, 3, 4, 5])
+    return _hk_boot(counts_matrix(np.asarray(m, float), vals), 2, "interval", vals, B, seed)
+
+
+def test_hk_sets_the_perfect_resamples_of_one_used_value_to_zero():
+    # Two raters agree on 3 five times and once say 3 and 4: o_33 = 10, o_34 = o_43 = 1,
+    # n = 12, M = (2 - 1) 12 / 2 = 6 draws. With one used diagonal cell, KALPHA sets every
+    # alpha_b = 1 (all six draws on the diagonal, (10/12)^6 = 33% of resamples) to 0.
+    b = _hk([[3, 3]] * 5 + [[3, 4]])
+    assert not np.any(b == 1.0)
+    assert set(np.unique(b)) == {-1.0, 0.0}  # one off-diagonal draw gives exactly 0
+    r = Ratings(np.array([[3, 3]] * 5 + [[3, 4]], float), tuple(range(6)), ("a", "b"))
+    ci = alpha_bootstrap(r, "interval", B=2000, seed=1, method="hk", values=[1, 2, 3, 4, 5])
+    assert ci.high == 0.0  # 1.0 without the correction
+
+
+def test_hk_zeroes_the_expected_number_of_perfect_resamples():
+    # Agreement on 3 (five units) and on 4 (three units), one 3-4 unit: o_33 = 10, o_44 = 6,
+    # n = 18, 9 pairs in all. KALPHA sets round(B sum_c (o_cc / n)^pairs) of the resamples
+    # with alpha_b = 1 to 0: round(2000 ((10/18)^9 + (6/18)^9)) = round(10.17) = 10.
+    b = _hk([[3, 3]] * 5 + [[4, 4]] * 3 + [[3, 4]])
+    assert np.sum(b == 0.0) == round(2000 * ((10 / 18) ** 9 + (6 / 18) ** 9)) == 10
+    assert np.sum(b == 1.0) > 500  # the rest of the perfect resamples stay at 1
+
+
+def test_hk_on_one_pair_and_without_pairs():
+    # One unit rated 1 and 2: n = 2, D_e = 1, M = 1 draw, always the off-diagonal cell, so
+    # every alpha_b = 1 - 1 / (1 * 1) = 0, as the estimate itself
+    one = Ratings(np.array([[1.0, 2.0]]), (0,), ("a", "b"))
+    ci = alpha_bootstrap(one, "interval", B=50, seed=0, method="hk", values=[1, 2, 3])
+    assert (ci.estimate, ci.low, ci.high, ci.n_valid) == (0.0, 0.0, 0.0, 50)
+    # no unit with two ratings, or no variance: nothing to resample, no interval
+    lone = Ratings(np.array([[1.0, np.nan], [np.nan, 2.0]]), (0, 1), ("a", "b"))
+    same = Ratings(np.full((4, 2), 3.0), tuple(range(4)), ("a", "b"))
+    for r in (lone, same):
+        ci = alpha_bootstrap(r, "interval", B=50, seed=0, method="hk", values=[1, 2, 3])
+        assert np.isnan(ci.low) and np.isnan(ci.high) and ci.n_valid == 0
