@@ -51,6 +51,8 @@ RUN_BY = {
     "judge cost": "tests/judge/test_cli.py::test_run_cost_export_configs_and_analyze",
     "judge export": "tests/judge/test_cli.py::test_run_cost_export_configs_and_analyze",
     "judge configs": "tests/judge/test_cli.py::test_run_cost_export_configs_and_analyze",
+    "backup": "tests/data/test_backup.py::test_backup_and_restore_from_the_command_line",
+    "restore": "tests/data/test_backup.py::test_backup_and_restore_from_the_command_line",
 }
 
 
