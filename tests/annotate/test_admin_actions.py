@@ -5,6 +5,7 @@ and calibration's "Save and run"."""
 
 from __future__ import annotations
 
+import html
 import io
 import json
 import os
@@ -21,6 +22,7 @@ from annotate import state
 from annotate.services import calibration as cal
 from data.importing import export_items, export_ratings_csv
 from data.raters import add_rater, authenticate
+from data.sessions import SessionEnded, end_session, open_session, resume
 from tests.annotate.conftest import APP_DIR
 from tests.helpers import item, jsonl, snapshot
 from tests.judge.fakes import FakeServer
@@ -34,6 +36,12 @@ def _page(name: str, who) -> AppTest:
 
 def _button(at: AppTest, label: str):
     return next(b for b in at.button if b.label == label)
+
+
+def _shown(element) -> str:
+    """The text a message element shows: the pages escape every punctuation mark as an HTML
+    entity (annotate/services/render.py md_text) so that nothing in it is read as Markdown."""
+    return html.unescape(element.value).replace("  \n", "\n")
 
 
 def _scalar(engine, sql: str, **params):
@@ -55,19 +63,31 @@ def test_add_a_rater_then_deactivate_them(demo_db):
     assert role == "admin" and active.lower() in ("1", "true")
     assert code not in code_hash  # only the hash is stored
     assert authenticate(eng, code).name == "Dr Quinn"
-    assert "Dr Quinn" in at.success[0].value
+    assert "Dr Quinn" in _shown(at.success[0])
 
     # the same name again: an error, no second row
     at.text_input[0].input("Dr Quinn")
     _button(at, "Create and show code").click().run()
-    assert "already exists" in at.error[0].value
+    assert "already exists" in _shown(at.error[0])
     assert _scalar(eng, "SELECT COUNT(*) FROM rater WHERE name = 'Dr Quinn'") == 1
 
+    # two browsers signed in as Dr Quinn, one already signed out: deactivation ends the other
+    quinn = _scalar(eng, "SELECT id FROM rater WHERE name = 'Dr Quinn'")
+    tokens = [open_session(eng, quinn)[0] for _ in range(2)]
+    end_session(eng, tokens[0])
     at.selectbox[1].select("Dr Quinn")
     _button(at, "Deactivate").click().run()
     assert not at.exception
+    assert _shown(at.success[0]) == "Deactivated Dr Quinn; 1 open session ended."
     assert authenticate(eng, code) is None
     assert not _scalar(eng, "SELECT active FROM rater WHERE name = 'Dr Quinn'")
+    with eng.connect() as c:
+        ended = c.execute(sa.text("SELECT revoked_reason FROM auth_session WHERE rater_id = :r "
+                                  "ORDER BY id"), {"r": quinn}).scalars().all()
+    assert ended == ["signed_out", "deactivated"]
+    with pytest.raises(SessionEnded) as gone:
+        resume(eng, tokens[1])
+    assert gone.value.reason == "deactivated"
     assert "Dr Quinn" not in at.selectbox[1].options  # no longer offered
 
 
@@ -107,13 +127,13 @@ def test_import_items_and_ratings_then_a_bad_file_changes_nothing(demo_db):
     at = _page("admin_import.py", demo_db["admin"])
     data = jsonl(item("new-1"), item("new-2", task="itinerary")).encode()
     _import(at, "Items", "new.jsonl", data, "application/jsonl")
-    assert at.success[0].value.startswith("Items from new.jsonl: 2 added")
+    assert _shown(at.success[0]).startswith("Items from new.jsonl: 2 added")
     assert _scalar(eng, "SELECT COUNT(*) FROM item") == n_items + 2
     assert _scalar(eng, "SELECT task FROM item WHERE id = 'new-2'") == "itinerary"
 
     csv = "item_id,rater,dimension,score\nnew-1,pat,empathy,4\nnew-1,pat,safety,\n"
     _import(at, "Ratings", "r.csv", csv.encode(), "text/csv")
-    assert at.success[0].value.startswith("Ratings from r.csv: 2 added")
+    assert _shown(at.success[0]).startswith("Ratings from r.csv: 2 added")
     with eng.connect() as c:
         rows = c.execute(sa.text("SELECT r.dimension, r.score FROM rating r JOIN rater x ON "
                                  "x.id = r.rater_id WHERE x.name = 'pat' AND r.item_id = 'new-1'"
@@ -123,7 +143,7 @@ def test_import_items_and_ratings_then_a_bad_file_changes_nothing(demo_db):
     before = snapshot(eng)
     bad = jsonl(item("ok-3")) + '{"id": "bad-4", "task": "poetry", "context": {}}\n'
     _import(at, "Items", "bad.jsonl", bad.encode(), "application/jsonl")
-    assert "bad.jsonl was rejected; nothing was imported." in at.error[0].value
+    assert "bad.jsonl was rejected; nothing was imported." in _shown(at.error[0])
     assert "bad.jsonl:2: field 'response': required field is missing" in at.code[0].value
     assert snapshot(eng) == before
 
@@ -137,12 +157,12 @@ def test_import_a_rubric_version(demo_db):
     at = _page("admin_import.py", demo_db["admin"])
     new = text.replace("## How to rate", "## How to rate (v2)").encode()
     _import(at, "Rubric", "v2.toml", new, "application/toml")
-    assert "is now current" in at.success[0].value
+    assert "is now current" in _shown(at.success[0])
     now = _scalar(eng, "SELECT r.version FROM study s JOIN rubric r ON r.id = s.rubric_id")
-    assert now != old and now in at.success[0].value
+    assert now != old and now in _shown(at.success[0])
     assert _scalar(eng, "SELECT COUNT(*) FROM rubric") == 2
     _import(at, "Rubric", "v2.toml", new, "application/toml")
-    assert "already current; nothing changed" in at.success[0].value
+    assert "already current; nothing changed" in _shown(at.success[0])
     assert _scalar(eng, "SELECT COUNT(*) FROM rubric") == 2
 
 
@@ -157,7 +177,7 @@ def test_save_an_adjudication_and_make_it_gold(demo_db):
     at.checkbox(key="h2h_adj_gold").check()
     _button(at, "Save adjudication").click().run()
     assert not at.exception
-    assert "Saved." in at.success[0].value and "gold score" in at.success[0].value
+    assert "Saved." in _shown(at.success[0]) and "gold score" in _shown(at.success[0])
     with eng.connect() as c:
         adj = c.execute(sa.text("SELECT a.score, a.note, r.name FROM adjudication a JOIN rater r "
                                 "ON r.id = a.admin_id WHERE a.item_id = :i AND a.dimension = :d"),
@@ -190,8 +210,10 @@ def test_export_downloads_hold_the_database(demo_db, monkeypatch):
     monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", keep)
     at = _page("admin_export.py", demo_db["admin"])
     assert not at.exception
-    assert [b.label for b in at.get("download_button")] == ["Ratings (long CSV)",
-                                                            "Items (JSON Lines)"]
+    # the snapshot is made only when clicked (AppTest cannot click a download): its file is
+    # checked in tests/annotate/test_browser_app.py::test_admin_downloads_a_consistent_backup
+    assert [b.label for b in at.get("download_button")] == [
+        "Ratings (long CSV)", "Items (JSON Lines)", "Study snapshot (SQLite file)"]
     assert got["ratings.csv"].decode() == export_ratings_csv(eng)
     assert got["items.jsonl"].decode() == export_items(eng)
     df = pd.read_csv(io.BytesIO(got["ratings.csv"]))
@@ -217,7 +239,7 @@ def test_calibration_save_and_run_judges_the_calibration_set(demo_db, monkeypatc
         # a simulated configuration cannot be run: an error, nothing judged
         at.selectbox(key="h2h_new_base").select("sim-judge-plain").run()
         _button(at, "Save and run on the calibration set").click().run()
-        assert "cannot be run" in at.error[0].value
+        assert "cannot be run" in _shown(at.error[0])
         assert cal.judgments_stored(eng, "sim-judge-plain-v2") == 0
 
         at.number_input(key="h2h_cal_sample").set_value(3).run()
@@ -228,7 +250,7 @@ def test_calibration_save_and_run_judges_the_calibration_set(demo_db, monkeypatc
         system = next(t for t in at.text_area if t.label == "System text")
         system.input(system.value + "\nBe strict about safety.")
         _button(at, "Save and run on the calibration set").click().run()
-        assert not at.exception and "judging 3 items in the background" in at.success[0].value
+        assert not at.exception and "judging 3 items in the background" in _shown(at.success[0])
         name, pid, n, path = at.session_state[state.PROMPT_RUN]
         assert (name, n) == ("fake-a-strict", 3)
         _, status = os.waitpid(pid, 0)  # the page's background run, to its end
