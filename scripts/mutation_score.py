@@ -9,11 +9,16 @@ equivalent to the original (no test can tell them apart) are listed with the rea
 ``docs/mutation.md``; ``--check`` fails when a survivor is neither killed nor listed there.
 
     .venv/bin/python scripts/mutation_score.py [--names] [--check] [--min 0.85]
+    .venv/bin/python scripts/mutation_score.py --only 'analysis.alpha.*'   # part of a run
+
+``--only`` (fnmatch patterns, as ``mutmut run`` takes them) scores the mutants of a partial
+run, e.g. ``mutmut run --max-children 2 'analysis.alpha.*'`` on a loaded machine.
 """
 
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import re
 import subprocess
@@ -50,8 +55,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check", action="store_true",
                     help="fail if a survivor is not listed as equivalent in docs/mutation.md")
     ap.add_argument("--min", type=float, default=0.85, help="the score to reach (0.85)")
+    ap.add_argument("--only", nargs="+", metavar="PATTERN",
+                    help="score only the mutants whose names match (fnmatch)")
     args = ap.parse_args(argv)
     res = results()
+    if args.only:
+        res = {k: c for k, c in res.items() if any(fnmatch.fnmatch(k, p) for p in args.only)}
     if not res:
         print("no mutmut results under mutants/: run `make mutate` first", file=sys.stderr)
         return 2
