@@ -10,7 +10,9 @@ and prints whether a test failed (caught) or every test passed (survived).
     .venv/bin/python scripts/inject_bugs.py 1 6 11       # some of them
     .venv/bin/python scripts/inject_bugs.py --list       # what each bug is
 
-Exit status 1 when any bug survives. Each run takes from seconds (caught early) to about two
+At the end the tests that caught a bug are run once more on the unmodified copy: each must
+pass there, or its "caught" meant nothing. Exit status 1 when any bug survives or a catching
+test fails without a bug. Each run takes from seconds (caught early) to about two
 minutes (a bug that survives runs every test).
 """
 
@@ -140,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         for b in chosen:
             print(f"{b.id:>2}  {b.file:<24} {b.what}")
         return 0
-    survived = []
+    survived, catching = [], []
     with tempfile.TemporaryDirectory(prefix="h2h-bugs-") as tmp:
         scratch = Path(tmp)
         _copy_tree(scratch)
@@ -151,9 +153,20 @@ def main(argv: list[str] | None = None) -> int:
                   + (f"\n{'':>20}{test}" if caught else ""), flush=True)
             if not caught:
                 survived.append(b.id)
+            elif "::" in test:
+                catching.append(test)
+        clean_ok = True
+        if catching:  # the catching tests on the tree without any bug
+            proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                                   "-W", "ignore", *sorted(set(catching))], cwd=scratch,
+                                  env={**os.environ, "PYTHONPATH": str(scratch)},
+                                  capture_output=True, text=True)
+            clean_ok = proc.returncode == 0
+            print(f"\nthe {len(set(catching))} catching tests on the unmodified tree: "
+                  + ("all pass" if clean_ok else f"FAIL\n{proc.stdout[-2000:]}"))
     print(f"\n{len(chosen) - len(survived)} of {len(chosen)} caught"
           + (f"; survived: {', '.join(map(str, survived))}" if survived else ""))
-    return 1 if survived else 0
+    return 1 if survived or not clean_ok else 0
 
 
 if __name__ == "__main__":
