@@ -176,3 +176,39 @@ def test_hk_on_one_pair_and_without_pairs():
     for r in (lone, same):
         ci = alpha_bootstrap(r, "interval", B=50, seed=0, method="hk", values=[1, 2, 3])
         assert np.isnan(ci.low) and np.isnan(ci.high) and ci.n_valid == 0
+
+
+def test_hk_perfect_resample_correction_counts_the_pairs_of_units_of_three():
+    # Three raters: three units all 3, one unit 3, 4, 4. Each ordered pair within a unit of
+    # three weighs 1/2: o_33 = 3 * 3 = 9, o_44 = 1, o_34 = o_43 = 1, n = 12, and there are
+    # 3 * 4 = 12 rater pairs (3 per unit). KALPHA zeroes round(B sum_c (o_cc / n)^pairs) of the
+    # perfect resamples: round(2000 ((9/12)^12 + (1/12)^12)) = round(63.4) = 63. (Counting
+    # m_u / (m_u - 1) / 2 = 3/4 "pairs" per unit would zero all of them, about 224.)
+    from analysis.alpha import _hk_boot
+    from analysis.layout import counts_matrix
+
+    vals = np.array([1.0, 2, 3, 4, 5])
+    m = np.array([[3, 3, 3]] * 3 + [[3, 4, 4]], float)
+    b = _hk_boot(counts_matrix(m, vals), 3, "interval", vals, 2000, 1)
+    assert np.sum(b == 0.0) == round(2000 * ((9 / 12) ** 12 + (1 / 12) ** 12)) == 63
+    # the draws that hit only the diagonal (P = (10/12)^12 = 11%) and were not zeroed stay 1
+    assert np.sum(b == 1.0) == pytest.approx(2000 * (10 / 12) ** 12 - 63, abs=60)
+
+
+def test_hk_draws_25_per_non_empty_cell_when_that_is_fewer():
+    # 120 units of two raters on a 3/4 scale: 100 say 3 and 3, 10 say 4 and 4, 10 say 3 and 4.
+    # o_33 = 200, o_44 = 20, o_34 = o_43 = 10: Q = 4 non-empty cells, n = 240, so
+    # M = min(25 * 4, (2 - 1) * 240 / 2) = min(100, 120) = 100 draws per resample. With
+    # interval distances (4 - 3)^2 = 1, alpha_b = 1 - S / (M D_e), S the number of 3-4 draws,
+    # D_e = 2 * 210 * 30 / (240 * 239): every (1 - alpha_b) M D_e is a whole number, and its
+    # mean is M * P(3-4 cell) = 100 * 20 / 240 = 8.33.
+    from analysis.alpha import _hk_boot
+    from analysis.layout import counts_matrix
+
+    vals = np.array([3.0, 4.0])
+    m = np.array([[3, 3]] * 100 + [[4, 4]] * 10 + [[3, 4]] * 10, float)
+    b = _hk_boot(counts_matrix(m, vals), 2, "interval", vals, 2000, 7)
+    d_e = 2 * 210 * 30 / (240 * 239)
+    s = (1 - b) * 100 * d_e
+    assert np.allclose(s, np.round(s), atol=1e-9)
+    assert s.mean() == pytest.approx(100 * 20 / 240, abs=0.3)  # SE 2.8 / sqrt(2000) = 0.06
