@@ -212,3 +212,19 @@ def test_hk_draws_25_per_non_empty_cell_when_that_is_fewer():
     s = (1 - b) * 100 * d_e
     assert np.allclose(s, np.round(s), atol=1e-9)
     assert s.mean() == pytest.approx(100 * 20 / 240, abs=0.3)  # SE 2.8 / sqrt(2000) = 0.06
+
+
+def test_unit_bootstrap_with_a_last_partial_chunk_and_the_unit_types():
+    from analysis.alpha import _unit_types
+
+    # B = 300 is one chunk of 250 resamples and one of 50: every resample counted once
+    r = _study(n_items=30, seed=8)
+    ci = alpha_bootstrap(r, "ordinal", B=300, seed=4)
+    assert ci.n_valid == 300 and ci.low < ci.estimate < ci.high
+    # distinct count vectors and their multiplicity; no unit at all; one unit, one value
+    types, freq = _unit_types(np.array([[2.0, 0], [1, 1], [2, 0], [2, 0]]))
+    assert sorted(zip(map(tuple, types), freq, strict=True)) == [((1.0, 1.0), 1), ((2.0, 0.0), 3)]
+    types, freq = _unit_types(np.zeros((0, 5)))
+    assert types.shape == (0, 5) and freq.shape == (0,)
+    types, freq = _unit_types(np.array([[2.0]]))
+    assert types.tolist() == [[2.0]] and freq.tolist() == [1]

@@ -7,7 +7,13 @@ import krippendorff
 import numpy as np
 import pytest
 
-from analysis.resample import item_bootstrap_sums, item_weights, two_sided_p, weighted_alpha
+from analysis.resample import (
+    item_bootstrap_sums,
+    item_weights,
+    percentile_ci,
+    two_sided_p,
+    weighted_alpha,
+)
 
 
 def test_item_weights_shapes_and_draw_counts():
@@ -49,3 +55,12 @@ def test_weighted_alpha_is_alpha_of_the_units_repeated(level):
                                level_of_measurement=level, value_domain=[1, 2, 3, 4, 5])
             for row in w]
     assert got == pytest.approx(want, abs=1e-12)
+
+
+def test_percentile_ci_by_hand():
+    # numpy's default (linear) quantiles of 0..100 at 2.5% and 97.5% are 2.5 and 97.5
+    assert percentile_ci(np.arange(101.0)) == pytest.approx((2.5, 97.5))
+    assert percentile_ci(np.arange(101.0), 0.9) == pytest.approx((5.0, 95.0))
+    # two finite resamples are enough: 0 + 0.025 * (1 - 0), 0 + 0.975 * (1 - 0)
+    assert percentile_ci(np.array([0.0, 1.0, np.nan])) == pytest.approx((0.025, 0.975))
+    assert percentile_ci(np.array([1.0, np.nan])) == (None, None)
