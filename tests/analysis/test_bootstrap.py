@@ -228,3 +228,24 @@ def test_unit_bootstrap_with_a_last_partial_chunk_and_the_unit_types():
     assert types.shape == (0, 5) and freq.shape == (0,)
     types, freq = _unit_types(np.array([[2.0]]))
     assert types.tolist() == [[2.0]] and freq.tolist() == [1]
+
+
+@pytest.mark.parametrize("n_values", [60, 70])
+def test_unit_types_are_exact_for_wide_scales(n_values):
+    # The unit types are found through one integer key per count vector when base^columns
+    # stays below 2^62 (60 values, counts 0/1: 2^60), else by numpy's row-wise unique (70
+    # values: 2^70). Vectors that differ only in the first value, beside a count in the last,
+    # must stay apart: a key of 2^59 + 1 in float64, or 2^69 + 1 in int64, would merge them.
+    from collections import Counter
+
+    from analysis.alpha import _unit_types
+
+    rows = np.zeros((5, n_values))
+    rows[[0, 1, 2], -1] = 1
+    rows[[1, 3], 0] = 1
+    rows[4, 1] = 1
+    counts = rows[[0, 1, 1, 2, 3, 4, 4, 4]]
+    types, freq = _unit_types(counts)
+    want = Counter(map(tuple, counts))
+    assert dict(zip(map(tuple, types), freq.tolist(), strict=True)) == dict(want)
+    assert len(want) == 4 and freq.sum() == 8
