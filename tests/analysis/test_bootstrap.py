@@ -249,3 +249,24 @@ def test_unit_types_are_exact_for_wide_scales(n_values):
     want = Counter(map(tuple, counts))
     assert dict(zip(map(tuple, types), freq.tolist(), strict=True)) == dict(want)
     assert len(want) == 4 and freq.sum() == 8
+
+
+def test_defaults_edges_and_refusals():
+    r = _study(n_items=40, seed=9)
+    # the documented defaults: B = 1000, seed 0, 95%, Krippendorff's 0.667 as the minimum
+    d = alpha_bootstrap(r)
+    assert (d.B, d.seed, d.level, d.alpha_min, d.method) == (1000, 0, 0.95, 0.667, "unit")
+    assert d == alpha_bootstrap(r, "ordinal", B=1000, seed=0, ci=0.95, alpha_min=0.667)
+    assert d.q_below_min == alpha_bootstrap(r, alpha_min=0.667).q_below_min < 1.0
+    # a single resample is allowed (its interval is that resample's alpha)
+    one = alpha_bootstrap(r, B=1, seed=3)
+    assert one.n_valid == 1 and one.low == one.high
+    for bad in (0.0, 1.0, 1.5, -0.1):
+        with pytest.raises(ValueError, match="ci must be between 0 and 1"):
+            alpha_bootstrap(r, ci=bad)
+    # no rating at all: no estimate, no interval, no resample counted (both methods)
+    empty = Ratings(np.full((3, 2), np.nan), (0, 1, 2), ("a", "b"))
+    for method in ("unit", "hk"):
+        e = alpha_bootstrap(empty, B=20, method=method)
+        assert np.isnan(e.estimate) and np.isnan(e.low) and np.isnan(e.high)
+        assert e.n_valid == 0 and np.isnan(e.q_below_min)
