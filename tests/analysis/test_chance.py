@@ -98,3 +98,19 @@ def test_pairwise_cohen_counts_pairs_by_what_they_share():
     # with a minimum of 3 shared items the second pair is too few
     pk = pairwise_cohen(r, [1, 2, 3], "unweighted", min_common=3)
     assert (pk.pairs_used, pk.pairs_too_few, pk.value) == (1, 1, pytest.approx(0.5))
+
+
+def test_alpha_defaults_to_ordinal_and_is_undefined_without_ratings():
+    from analysis.alpha import alpha, alpha_from_matrix
+
+    # Krippendorff (2011)'s 4 observers x 12 units: ordinal 0.815, interval 0.849 (the
+    # doctest of alpha_from_matrix); called without a level, alpha is the ordinal one
+    obs = np.array([[1, 2, 3, 3, 2, 1, 4, 1, 2, nan, nan, nan],
+                    [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, nan, 3],
+                    [nan, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, nan],
+                    [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, nan]]).T
+    assert round(alpha_from_matrix(obs), 3) == 0.815
+    assert round(alpha_from_matrix(obs, "interval"), 3) == 0.849
+    assert round(alpha(_r(obs)), 3) == 0.815
+    assert math.isnan(alpha_from_matrix(np.full((3, 2), nan)))
+    assert math.isnan(alpha(_r(np.full((3, 2), nan)), "interval", [1, 2, 3]))
