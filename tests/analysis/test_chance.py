@@ -114,3 +114,18 @@ def test_alpha_defaults_to_ordinal_and_is_undefined_without_ratings():
     assert round(alpha(_r(obs)), 3) == 0.815
     assert math.isnan(alpha_from_matrix(np.full((3, 2), nan)))
     assert math.isnan(alpha(_r(np.full((3, 2), nan)), "interval", [1, 2, 3]))
+
+
+def test_ratio_alpha_against_the_krippendorff_package_with_zeros():
+    # ratio distance ((c - k) / (c + k))^2, 0 where c + k = 0 (two zeros agree)
+    import krippendorff
+
+    from analysis.alpha import alpha_from_matrix
+
+    obs = np.array([[0, 0, 1], [0, 2, 2], [4, 3, nan], [1, 1, 0], [3, 4, 4], [0, 0, nan],
+                    [2, nan, 1]], float)
+    want = krippendorff.alpha(reliability_data=obs.T, level_of_measurement="ratio",
+                              value_domain=[0, 1, 2, 3, 4])
+    assert alpha_from_matrix(obs, "ratio", [0, 1, 2, 3, 4]) == pytest.approx(want, abs=1e-12)
+    with pytest.raises(ValueError, match="level must be"):
+        alpha_from_matrix(obs, "ordinl")  # type: ignore[arg-type]
