@@ -270,3 +270,17 @@ def test_defaults_edges_and_refusals():
         e = alpha_bootstrap(empty, B=20, method=method)
         assert np.isnan(e.estimate) and np.isnan(e.low) and np.isnan(e.high)
         assert e.n_valid == 0 and np.isnan(e.q_below_min)
+        assert (e.method, e.level, e.B, e.seed, e.alpha_min) == (method, 0.95, 20, 0, 0.667)
+
+
+def test_resamples_without_variance_do_not_count():
+    # Two items, [1, 1] and [2, 2]: alpha = 1. A resample that draws one item twice has no
+    # variance (alpha undefined) and is left out; the others have alpha exactly 1.
+    r = Ratings(np.array([[1.0, 1], [2, 2]]), (0, 1), ("a", "b"))
+    ci = alpha_bootstrap(r, "interval", B=200, seed=0, alpha_min=1.0)
+    assert ci.estimate == 1.0 and (ci.low, ci.high) == (1.0, 1.0)
+    assert 60 < ci.n_valid < 140  # about half (binomial(200, 1/2))
+    assert ci.q_below_min == 0.0  # "below" the minimum is strictly below: 1.0 is not
+    # the single resample of seed 0 draws one item twice: an estimate, no interval
+    one = alpha_bootstrap(r, "interval", B=1, seed=0)
+    assert one.estimate == 1.0 and one.n_valid == 0 and np.isnan(one.low)
