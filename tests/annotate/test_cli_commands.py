@@ -53,6 +53,12 @@ RUN_BY = {
     "judge configs": "tests/judge/test_cli.py::test_run_cost_export_configs_and_analyze",
     "backup": "tests/data/test_backup.py::test_backup_and_restore_from_the_command_line",
     "restore": "tests/data/test_backup.py::test_backup_and_restore_from_the_command_line",
+    "metrics run": "tests/analysis/test_metrics_cli.py::"
+                   "test_metrics_run_scores_every_demo_item_and_says_how",
+    "metrics list": "tests/analysis/test_metrics_cli.py::"
+                    "test_metrics_run_scores_every_demo_item_and_says_how",
+    "metrics export": "tests/analysis/test_metrics_cli.py::"
+                      "test_exported_scores_go_to_r_pandas_and_back_into_analyze",
 }
 
 
