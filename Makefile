@@ -78,7 +78,7 @@ bench: $(STAMP)
 # cores; `make mutate MUTANTS='analysis.*'` mutates every statistics module (hours on 2
 # cores). Prints the score and every surviving mutant.
 MUTANTS ?= analysis.alpha.* analysis.chance.* analysis.resample.*
-mutate: $(STAMP)
+mutate: $(STAMP) $(EMBED_STAMP)  # tests/analysis needs torch (the embedding metric)
 	$(PY) -m pip install -qq -e '.[mutate]'
 	rm -rf mutants
 	$(VENV)/bin/mutmut run --max-children 2 $(foreach m,$(MUTANTS),'$(m)') > mutants.log 2>&1 \
