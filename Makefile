@@ -22,7 +22,7 @@ PORT   ?= 8501
 POTATO_VERSION := 2.12.1
 POTATO_STAMP   := .bench/potato/.installed-$(POTATO_VERSION)
 
-.PHONY: demo test bench bench-potato lint setup local embed system-deps clean
+.PHONY: demo test bench bench-potato mutate lint setup local embed system-deps clean
 
 setup: $(STAMP)
 
@@ -71,8 +71,22 @@ bench: $(STAMP)
 	-$(MAKE) bench-potato
 	$(PY) benchmarks/run_all.py
 
+# Mutation testing of the statistics in analysis/ (configuration: [tool.mutmut] in
+# pyproject.toml; the survivors and why: docs/mutation.md). Not part of `make test`. By default
+# the core coefficients (Krippendorff's alpha and its bootstraps, the kappa family, Gwet,
+# Fleiss, percent agreement, the resampling helpers), which finish in about half an hour on 2
+# cores; `make mutate MUTANTS='analysis.*'` mutates every statistics module (hours on 2
+# cores). Prints the score and every surviving mutant.
+MUTANTS ?= analysis.alpha.* analysis.chance.* analysis.resample.*
+mutate: $(STAMP) $(EMBED_STAMP)  # tests/analysis needs torch (the embedding metric)
+	$(PY) -m pip install -qq -e '.[mutate]'
+	rm -rf mutants
+	$(VENV)/bin/mutmut run --max-children 2 $(foreach m,$(MUTANTS),'$(m)') > mutants.log 2>&1 \
+		|| (tail -40 mutants.log; exit 1)
+	$(PY) scripts/mutation_score.py --only $(foreach m,$(MUTANTS),'$(m)')
+
 lint: $(STAMP)
 	$(PY) -m ruff check .
 
 clean:
-	rm -rf $(VENV) test-artifacts .pytest_cache .bench
+	rm -rf $(VENV) test-artifacts .pytest_cache .bench mutants mutants.log

@@ -7,6 +7,7 @@ least 50x faster, CI endpoints within ±0.005 of the naive loop's.
 
 from __future__ import annotations
 
+import sys
 import time
 
 import krippendorff
@@ -19,7 +20,7 @@ N_ITEMS, N_RATERS, B, MISSING = 5_000, 10, 1_000, 0.20
 SCALE = [1, 2, 3, 4, 5]
 
 
-def main() -> None:
+def main() -> int:
     rng = np.random.default_rng(2026)
     latent = rng.normal(3, 1, N_ITEMS)
     m = np.clip(np.rint(latent[:, None] + rng.normal(0, 0.8, (N_ITEMS, N_RATERS))), 1, 5)
@@ -54,7 +55,8 @@ def main() -> None:
           "(requirement: <= 0.005)")
     ok = t_naive / t_ours >= 50 and abs(ours.low - lo) <= 0.005 and abs(ours.high - hi) <= 0.005
     print("PASS" if ok else "FAIL")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

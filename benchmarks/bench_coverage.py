@@ -8,6 +8,7 @@ computed once on 400,000 items from the same model. Each simulated study has 150
 
 from __future__ import annotations
 
+import sys
 import time
 
 import numpy as np
@@ -26,7 +27,7 @@ def simulate(rng: np.random.Generator, n: int) -> np.ndarray:
     return m
 
 
-def main() -> None:
+def main() -> int:
     t0 = time.perf_counter()
     truth = alpha_from_matrix(simulate(np.random.default_rng(0), 400_000), "ordinal", SCALE)
     rng = np.random.default_rng(1)
@@ -49,8 +50,10 @@ def main() -> None:
         print(f"{label}: coverage {cov:.1%} (± {1.96 * se:.1%}), mean width "
               f"{np.mean(widths[method]):.3f}")
     unit = hits["unit"] / N_STUDIES
-    print("unit bootstrap within 93-97%:", "PASS" if 0.93 <= unit <= 0.97 else "FAIL")
+    ok = 0.93 <= unit <= 0.97
+    print("unit bootstrap within 93-97%:", "PASS" if ok else "FAIL")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

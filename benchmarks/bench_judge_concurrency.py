@@ -99,8 +99,7 @@ def main() -> int:
     print(f"identical second run: {repeat_requests} requests, {n_again} new judgments, "
           f"{t_again:.2f} s (required: 0 requests)")
     ok = ratio >= 20 and repeat_requests == 0 and n50 == n1 == N
-    if not ok:
-        print("FAILED")
+    print("PASS" if ok else "FAIL")
     return 0 if ok else 1
 
 

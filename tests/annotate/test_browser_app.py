@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-import time
 
 import pytest
 import sqlalchemy as sa
@@ -83,24 +82,39 @@ def _wait_done(page, n: int) -> None:
     page.get_by_text(re.compile(rf"^{n} of \d+ done")).wait_for(timeout=30_000)
 
 
+def _settled(page) -> None:
+    """Wait until Streamlit has finished the script run that drew what is on screen. Call it
+    after waiting for something the new run draws (its heading, its marker): from then on the
+    app root's script state can only be "running" for this run or "notRunning" after it."""
+    page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(
+        timeout=30_000)
+
+
+def _item_marker(page, previous: str | None = None) -> str:
+    """The rating form's end marker (drawn after every widget of the item) once it names an
+    item other than ``previous``; returns that item's assignment id."""
+    handle = page.wait_for_function(
+        """prev => { const r = document.querySelector('[data-testid="h2h-ready"]');
+                     return r && r.dataset.item !== prev ? r.dataset.item : null; }""",
+        arg=previous, timeout=30_000)
+    return handle.json_value()
+
+
 def _n_dims(page) -> int:
-    """The number of dimensions on the current item, once the form has settled."""
-    last = -1
-    for _ in range(50):
-        n = page.locator('div[data-testid="stRadio"]').count()
-        if n == last and n > 0:
-            return n
-        last = n
-        time.sleep(0.3)
-    return last
+    """The number of dimensions on the current item (call once its marker is drawn)."""
+    _settled(page)
+    return page.locator('div[data-testid="stRadio"]').count()
+
+
+def _option(page, i: int, label: str):
+    return page.locator('div[data-testid="stRadio"]').nth(i).locator(
+        'div[role="radiogroup"] label').filter(has_text=re.compile(rf"^{label} "))
 
 
 def _click_scores(page, scores: list[str]) -> None:
-    groups = page.locator('div[data-testid="stRadio"]')
     for i, label in enumerate(scores):
-        groups.nth(i).locator('div[role="radiogroup"] label').filter(
-            has_text=re.compile(rf"^{label} ")).click()
-        time.sleep(0.15)
+        _option(page, i, label).click()
+        expect(_option(page, i, label).locator("input")).to_be_checked()
 
 
 def test_rater_journey(app):
@@ -120,17 +134,21 @@ def test_rater_journey(app):
     assert _progress(page).startswith("0 of ")
     _shot(page, "02-rate")
 
-    # item 1: keyboard only
-    time.sleep(1.0)  # let the shortcut listener install
+    # item 1: keyboard only, once the shortcut listener is installed and has highlighted the
+    # first dimension
+    current = _item_marker(page)
     n = _n_dims(page)
-    for key in "4534"[:n]:
+    page.wait_for_function("""() => !!document.__h2hKeys && document.querySelector(
+        'div[data-testid="stRadio"]').style.outline.includes('solid')""", timeout=30_000)
+    for i, key in enumerate("4534"[:n]):
         page.keyboard.press(key)
-        time.sleep(0.25)
+        expect(_option(page, i, key).locator("input")).to_be_checked()
     page.keyboard.press("Enter")
     _wait_done(page, 1)
     # items 2 and 3: mouse
     for done in (2, 3):
         page.get_by_text(re.compile(rf"item {done}$")).wait_for(timeout=30_000)
+        current = _item_marker(page, current)
         _click_scores(page, ["3"] * _n_dims(page))
         page.get_by_role("button", name="Save and next").click()
         _wait_done(page, done)
@@ -212,7 +230,11 @@ def test_model_text_is_inert(app):
     assert box.locator("img, script, a").count() == 0
     assert page.get_by_text("Say something <b>bold</b>").count() == 1
     assert "code=" not in page.url  # the access code left the address bar
-    time.sleep(1.5)
+    # "nothing happened" is only meaningful once everything has happened: the form's end
+    # marker is drawn, the run is over and the browser has no request left in flight
+    _item_marker(page)
+    _settled(page)
+    page.wait_for_load_state("networkidle")
     _shot(page, "06-untrusted-text")
     assert dialogs == []
     assert app["sniffer_hits"] == [], "the browser fetched something the model wrote"
@@ -232,7 +254,7 @@ def test_admin_pages_and_bad_upload(app, tmp_path):
                                          ("Export", "Export")], start=11):
         page.get_by_role("link", name=link).click()
         page.get_by_role("heading", name=heading).wait_for(timeout=30_000)
-        time.sleep(1.0)
+        _settled(page)  # the whole page is drawn: an exception would be on screen now
         assert page.locator('[data-testid="stException"]').count() == 0
         _shot(page, f"{i}-admin-{link.lower()}")
     with app["engine"].connect() as c:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 
 import pytest
 
@@ -58,22 +57,40 @@ def test_token_bucket_paces_and_allows_debt():
     assert b.wait_time(1) == pytest.approx(4.1)
 
 
+class _VirtualTime:
+    """A clock that only moves when the limiter sleeps: no wall time is measured."""
+
+    def __init__(self):
+        self.now = 0.0
+        self.sleeps: list[float] = []
+
+    def clock(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+
 def test_limiter_spreads_requests_per_minute():
-    async def go() -> float:
-        lim = RateLimiter(rpm=600)  # 10 per second, at most 2 s saved up (20 requests)
-        t0 = time.perf_counter()
+    t = _VirtualTime()
+
+    async def go() -> None:
+        lim = RateLimiter(rpm=600, clock=t.clock, sleep=t.sleep)  # 10/s, 20 saved up (2 s)
         for _ in range(26):
             await lim.acquire()
-        return time.perf_counter() - t0
-    took = asyncio.run(go())
-    assert 0.5 <= took < 1.5  # 6 requests beyond the saved-up 20, at 10/s
+    asyncio.run(go())
+    # the first 20 go at once; the 6 beyond them wait 0.1 s each, at 10 per second
+    assert t.now == pytest.approx(0.6)
+    assert t.sleeps == pytest.approx([0.1] * 6)
 
 
 def test_pause_holds_every_worker():
-    async def go() -> float:
-        lim = RateLimiter()
+    t = _VirtualTime()
+
+    async def go() -> None:
+        lim = RateLimiter(clock=t.clock, sleep=t.sleep)
         lim.pause_for(0.3)
-        t0 = time.perf_counter()
         await asyncio.gather(lim.acquire(), lim.acquire())
-        return time.perf_counter() - t0
-    assert asyncio.run(go()) >= 0.29
+    asyncio.run(go())
+    assert t.now == pytest.approx(0.3) and t.sleeps == pytest.approx([0.3])

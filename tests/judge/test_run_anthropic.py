@@ -83,8 +83,10 @@ def test_server_errors_and_overload_are_retried(study, anthropic_fake, prices):
 
 
 def test_a_timeout_is_retried(study, anthropic_fake, prices):
-    anthropic_fake.script(Scripted(delay=1.5))
-    _, stats = judge(study, anthropic_fake, prices, timeout=0.5,
+    # The first request is never answered, so it times out however long the timeout; the
+    # retry is answered at once and has 3 s, which a loaded machine does not run out of.
+    anthropic_fake.script(Scripted(hang=True))
+    _, stats = judge(study, anthropic_fake, prices, timeout=3.0,
                      filters=Filters(items=("d1",), dimensions=("empathy",)))
     assert stats.failed_attempts == 1 and stats.scored == 1
     assert query(study, "SELECT status FROM cost_ledger ORDER BY id") == [("timeout",), ("ok",)]
