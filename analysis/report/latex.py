@@ -14,8 +14,9 @@ smaller of the ACL text width (16 cm = 455 pt) and plain ``article`` (345 pt; it
 Computer Modern ``\small`` is as wide as 10 pt Times). A table that fits neither is set in
 ``\footnotesize``; if it still does not fit, its number columns continue in further floats
 ("continued: ..."), as do rows beyond a page, so that no float is wider or taller than the
-page, each part numbered as the same table. The compile test (tests/analysis/test_report_latex.py) holds these estimates to
-account: no overfull box, no "Float too large", in both document classes.
+page, each part numbered as the same table. The compile test
+(tests/analysis/test_report_latex.py) holds these estimates to account: no overfull box, no
+"Float too large", in both document classes.
 """
 
 from __future__ import annotations

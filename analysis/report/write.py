@@ -31,18 +31,21 @@ __all__ = ["write_report"]
 
 def write_report(bundle: dict, out: str | Path, *, figures: bool = True,
                  exporter: FigureExporter | None = None,
-                 sections: list[Section] | None = None) -> dict[str, float]:
+                 sections: list[Section] | None = None,
+                 built: list[tuple[Section, SectionOutput]] | None = None) -> dict[str, float]:
     """Write every output into ``out``; returns the time spent per step (seconds).
 
     ``exporter`` is an already started :class:`FigureExporter` (``h2h report`` starts one
     before the statistics so that Chromium starts meanwhile); without one, one is started
-    here when ``figures`` is true. The caller closes an exporter it passed in."""
+    here when ``figures`` is true. The caller closes an exporter it passed in. ``sections``
+    replaces the list of sections; ``built`` passes sections already built from this
+    bundle."""
     out = Path(out)
     (out / "tables").mkdir(parents=True, exist_ok=True)
     (out / "figures").mkdir(parents=True, exist_ok=True)
     timing: dict[str, float] = {}
     t0 = time.perf_counter()
-    built = build_sections(bundle, sections)
+    built = built if built is not None else build_sections(bundle, sections)
     timing["sections"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     numbers = _numbers(built)
