@@ -378,6 +378,7 @@ def bland_altman_figures(bundle: dict) -> list[Figure]:
     labels = dim_labels(bundle)
     ba = bundle["bland_altman"]
     order = {d: i for i, d in enumerate(dim_order(bundle))}
+    scale = {d["key"]: (d["min"], d["max"]) for d in bundle.get("dimensions", [])}
     out = []
     for judge in sorted({b["judge"] for b in ba}):
         bs = sorted([b for b in ba if b["judge"] == judge and b["diff"]],
@@ -401,6 +402,9 @@ def bland_altman_figures(bundle: dict) -> list[Figure]:
             if is_missing(la.get("bias")):
                 continue
             ax = "" if i == 0 else str(i + 1)
+            sc = scale.get(b["dimension"])
+            if sc:  # the whole scale on every panel, so the panels compare
+                fig.update_xaxes(range=[sc[0] - 0.3, sc[1] + 0.3], dtick=1, row=row, col=col)
             # shapes as plain dicts: add_hline per panel re-validates every shape (slow)
             shapes += [dict(type="line", xref=f"x{ax} domain", x0=0, x1=1, yref=f"y{ax}",
                             y0=y, y1=y, line=dict(color=OKABE_ITO[5], width=0.9, dash=dash))
