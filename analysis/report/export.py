@@ -47,8 +47,9 @@ class FigureExporter:
     :meth:`close` at the end (or use it as a context manager)."""
 
     def __init__(self, tabs: int | None = None):
-        # one tab per two cores: on a small machine a second tab only adds start-up work
-        tabs = tabs or max(1, min(4, (os.cpu_count() or 2) // 2))
+        # a tab per core (up to 4): the statistics run on one core while the browser starts,
+        # then the tabs render figures in parallel
+        tabs = tabs or max(1, min(4, os.cpu_count() or 1))
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True,
                                         name="h2h-figure-export")
