@@ -163,9 +163,11 @@ def export_ratings_cmd(
                                        "column per dimension, instead of one row per "
                                        "rating.")] = False,
 ) -> None:
-    """Export every rating as CSV for R or pandas, with each item's task, scenario, model and
-    condition, the rubric version, the simulated flag and timestamps (admins only: raters
-    never see model or condition). The long file re-imports unchanged.
+    """Export every rating as CSV for R or pandas (long, or --wide).
+
+    Each row carries the item's task, scenario, model and condition, the rubric version, the
+    simulated flag and timestamps (admins only: raters never see model or condition). The
+    long file re-imports unchanged. Columns: docs/formats.md.
 
     Example: h2h export ratings --db pilot.db --out ratings.csv   (or --wide)
     """
@@ -187,9 +189,10 @@ def export_matrix_cmd(
     out_file: Annotated[Path | None, typer.Option("--out", "-o", help="Output file "
                                                   "(default: standard output).")] = None,
 ) -> None:
-    """Export one dimension as an items x raters matrix (item_id, then a column per rater;
-    empty = no score), the layout irr and krippendorff expect (irr::kripp.alpha and
-    krippendorff.alpha want it transposed: raters x items).
+    """Export one dimension as an items x raters matrix for irr and krippendorff.
+
+    item_id, then a column per rater; empty = no score. irr::kripp.alpha and
+    krippendorff.alpha want it transposed (raters x items).
 
     Example: h2h export matrix --dimension empathy --db pilot.db --out empathy.csv
     """
