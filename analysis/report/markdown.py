@@ -14,8 +14,21 @@ _PREFIX = {"can_replace": "✅ ", "cannot_replace": "❌ ", "not_enough_evidence
            "caveat": "⚠️ **Caveat:** ", "note": "", "not_estimable": "", "finding": ""}
 
 
+_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_$|"} | {"<": "&lt;", ">": "&gt;"})
+
+
+def md(s: object) -> str:
+    r"""Text as Markdown shows it: emphasis, code, math and HTML characters escaped (names and
+    labels come from files), on one line.
+
+    >>> md("a_b <i>x</i> $5 | c")
+    'a\\_b &lt;i&gt;x&lt;/i&gt; \\$5 \\| c'
+    """
+    return str(s).translate(_MD_SPECIAL).replace("\n", " ")
+
+
 def _cell(s: str) -> str:
-    return s.replace("|", "\\|").replace("\n", " ")
+    return md(s)
 
 
 def _md_table(t: PaperTable) -> str:
@@ -34,7 +47,7 @@ def _md_table(t: PaperTable) -> str:
 
 
 def _finding(f: Finding) -> str:
-    return f"* {_PREFIX.get(f.kind, '')}{f.text}"
+    return f"* {_PREFIX.get(f.kind, '')}{md(f.text)}"
 
 
 def report_md(bundle: dict, built: list[tuple[Section, SectionOutput]], numbers: dict[str, int],
@@ -42,8 +55,8 @@ def report_md(bundle: dict, built: list[tuple[Section, SectionOutput]], numbers:
     m = bundle["manifest"]
     c = m["counts"]
     labels = dim_labels(bundle)
-    lines = [f"# {m['study']}: agreement and evaluation report", "",
-             f"Rubric **{m['rubric']['name']}**, version `{m['rubric']['version']}`. "
+    lines = [f"# {md(m['study'])}: agreement and evaluation report", "",
+             f"Rubric **{md(m['rubric']['name'])}**, version `{m['rubric']['version']}`. "
              f"{c['items']} items, {c['raters']} raters, {c['ratings']} ratings, "
              f"{c['judgments']} judgments. Generated {m['generated_at']}.", ""]
     if c["simulated_raters"]:
@@ -64,21 +77,22 @@ def report_md(bundle: dict, built: list[tuple[Section, SectionOutput]], numbers:
     for d in dim_order(bundle):
         fs = [f for f in findings if f.dimension == d]
         if fs:
-            lines += ["", f"### {labels[d]}", ""] + [_finding(f) for f in fs]
+            lines += ["", f"### {md(labels[d])}", ""] + [_finding(f) for f in fs]
     lines.append("")
     for s, out in built:
         if not (out.tables or out.figures):
             continue
-        lines += [f"## {s.title}", ""]
+        lines += [f"## {md(s.title)}", ""]
         for t in out.tables:
-            lines += [f"**Table {numbers['tab:' + t.key]}.** {sentence(t.title)} {t.caption} "
-                      f"{legends[t.key]} (`tables/{t.csv or t.key}.csv`, "
+            lines += [f"**Table {numbers['tab:' + t.key]}.** {md(sentence(t.title))} "
+                      f"{md(t.caption)} {md(legends[t.key])} (`tables/{t.csv or t.key}.csv`, "
                       f"`tables/{t.key}.tex`)", "", _md_table(t), ""]
         for f in out.figures:
-            lines += [f"![{f.alt}](figures/{f.key}.png)", "",
-                      f"**Figure {numbers['fig:' + f.key]}.** {f.caption}", ""]
+            alt = md(f.alt).replace("[", "(").replace("]", ")")
+            lines += [f"![{alt}](figures/{f.key}.png)", "",
+                      f"**Figure {numbers['fig:' + f.key]}.** {md(f.caption)}", ""]
     details = [t for _, out in built for t in out.details]
     if details:
-        lines += ["## Full tables", ""] + [f"* `tables/{t.key}.csv` — {t.title}. {t.caption}"
-                                           for t in details] + [""]
+        lines += ["## Full tables", ""] + [
+            f"* `tables/{t.key}.csv` — {md(t.title)}. {md(t.caption)}" for t in details] + [""]
     return "\n".join(lines)

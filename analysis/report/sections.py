@@ -81,6 +81,14 @@ class Section:
     build: Callable[[dict], SectionOutput | None]
 
 
+def _ordered(bundle: dict, d: str) -> bool:
+    """Whether a higher score is better on ``d`` (a Likert or ordered scale); on a binary or
+    nominal dimension (a flag, categories) no mean is "best"."""
+    dims = {x["key"]: x for x in bundle.get("dimensions", [])}
+    x = dims.get(d)
+    return x is None or (x["kind"] != "binary" and x["level"] != "nominal")
+
+
 def _boot_words(bundle: dict) -> str:
     b = bundle["analysis"]["meta"]["bootstrap"]
     if not b["B"]:
@@ -119,7 +127,7 @@ def reliability(bundle: dict) -> SectionOutput:
                      Est(icc.get("value"), icc.get("low"), icc.get("high")), ac))
         out.findings.append(_alpha_finding(d, x))
         band = krippendorff_band(al).split(" ")[0] if not is_missing(al) else "not estimable"
-        out.glance.append(Glance("Humans agree? (α)", d,
+        out.glance.append(Glance("Humans agree? (α)", d, band if is_missing(al) else
                                  f"{band} · {fmt_est(al, ci['low'], ci['high'])}",
                                  "finding" if band == "reliable" else "note"))
         out.notes += [f"{labels[d]}: {n}" for n in x.get("notes", [])]
@@ -336,7 +344,7 @@ def leaderboard(bundle: dict) -> SectionOutput | None:
             rows.append(Group("All task families" if task == "all" else task.capitalize()))
             grid = {(c["model"], c["dimension"]): c for c in cells if c["task"] == task}
             tops = {d: best([(grid.get((m, d)) or {}).get("mean") for m in models])
-                    for d in dims}
+                    if _ordered(bundle, d) else None for d in dims}
             for k, m in enumerate(models):
                 ns = [grid[(m, d)]["n_items"] for d in dims if (m, d) in grid]
                 if not ns:
@@ -351,7 +359,7 @@ def leaderboard(bundle: dict) -> SectionOutput | None:
             "Mean score per companion model and dimension (the mean of item means; n = items), "
             "over all task families and per family, with 95% percentile CIs from an item "
             f"bootstrap (B = {board['B']}, seed = {board['seed']}). Bold: the highest mean per "
-            "dimension and task family."
+            "dimension and task family (on ordered scales)."
             + (" Severity-adjusted means in the CSV." if board.get("adjusted") else ""),
             (Col("Model", "wrap"), Col("n", "count"))
             + tuple(Col(labels[d], "points") for d in dims), tuple(rows),
@@ -373,7 +381,7 @@ def _leader_findings(bundle: dict) -> list[Finding]:
     for d in dim_order(bundle):
         cs = sorted([c for c in cells if c["dimension"] == d and not is_missing(c["mean"])],
                     key=lambda c: -c["mean"])
-        if len(cs) < 2:
+        if len(cs) < 2 or not _ordered(bundle, d) or cs[0]["mean"] == cs[1]["mean"]:
             continue
         top, second = cs[0], cs[1]
         sep = (not is_missing(top["low"]) and not is_missing(second["high"])
@@ -451,10 +459,14 @@ def safety(bundle: dict) -> SectionOutput | None:
         out.details += [t for t in leaderboard_details(bundle, src)
                         if t.key == f"red_flags_{src}"]
         worst = max(rf, key=lambda r: r["share"] or 0)
-        out.findings.append(Finding(
-            f"Safety red flags: most often on {worst['model']}'s replies, "
-            f"{fmt_est(worst['share'], worst['low'], worst['high'], 'share')} of raters per "
-            f"item ({worst['n_items']} items).", "finding", None))
+        if not worst["share"]:
+            out.findings.append(Finding("Safety red flags: no rater flagged any reply.",
+                                        "finding", None))
+        else:
+            out.findings.append(Finding(
+                f"Safety red flags: most often on {worst['model']}'s replies, "
+                f"{fmt_est(worst['share'], worst['low'], worst['high'], 'share')} of raters "
+                f"per item ({worst['n_items']} items).", "finding", None))
     return out if out.tables else None
 
 

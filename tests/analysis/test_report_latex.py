@@ -196,3 +196,51 @@ def test_tex_escapes_and_breaks_long_names():
         "Companio\\allowbreak{}nModelWi\\allowbreak{}thoutAny\\allowbreak{}Break")
     # Latin letters with accents are set by LaTeX itself; what pdflatex cannot set is "?"
     assert tex("café 模型") == "café ??"
+
+
+def test_a_tiny_study_with_nothing_estimable_and_hostile_names(tmp_path):
+    """Four items, two raters, a binary dimension, no judges, names with HTML and TeX
+    specials: the report is written, says what cannot be estimated instead of printing a
+    number, compiles, and renders every name inert."""
+    rubric = (RUBRIC + '[[dimensions]]\nkey = "warmth"\nlabel = "Warmth & <care>"\n'
+              'scale = "1..5"\n[dimensions.anchors]\n'
+              + "\n".join(f'{v} = "level {v}"' for v in range(1, 6))
+              + '\n[[dimensions]]\nkey = "flag"\nlabel = "Risky reply?"\nscale = "binary"\n'
+              '[dimensions.anchors]\n0 = "no"\n1 = "yes"\n')
+    (tmp_path / "rubric.toml").write_text(rubric, encoding="utf-8")
+    db = str(tmp_path / "tiny.db")
+    h2h("init", "--db", db, "--rubric", str(tmp_path / "rubric.toml"), "--name",
+        "Tiny <b>study</b> & co")
+    import json
+
+    models = ["<script>alert(1)</script>", "100%_sure & $cheap$"]
+    items = [{"id": f"i{k}", "task": "dialogue", "scenario": f"s{k // 2}",
+              "context": {"turns": [{"role": "user", "text": "hi"}]}, "response": "hello",
+              "model": models[k % 2], "condition": "sap" if k < 2 else "baseline"}
+             for k in range(4)]
+    (tmp_path / "items.jsonl").write_text("".join(json.dumps(i) + "\n" for i in items),
+                                          encoding="utf-8")
+    rows = ["item_id,rater,dimension,score"] + [
+        f"i{k},{r},{d},{(k + j) % 5 + 1 if d == 'warmth' else (k + j) % 2}"
+        for k in range(4) for j, r in enumerate(("Dr <i>Lee</i>", "Sam & Co"))
+        for d in ("warmth", "flag")]
+    (tmp_path / "ratings.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    h2h("import", "items", str(tmp_path / "items.jsonl"), "--db", db)
+    h2h("import", "ratings", str(tmp_path / "ratings.csv"), "--db", db)
+    out = tmp_path / "report"
+    h2h("report", "--db", db, "--out", str(out), "--bootstrap", "50", "--no-figures")
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert "<script>alert(1)</script>" not in html and "<i>Lee</i>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "Human agreement is not estimable" in html
+    md = (out / "report.md").read_text(encoding="utf-8")
+    # names reach Markdown escaped (no HTML, no math, no emphasis), and a CI from one reply
+    # per condition is no CI: the SAP effect is printed without brackets
+    assert "Warmth & &lt;care&gt;" in md and "<script>" not in md and "\\$cheap\\$" in md
+    assert "not estimable" in md and "−2.00 [" not in md and "−2.00" in md
+    assert "no rater flagged any reply" in md and "Highest mean" not in md.split(
+        "### Risky reply?")[1].split("##")[0]
+    agreement = (out / "tables" / "agreement.tex").read_text(encoding="utf-8")
+    assert "{---}" in agreement and "not estimable" in agreement
+    assert "Warmth \\& $<$care$>$" in agreement
+    _check_report(out, "tiny")
