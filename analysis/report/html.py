@@ -162,8 +162,7 @@ def _figure_html(f: Figure, number: int) -> str:
     lay = spec.setdefault("layout", {})
     lay["height"] = round((lay.get("height") or 300) * (1.55 if f.width == "column" else 1.45))
     lay.pop("width", None)
-    lay["autosize"] = True
-    lay["font"] = {**lay.get("font", {}), "size": 14}
+    lay["autosize"] = True  # the print-size fonts stay: margins and labels keep their room
     cfg = {"displaylogo": False, "responsive": True}
     div = f"plot-{f.key}"
     script = (f"Plotly.newPlot({json.dumps(div)}, {json.dumps(spec['data'])}, "
