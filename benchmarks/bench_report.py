@@ -78,12 +78,10 @@ def _export_plotly(figs, folder: Path) -> float:
 
 def _export_ours(figs, folder: Path) -> float:
     from analysis.report.export import FORMATS, FigureExporter
-    from analysis.report.style import PNG_SCALE
 
     t0 = time.perf_counter()
     with FigureExporter() as ex:
-        ex.write((f.fig, folder / f"{f.key}.{fmt}", fmt, PNG_SCALE if fmt == "png" else 1.0)
-                 for f in figs for fmt in FORMATS)
+        ex.write(((f.fig, folder / f.key) for f in figs), FORMATS)
     return time.perf_counter() - t0
 
 

@@ -247,7 +247,7 @@ def leaderboard_figure(bundle: dict, src: str) -> Figure | None:
     models = sorted({c["model"] for c in cells}, key=natural_key)
     if not dims or not models:
         return None
-    fig = _base("text", 150 + _legend_height(models, "text"))
+    fig = _base("text", 180 + _legend_height(models, "text"))
     offs = _dodge(len(models), 0.6)
     for k, m in enumerate(models):
         cs = [next((c for c in cells if c["model"] == m and c["dimension"] == d), {})

@@ -89,7 +89,7 @@ def _word(w: str) -> str:
 # --- estimating widths (points at 10 pt Times; deliberately a little generous) -------------
 
 _W = {**{c: 5.0 for c in "0123456789"}, ".": 2.5, ",": 2.5, " ": 2.5, "[": 3.4, "]": 3.4,
-      "+": 7.8, "−": 7.8, "-": 3.4, "%": 8.4, "(": 3.4, ")": 3.4, "≈": 5.5, "—": 10.0}
+      "+": 7.0, "−": 7.0, "-": 3.4, "%": 8.4, "(": 3.4, ")": 3.4, "≈": 5.5, "—": 10.0}
 
 
 def _width(s: str, size: float = 10.0) -> float:
@@ -145,9 +145,11 @@ def _num(v, col: Col, signed: bool | None = None) -> str:
 
 
 def _ci_text(c: Est, col: Col) -> str:
+    """``[low, high]``; bounds carry a minus but no plus (the estimate above has its sign),
+    which keeps difference columns narrow."""
     if is_missing(c.low) and is_missing(c.high):
         return ""
-    lo, hi = (_num(x, col) for x in (c.low, c.high))
+    lo, hi = (_num(x, col, signed=False) for x in (c.low, c.high))
     return f"[{lo}, {hi}]".replace("-", "−")
 
 

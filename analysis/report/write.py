@@ -24,7 +24,6 @@ from .html import report_html
 from .latex import PREAMBLE, legend_for, table_tex, tables_tex, tex
 from .markdown import report_md
 from .sections import Finding, Section, SectionOutput, build_sections
-from .style import PNG_SCALE
 
 __all__ = ["write_report"]
 
@@ -78,8 +77,7 @@ def write_report(bundle: dict, out: str | Path, *, figures: bool = True,
         own = exporter is None
         exporter = exporter or FigureExporter()
         try:
-            exporter.write((f.fig, out / "figures" / f"{f.key}.{fmt}", fmt,
-                            PNG_SCALE if fmt == "png" else 1.0) for f in figs for fmt in FORMATS)
+            exporter.write(((f.fig, out / "figures" / f.key) for f in figs), FORMATS)
         finally:
             if own:
                 exporter.close()

@@ -195,7 +195,25 @@ def test_figures_are_vector_pdfs_in_the_house_style_at_acl_sizes(report):
         [pdfinfo, str(folder / "judges_vs_ceiling.pdf")], capture_output=True,
         text=True).stdout).group(1)
     assert abs(float(col) - 218.3) < 1.5  # \includegraphics[width=\columnwidth] at 100%
+    # printed at 100 %: the x ticks 0 and 1 of the agreement figure are as far apart in the
+    # PDF (points) as in the SVG (pixels x 0.75); a print that shrinks the figure into
+    # margins, as kaleido's own PDF does (by 6.6 %, cutting the axis title off), fails this
     svg = (folder / "agreement.svg").read_text(encoding="utf-8")
+    ticks = {t: float(x) for x, t in re.findall(
+        r'<g class="xtick"><text [^>]*?transform="translate\(([\d.]+),0\)"[^>]*>([01])</text>',
+        svg)}
+    words = sp.run([shutil.which("pdftotext"), "-bbox", str(folder / "agreement.pdf"), "-"],
+                   capture_output=True, text=True).stdout
+    pdf_x = {t: (float(a) + float(b)) / 2 for a, b, t in re.findall(
+        r'<word xMin="([\d.]+)" yMin="[\d.]+" xMax="([\d.]+)" yMax="[\d.]+">([01])</word>',
+        words)}
+    assert set(ticks) == set(pdf_x) == {"0", "1"}, (ticks, pdf_x)
+    scale = (pdf_x["1"] - pdf_x["0"]) / ((ticks["1"] - ticks["0"]) * 0.75)
+    assert abs(scale - 1) < 0.01, scale
+    title = re.search(r'<word xMin="[\d.]+" yMin="[\d.]+" xMax="[\d.]+" yMax="([\d.]+)">'
+                      r'\(ordinal\)</word>', words)
+    height = float(re.search(r'<page width="[\d.]+" height="([\d.]+)"', words).group(1))
+    assert title and float(title.group(1)) < height  # the axis title is on the page
     assert "Memory fidelity" in svg and "memory_fidelity" not in svg
     assert "Liberation Serif" in svg and "rgb(0, 114, 178)" in svg  # Okabe-Ito blue
     assert OKABE_ITO[0] == "#0072B2"
