@@ -91,17 +91,27 @@ class FigureExporter:
         # the PDF is printed from the SVG: write it beside, or in a scratch folder
         svg_of = {i: (stem.with_suffix(".svg") if "svg" in formats
                       else Path(self._tmp.name) / f"{i}.svg") for i, (_, stem) in enumerate(figs)}
-        specs = [{"fig": fig, "path": str(svg_of[i]), "opts": {"format": "svg"}}
-                 for i, (fig, _) in enumerate(figs) if "svg" in formats or "pdf" in formats]
-        specs += [{"fig": fig, "path": str(stem.with_suffix(".png")),
-                   "opts": {"format": "png", "scale": PNG_SCALE}}
-                  for fig, stem in figs if "png" in formats]
-        if specs:
-            self._run(k.write_fig_from_object(specs, cancel_on_error=True))
-        if "pdf" in formats:
-            self._run(self._print_pdfs(k, [(svg_of[i], stem.with_suffix(".pdf"))
-                                           for i, (_, stem) in enumerate(figs)]))
+        svgs = [{"fig": fig, "path": str(svg_of[i]), "opts": {"format": "svg"}}
+                for i, (fig, _) in enumerate(figs) if "svg" in formats or "pdf" in formats]
+        pngs = [{"fig": fig, "path": str(stem.with_suffix(".png")),
+                 "opts": {"format": "png", "scale": PNG_SCALE}}
+                for fig, stem in figs if "png" in formats]
+        pdfs = [(svg_of[i], stem.with_suffix(".pdf")) for i, (_, stem) in enumerate(figs)
+                if "pdf" in formats]
+        self._run(self._write_all(k, svgs, pngs, pdfs))
         return len(figs) * len(formats)
+
+    async def _write_all(self, k, svgs: list, pngs: list, pdfs: list) -> None:
+        """SVGs first; then the PNGs (kaleido's tabs) and the PDFs printed from the SVGs (a
+        tab of its own) at the same time."""
+        if svgs:
+            await k.write_fig_from_object(svgs, cancel_on_error=True)
+        jobs = []
+        if pngs:
+            jobs.append(k.write_fig_from_object(pngs, cancel_on_error=True))
+        if pdfs:
+            jobs.append(self._print_pdfs(k, pdfs))
+        await asyncio.gather(*jobs)
 
     async def _print_pdfs(self, k, jobs: list[tuple[Path, Path]]) -> None:
         if self._print_tab is None:
