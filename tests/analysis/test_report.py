@@ -326,3 +326,18 @@ def test_bootstrap_zero_writes_a_report_of_point_estimates(report, tmp_path):
     with open(tmp_path / "r0" / "tables" / "leaderboard_humans.csv", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     assert rows and all(r["mean"] and not r["low"] for r in rows)
+
+
+def test_without_a_browser_the_report_is_written_and_the_error_says_what_to_do(report,
+                                                                             tmp_path):
+    import os
+
+    out = tmp_path / "r"
+    proc = subprocess.run([sys.executable, "-m", "annotate.cli", "report", "--db",
+                           str(report["db"]), "--out", str(out), "--bootstrap", "20"],
+                          capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "BROWSER_PATH": str(tmp_path / "no-chrome")})
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "figures could not be exported" in proc.stderr and "--no-figures" in proc.stderr
+    for name in ("report.html", "report.md", "tables.tex", "manifest.json"):
+        assert (out / name).stat().st_size > 0, name  # nothing else is lost
