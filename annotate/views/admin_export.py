@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 import streamlit as st
 
 from annotate.resources import cached_rubric, engine
+from annotate.services.render import md_text
 from annotate.session import require
 from data.backup import snapshot_bytes
 from data.exports import export_matrix_csv, export_ratings_csv, export_wide_csv
@@ -25,8 +26,9 @@ st.caption("One row per item and rater, a column per dimension.")
 dims = {d.label: d.key for d in cached_rubric(engine()).dimensions}
 label = st.selectbox("Dimension for the items × raters matrix", list(dims), key="h2h_mx_dim")
 if label:
-    st.download_button(f"{label}: items × raters (CSV)", export_matrix_csv(engine(), dims[label]),
-                       f"{dims[label]}_matrix.csv", "text/csv", key="h2h_dl_matrix")
+    st.download_button(md_text(f"{label}: items × raters (CSV)"),
+                       export_matrix_csv(engine(), dims[label]), f"{dims[label]}_matrix.csv",
+                       "text/csv", key="h2h_dl_matrix")
     st.caption("The layout of irr::icc; irr::kripp.alpha and krippendorff.alpha want it "
                "transposed (raters × items). Empty = no score.")
 st.download_button("Items (JSON Lines)", export_items(engine()), "items.jsonl",
