@@ -42,7 +42,7 @@ _ESC = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#
         "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
         "^": r"\textasciicircum{}", "—": "---", "–": "--", "≥": r"$\geq$", "≤": r"$\leq$",
         "<": r"$<$", ">": r"$>$", "α": r"$\alpha$", "ω": r"$\omega$",
-        "ρ": r"$\rho$", "κ": r"$\kappa$", "Δ": r"$\Delta$", "ε": r"$\varepsilon$",
+        "ρ": r"$\rho$", "τ": r"$\tau$", "κ": r"$\kappa$", "Δ": r"$\Delta$", "ε": r"$\varepsilon$",
         "×": r"$\times$", "−": r"$-$", "…": r"\ldots{}", "±": r"$\pm$",
         "≈": r"$\approx$", "·": r"$\cdot$", "‘": "`", "’": "'", "“": "``",
         "”": "''", "\u00a0": "~"}
@@ -181,6 +181,8 @@ def _col_width(t: PaperTable, j: int, scale: float) -> float:
             w = max(w, _pieces_width(c.text, col), _pieces_width(c.sub, col, 9.0))
         elif col.kind == "wrap":
             w = max(w, _pieces_width(str(c or ""), col))
+        elif isinstance(c, str):
+            w = max(w, _width(c))
         elif col.numeric:
             w = max(w, _width(_num(c, col)))
         else:
@@ -262,7 +264,7 @@ def _spec(t: PaperTable, j: int) -> str:
         return "r"
     vals = [c.value if isinstance(c, Est) else c for r in t.rows if not isinstance(r, Group)
             for c in (r[j],)]
-    nums = [_num(v, col) for v in vals if not is_missing(v)]
+    nums = [_num(v, col) for v in vals if not is_missing(v) and not isinstance(v, str)]
     ints = max((len(s.lstrip("+-").split(".")[0]) for s in nums), default=1)
     dec = max((len(s.split(".")[1]) if "." in s else 0 for s in nums), default=0)
     sign = "+" if col.signed else ("-" if any(s.startswith("-") for s in nums) else "")
@@ -281,6 +283,8 @@ def _cell(c, col: Col) -> str:
         if s == MISSING:
             return "{---}"
         return (r"\bfseries " if c.bold else "") + s
+    if isinstance(c, str) and col.numeric:  # a word where a number would be ("", "ref.")
+        return "{" + tex(c) + "}"
     if col.numeric and col.kind != "count":
         s = _num(c, col)
         return "{---}" if s == MISSING else s
@@ -345,14 +349,39 @@ def _max_lines(t: PaperTable, lay: _Layout, caption: str) -> int:
     return max(room - head - 2, 6)
 
 
-def _row_chunks(rows: tuple, lines_per_row: int, max_lines: int) -> list[list]:
-    """Rows in pieces of at most ``max_lines`` lines; a piece that starts inside a group
-    repeats the group's heading, marked "(continued)"."""
+def _row_lines(t: PaperTable, lay: _Layout, lines_per_row: int):
+    """A row's height in lines: two with a CI line, more where its text wraps in the flexible
+    column (whose width is what the other columns of the first part leave)."""
+    scale = dict((size, sc) for size, _, sc in _SIZES)[lay.size]
+    cols = sorted(_stub(t) + list(lay.col_chunks[0]))
+    wrap = [j for j in cols if t.cols[j].kind == "wrap"]
+    if not wrap:
+        return lambda r: lines_per_row
+    budget = TEXT_PT if lay.wide else COLUMN_PT
+    room = budget - SEP * (len(cols) - 1) - sum(_col_width(t, j, scale) for j in cols
+                                                 if j not in wrap)
+    room = max(room / len(wrap), MIN_WRAP * scale)
+
+    def lines(r) -> int:
+        n = lines_per_row
+        for j in wrap:
+            c = r[j]
+            text = c.text if isinstance(c, Note) else str(c or "")
+            n = max(n, -(-_width(text, 10.0 * scale) // room) + (1 if isinstance(c, Note)
+                                                                  and c.sub else 0))
+        return int(n)
+
+    return lines
+
+
+def _row_chunks(rows: tuple, row_lines, max_lines: int) -> list[list]:
+    """Rows in pieces of at most ``max_lines`` lines (``row_lines(row)`` each); a piece that
+    starts inside a group repeats the group's heading, marked "(continued)"."""
     chunks: list[list] = [[]]
     used = 0
     group: Group | None = None
     for r in rows:
-        need = 1 if isinstance(r, Group) else lines_per_row
+        need = 1 if isinstance(r, Group) else row_lines(r)
         if chunks[-1] and used + need > max_lines:
             if isinstance(chunks[-1][-1], Group):  # never leave a heading at the bottom
                 chunks.append([chunks[-1].pop()])
@@ -378,7 +407,7 @@ def table_tex(t: PaperTable, legend: str = "") -> str:
     stub = _stub(t)
     per_row = 2 if t.has_ci else 1
     plain = sentence(t.title) + " " + t.caption + (" " + legend if legend else "")
-    chunks = _row_chunks(t.rows, per_row, _max_lines(t, lay, plain))
+    chunks = _row_chunks(t.rows, _row_lines(t, lay, per_row), _max_lines(t, lay, plain))
     out = [f"% {t.title} (h2htalk report; full precision in tables/{t.csv or t.key}.csv)"]
     first = True
     for part, nums in enumerate(lay.col_chunks):

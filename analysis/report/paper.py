@@ -89,7 +89,7 @@ def cell_text(c: Cell, col: Col) -> str:
         return fmt_est(c.value, c.low, c.high, col.kind, signed=col.signed)  # type: ignore
     if isinstance(c, Note):
         return c.text + (f" ({c.sub})" if c.sub else "")
-    if not col.numeric:
+    if not col.numeric or isinstance(c, str):  # a word in a number column stays a word
         return "" if c is None else str(c)
     return fmt(c, col.kind, signed=col.signed)  # type: ignore[arg-type]
 

@@ -14,6 +14,8 @@ from .findings import Finding, Glance, Section, SectionOutput
 from .format import dim_labels, dim_order
 from .sec_humans import reliability
 from .sec_judges import calibration, judges
+from .sec_metrics import TITLE as METRICS_TITLE
+from .sec_metrics import metrics
 from .sec_models import leaderboard, safety, sap
 
 __all__ = ["Finding", "Glance", "SectionOutput", "Section", "SECTIONS", "build_sections",
@@ -29,6 +31,9 @@ SECTIONS: list[Section] = [
     Section("calibration", "Judge configurations compared",
             "Configurations scored on the same items with the same resamples (paired).",
             calibration),
+    Section("metrics", METRICS_TITLE,
+            "The benchmark's reference-based metrics (h2h metrics run) against the humans, "
+            "beside the LLM judges and the humans' own agreement (the ceiling).", metrics),
     Section("leaderboard", "Model leaderboard",
             "Companion models by dimension and task family, as in the H2HTalk protocol.",
             leaderboard),
