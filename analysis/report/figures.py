@@ -73,7 +73,10 @@ def _cat_axis(fig: go.Figure, labels: list[str], axis: str = "y") -> None:
 
 def _legend_height(names: list[str], width: Width) -> int:
     """Room above the plot for a horizontal legend (it wraps at the figure's width)."""
-    per_row = max(1, int(width_px(width) / 130))
+    # plotly lays a horizontal legend out on a grid as wide as its longest entry: symbol
+    # and gap (about 40 px) and the name at about 6 px a character in 11 px Times
+    item = 40 + 6.0 * max((len(n) for n in names), default=0)
+    per_row = max(1, int((width_px(width) - 10) / item))
     return 16 * math.ceil(len(names) / per_row) if names else 0
 
 
