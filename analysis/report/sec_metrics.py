@@ -5,13 +5,16 @@ is recomputed here. Without that block (no metric scores stored) the section is 
 
 from __future__ import annotations
 
+import pandas as pd
+
 from .figures import Figure, _base, _cat_axis, _ci_words, _dodge, _err, _legend_height
 from .findings import Finding, Glance, SectionOutput, ci3, sim
 from .format import dim_labels, dim_order, fmt, fmt_est, is_missing
 from .paper import Col, Est, Group, PaperTable, best
 from .style import OKABE_ITO, SYMBOLS
+from .tables import Table
 
-__all__ = ["TITLE", "metrics"]
+__all__ = ["TITLE", "metrics", "metric_details", "metrics_figure"]
 
 TITLE = "Do the benchmark's metrics agree with psychologists?"
 
@@ -78,6 +81,7 @@ def metrics(bundle: dict) -> SectionOutput | None:
         tuple(rows), csv="metrics_vs_humans"))
     if fig := metrics_figure(bundle):
         out.figures.append(fig)
+    out.details += metric_details(bundle)
     return out
 
 
@@ -157,3 +161,88 @@ def metrics_figure(bundle: dict) -> Figure | None:
                                               if (r["name"], r["kind"]) == nk), None))
                    for k, nk in enumerate(names)) for d in dims) + ".")
     return Figure("metrics_vs_psychologists", fig, caption, alt, width)
+
+
+def metric_details(bundle: dict) -> list[Table]:
+    """The full-precision tables (CSVs and the HTML's collapsed tables), as issue 15 wrote
+    them: every correlation of every row, the model rankings, the metric configurations."""
+    m = bundle["analysis"].get("metrics")
+    if not m:
+        return []
+    rows, system, configs = [], [], []
+    B = seed = None
+    for dim in _dims(bundle, m):  # keys in the CSVs, as in every other table; rubric order
+        d = m["dimensions"][dim]
+        B, seed = d["B"], d["seed"]
+        sysrows = (d.get("system") or {}).get("rows", {})
+        for r in d["rows"]:
+            row = {"dimension": dim, "row": r["name"], "kind": r["kind"],
+                   "status": "" if r["status"] == "ok" else r["status"],
+                   "items": d["n_items"], "pairs": d["n_pairs"]}
+            for k in ("spearman", "kendall_tau_b", "pearson"):
+                row[k], row[f"{k}_low"], row[f"{k}_high"] = ci3(r.get(k))
+            row["rho_minus_ceiling"], row["diff_low"], row["diff_high"] = ci3(
+                (r.get("minus_ceiling") or {}).get("spearman"))
+            rows.append(row)
+        s = d.get("system")
+        if s:
+            system.append({"dimension": dim, "row": "humans (the reference ranking)",
+                           "kind": "humans", "models": s["n_models"],
+                           "scenarios": s["n_scenarios"],
+                           "model_means": "; ".join(f"{k} {v:.3f}"
+                                                    for k, v in s["human_means"].items())})
+        for name, r in sysrows.items():
+            tau, tl, th = ci3(r["kendall_tau_b"])
+            acc, al, ah = ci3(r["pairwise_accuracy"])
+            system.append({"dimension": dim, "row": name, "kind": s["kinds"].get(name),
+                           "models": s["n_models"], "scenarios": s["n_scenarios"],
+                           "model_pairs_ordered_by_humans": str(r["pairs_ordered_by_humans"]),
+                           "kendall_tau_b": tau, "tau_low": tl, "tau_high": th,
+                           "pairs_right": acc, "pairs_low": al, "pairs_high": ah,
+                           "model_means": "; ".join(f"{k} {v:.3f}"
+                                                    for k, v in r["model_means"].items())})
+    for c in m.get("configurations", []):
+        configs.append({"name": c["name"], "metric": c.get("metric"),
+                        "library": f"{c.get('library', '')} {c.get('library_version', '')}"
+                        .strip(), "settings": ", ".join(f"{k}={v}" for k, v in
+                                                        (c.get("settings") or {}).items()),
+                        "tokenizer": "; ".join(f"{k}: {v}" for k, v in
+                                               (c.get("tokenizer") or {}).items()),
+                        "english_items": (c.get("languages") or {}).get("en"),
+                        "chinese_items": (c.get("languages") or {}).get("zh"),
+                        "unscored": c.get("n_unscored"), "hash": c.get("hash"),
+                        "signature": c.get("signature")})
+    items = pd.DataFrame(rows)
+    if not items.empty and (items["status"] == "").all():
+        items = items.drop(columns="status")  # every row estimable: nothing to say
+    how = (f"95% percentile CIs from one item bootstrap (B = {B}, seed = {seed}) shared by "
+           "every row, so 'rho minus ceiling' is a paired difference")
+    return [
+        Table("metrics_vs_humans", f"{TITLE} Items",
+              "Each score - a human's (the human ceiling), an LLM judge's, a reference-based "
+              "metric's - against the mean of the other humans on the same item, pooled over "
+              "every (human, item) pair, on the items that every row scored: Spearman's rho, "
+              f"Kendall's tau-b and Pearson's r with {how}. Metrics are continuous and on "
+              "their own scale, so kappa-type statistics (QWK, alpha) are not computed for "
+              "them. Known weakness: word-overlap metrics correlate poorly with human "
+              "judgements of open-ended dialogue (Liu et al. 2016); see docs/analysis.md.",
+              items,
+              (("spearman", "spearman_low", "spearman_high"),
+               ("rho_minus_ceiling", "diff_low", "diff_high"),
+               ("kendall_tau_b", "kendall_tau_b_low", "kendall_tau_b_high"),
+               ("pearson", "pearson_low", "pearson_high"))),
+        Table("metrics_system", f"{TITLE} Model rankings",
+              "Does the row rank the companion models as the humans do? Kendall's tau-b "
+              "between the row's and the humans' model means (not estimable with fewer than "
+              "three models) and the share of model pairs the humans order that the row "
+              f"orders the same way (ties count one half); 95% CIs from a bootstrap over "
+              f"scenarios (B = {B}, seed = {seed}), all rows on the same resamples.",
+              pd.DataFrame(system),
+              (("kendall_tau_b", "tau_low", "tau_high"),
+               ("pairs_right", "pairs_low", "pairs_high"))),
+        Table("metric_configurations", f"{TITLE} Metric configurations",
+              "Library, version, settings and tokenization of each metric (hash: the "
+              "configuration's settings hash; signature: sacrebleu's). Language per item: "
+              "Chinese when Chinese characters make up at least half of the words of the reply "
+              "or the reference.", pd.DataFrame(configs)),
+    ]

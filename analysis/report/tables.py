@@ -60,6 +60,16 @@ HEADERS: dict[str, tuple[str, NumKind | None]] = {
     "fair_n": ("Items (fair)", "count"), "fair_mean": ("Severity-adjusted mean", "points"),
     "design": ("Design", None), "diff": ("SAP − baseline", "points"),
     "share": ("Share flagged", "share"),
+    # reference-based metrics (sec_metrics.metric_details)
+    "row": ("Scorer", None), "kind": ("Kind", None), "pearson": ("Pearson r", "coef"),
+    "kendall_tau_b": ("Kendall τ-b", "coef"), "rho_minus_ceiling": ("ρ − ceiling", "coef"),
+    "models": ("Models", "count"), "scenarios": ("Scenarios", "count"),
+    "model_pairs_ordered_by_humans": ("Model pairs the humans order", None),
+    "pairs_right": ("Pairs ordered as the humans do", "share"),
+    "model_means": ("Model means", None), "name": ("Name", None), "library": ("Library", None),
+    "settings": ("Settings", None), "tokenizer": ("Tokenization", None),
+    "english_items": ("English items", "count"), "chinese_items": ("Chinese items", "count"),
+    "hash": ("Settings hash", None), "signature": ("sacrebleu signature", None),
 }
 
 
