@@ -90,13 +90,15 @@ def test_analyze_places_each_metric_beside_the_judges_and_the_ceiling(demo):
 
 
 def test_the_report_shows_the_section_with_the_analysis_numbers(demo):
+    from html import escape
+
     out = demo["out"]
     md = (out / "report.md").read_text(encoding="utf-8")
     html = (out / "report.html").read_text(encoding="utf-8")
     assert f"## {SECTION}" in md and "`tables/metrics_system.csv`" in md
     # the summary states the best metric per dimension before any detail
     assert "The best reference-based metric, " in md.split(f"## {SECTION}")[0]
-    assert SECTION in html and "fig-metrics_vs_psychologists" in html
+    assert escape(SECTION) in html and "fig-metrics_vs_psychologists" in html
     assert "The best reference-based metric, " in html.split("<details")[0]
     assert (out / "figures" / "metrics_vs_psychologists.png").stat().st_size > 10_000
     assert (out / "figures" / "metrics_vs_psychologists.svg").exists()
