@@ -94,7 +94,7 @@ def _export_ours(figs, folder: Path) -> tuple[float, float]:
     return t1 - t0, t2 - t1
 
 
-def main() -> None:
+def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="h2h-bench-report-"))
     db = tmp / "demo.db"
     _run(["demo", "--db", str(db)])
@@ -128,9 +128,8 @@ def main() -> None:
           f" s and {statistics.median(t for t, _ in ours_t):.1f} s")
     ok = r / a <= MAX_REPORT_VS_ANALYZE and o / p <= MAX_EXPORT_RATIO
     print("PASS" if ok else "FAIL")
-    if not ok:
-        sys.exit(1)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
