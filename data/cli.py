@@ -169,7 +169,7 @@ def export_ratings_cmd(
     simulated flag and timestamps (admins only: raters never see model or condition). The
     long file re-imports unchanged. Columns: docs/formats.md.
 
-    Example: h2h export ratings --db pilot.db --out ratings.csv   (or --wide)
+    Example: h2h export ratings --db pilot.db --out ratings.csv
     """
     from .engine import get_engine
     from .exports import export_ratings_csv, export_wide_csv
