@@ -94,11 +94,15 @@ def compare_dimension(dim: str, humans: Ratings, runs: Mapping[str, JudgeRun], l
                       binary: bool = False, B: int = 1000, seed: int = 0,
                       alt_epsilon: float = 0.2, alt_scoring: Scoring | None = None,
                       margin: float = 0.05, ci: float = 0.95, min_items: int = 5,
-                      min_human_items: int = 10) -> dict:
+                      min_human_items: int = 10, known: Mapping[str, dict] | None = None
+                      ) -> dict:
     """Every configuration on one dimension, on the items all of them scored.
 
     A configuration without any scored judgment on the dimension is listed as such (with its
-    verdict "no verdict") and does not shrink the others' common items.
+    verdict "no verdict") and does not shrink the others' common items. ``known`` holds
+    ``analyze``'s judge blocks for this dimension (``analysis["judges"][name][dim]``, computed
+    with the same options); a configuration whose scored items are exactly the common items
+    takes its metrics, CIs, test and verdict from there instead of computing them again.
     """
     n_h = np.sum(~np.isnan(humans.matrix), axis=1)
     scored = {n: r for n, r in runs.items() if np.any(~np.isnan(r.scores) & (n_h > 0))}
@@ -147,33 +151,39 @@ def compare_dimension(dim: str, humans: Ratings, runs: Mapping[str, JudgeRun], l
         run = runs[name]
         js_full = np.where(common, run.scores, np.nan)
         js = run.scores[common]
-        jm = judge_metrics(humans, js_full, level, values,
-                           samples=run.samples[common] if run.samples is not None else None,
-                           alt_epsilon=alt_epsilon, alt_scoring=alt_scoring, B=B, seed=seed,
-                           margin=margin, ci=ci, min_items=min_items,
-                           min_human_items=min_human_items)
-        comparison = jm.comparison
+        block = (known or {}).get(name)
+        if not (block and block.get("n_scored_items") == int(common.sum())):
+            jm = judge_metrics(humans, js_full, level, values,
+                               samples=run.samples[common] if run.samples is not None else None,
+                               alt_epsilon=alt_epsilon, alt_scoring=alt_scoring, B=B, seed=seed,
+                               margin=margin, ci=ci, min_items=min_items,
+                               min_human_items=min_human_items)
+            block = {**jm.metrics, "alt_test": jm.alt.as_dict() if jm.alt else None,
+                     "vs_ceiling": jm.comparison.as_dict() if jm.comparison else None,
+                     "verdict": jm.verdict.as_dict()}
+        comparison = block["vs_ceiling"]
         if w is not None:
             s_j = pair_sums(pairs, js_full[pairs.item], n_rows)[common]
             boots[name] = {"qwk": qwk_from_sums(w @ s_j), "mae": mae_from_sums(w @ s_j),
                            "alpha_with_judge": weighted_alpha(w, np.column_stack(
                                [sub.matrix, js]), level, values)}
-        cfg: dict = {"status": "ok", "n_items": jm.metrics["n_items"]}
+        cfg: dict = {"status": "ok", "n_items": block["n_items"]}
         for metric in METRICS:
             lo, hi = percentile_ci(boots[name][metric], ci) if name in boots else (None, None)
-            cfg[metric] = {"value": jm.metrics.get(metric), "low": lo, "high": hi}
+            cfg[metric] = {"value": block.get(metric), "low": lo, "high": hi}
         if comparison is not None:  # the QWK CI is the one of the comparison with the ceiling
-            cfg["qwk"].update(low=comparison.judge.low, high=comparison.judge.high)
-            out["human_ceiling"]["qwk"].update(low=comparison.ceiling.low,
-                                               high=comparison.ceiling.high)
+            cfg["qwk"].update(low=comparison["judge_qwk"]["low"],
+                              high=comparison["judge_qwk"]["high"])
+            out["human_ceiling"]["qwk"].update(low=comparison["ceiling_qwk"]["low"],
+                                               high=comparison["ceiling_qwk"]["high"])
         cfg["alpha_with_judge"]["value"] = _alpha(np.column_stack([sub.matrix, js]), level,
                                                   values)
         out["human_ceiling"]["alpha_humans"] = _alpha(sub.matrix, level, values)
-        cfg["bias"] = jm.metrics.get("bias")
-        cfg["alt_test"] = jm.alt.as_dict() if jm.alt else None
-        cfg["vs_ceiling"] = comparison.as_dict() if comparison else None
-        cfg["verdict"] = jm.verdict.as_dict()
-        cfg["self_consistency_alpha"] = jm.metrics.get("self_consistency_alpha")
+        cfg["bias"] = block.get("bias")
+        cfg["alt_test"] = block["alt_test"]
+        cfg["vs_ceiling"] = comparison
+        cfg["verdict"] = block["verdict"]
+        cfg["self_consistency_alpha"] = block.get("self_consistency_alpha")
         cfg["unscored_rate"] = (run.n_unscored / run.n_judgments) if run.n_judgments else None
         cfg["n_unscored"] = run.n_unscored
         cfg["n_judgments"] = run.n_judgments
@@ -226,7 +236,7 @@ def _verdict(dim: str, res: dict) -> dict:
     text = f"{dim}: best configuration {best}; {v['text']}"
     caveats = []
     mi = c.get("misses") or {}
-    if mi.get("of"):
+    if mi.get("missed"):  # "misses 0 of 18" is no caveat
         caveats.append(f"{dim}: {best} misses {mi['missed']} of {mi['of']} {mi['what']}")
     if c.get("bias") is not None and abs(c["bias"]) >= 0.5:
         caveats.append(f"{dim}: {best} is {'lenient' if c['bias'] > 0 else 'harsh'} by "

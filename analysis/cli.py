@@ -247,13 +247,14 @@ def report_cmd(
     margin: Annotated[float, typer.Option("--margin", help="Non-inferiority margin on QWK "
                                           "for the verdicts.")] = 0.05,
     figures: Annotated[bool, typer.Option("--figures/--no-figures", help="Export every figure "
-                                          "as PNG and SVG (needs Chromium).")] = True,
+                                          "as PDF, SVG and PNG (needs Chromium).")] = True,
     adjusted: Annotated[bool, typer.Option("--severity-adjusted", help="Add the leaderboard "
                                            "column adjusted for rater severity (many-facet "
                                            "Rasch fair scores).")] = False,
 ) -> None:
-    """Write the paper-ready report: report.html (self-contained), report.md, tables.tex,
-    a CSV per table, every figure as PNG and SVG, manifest.json and analysis.json.
+    """Write the paper-ready report: report.html (self-contained, findings first), report.md,
+    LaTeX (tables/*.tex, tables.tex, preamble.tex, figures.tex), a CSV per table, every figure
+    as PDF, SVG and PNG, manifest.json and analysis.json.
 
     Its numbers are the ones `h2h analyze --json` gives with the same options.
 
@@ -261,10 +262,7 @@ def report_cmd(
     """
     import time
 
-    from data.engine import get_engine
-
-    from .analyze import AnalysisOptions
-    from .report import build_bundle, write_report
+    from .report.export import FigureExporter
 
     if ci_method not in ("unit", "hk"):
         raise H2HError(f"--ci-method: '{ci_method}' is not unit or hk")
@@ -273,11 +271,32 @@ def report_cmd(
     if out_dir.exists() and not out_dir.is_dir():
         raise H2HError(f"--out: {out_dir} exists and is not a folder")
     t0 = time.perf_counter()
-    opts = AnalysisOptions(B=bootstrap, seed=seed, alpha_min=alpha_min, margin=margin,
-                           ci_method=ci_method, alt_epsilon=alt_epsilon)  # type: ignore[arg-type]
-    bundle = build_bundle(get_engine(db), opts, adjusted=adjusted)
-    t_bundle = time.perf_counter() - t0
-    timing = write_report(bundle, out_dir, figures=figures)
+    # Chromium starts in the background while the rest is imported and the statistics run
+    # (see analysis.report.export); analysis.report.export itself imports nothing heavy
+    exporter = FigureExporter() if figures else None
+    try:
+        from data.engine import get_engine
+
+        from .analyze import AnalysisOptions
+        from .report import build_bundle, write_report
+
+        opts = AnalysisOptions(B=bootstrap, seed=seed, alpha_min=alpha_min, margin=margin,
+                               ci_method=ci_method,  # type: ignore[arg-type]
+                               alt_epsilon=alt_epsilon)
+        bundle = build_bundle(get_engine(db), opts, adjusted=adjusted)
+        t_bundle = time.perf_counter() - t0
+        try:
+            timing = write_report(bundle, out_dir, figures=figures, exporter=exporter)
+        except Exception as exc:  # the browser, not the data: everything else is written
+            if figures and (out_dir / "report.html").exists():
+                raise H2HError(f"the report is in {out_dir}/ but its figures could not be "
+                               f"exported ({type(exc).__name__}: {exc}); figures need "
+                               "Chromium (Debian: apt-get install chromium), or run with "
+                               "--no-figures") from None
+            raise
+    finally:
+        if exporter is not None:
+            exporter.close()
     total = time.perf_counter() - t0
     steps = ", ".join(f"{k} {v:.1f} s" for k, v in timing.items())
     out.print(f"Report written to {out_dir}/ in {total:.1f} s (statistics {t_bundle:.1f} s, "

@@ -83,7 +83,8 @@ def leaderboard(scores: pd.DataFrame, items: pd.DataFrame, *, B: int = 1000, see
         else:
             xs, xb = s["score"].to_numpy(float), b["score"].to_numpy(float)
             lo = hi = None
-            if B > 0:
+            # resampling a single reply per condition gives a CI of width 0: not a CI
+            if B > 0 and xs.size >= 2 and xb.size >= 2:
                 ds = (xs[rng.integers(0, xs.size, (B, xs.size))].mean(axis=1)
                       - xb[rng.integers(0, xb.size, (B, xb.size))].mean(axis=1))
                 lo, hi = (float(v) for v in np.quantile(ds, [0.025, 0.975]))

@@ -27,7 +27,9 @@ DbOption = Annotated[str | None, typer.Option(
 
 import_app = typer.Typer(help="Import items, ratings or a new rubric version into the study.",
                          no_args_is_help=True)
-export_app = typer.Typer(help="Export items (JSONL) or ratings (long CSV).", no_args_is_help=True)
+export_app = typer.Typer(help="Export items (JSONL), ratings (long or wide CSV) or one "
+                         "dimension's items x raters matrix, for R and pandas.",
+                         no_args_is_help=True)
 raters_app = typer.Typer(help="Manage raters and admins and their access codes.",
                          no_args_is_help=True)
 
@@ -127,12 +129,12 @@ def import_rubric(
         out.print(f"Rubric '{rub.name}' version {version} was already current; nothing changed")
 
 
-def _write(text: str, dest: Path | None, what: str) -> None:
+def _write(text: str, dest: Path | None, what: str, header: bool = True) -> None:
     if dest is None:
         sys.stdout.write(text)
         return
     dest.write_text(text, encoding="utf-8")
-    n = max(text.count("\n") - (1 if what == "ratings" else 0), 0)
+    n = max(text.count("\n") - (1 if header else 0), 0)
     out.print(f"Wrote {n} {what} to {dest}")
 
 
@@ -149,7 +151,7 @@ def export_items_cmd(
     from .engine import get_engine
     from .importing import export_items
 
-    _write(export_items(get_engine(db)), out_file, "items")
+    _write(export_items(get_engine(db)), out_file, "items", header=False)
 
 
 @export_app.command("ratings")
@@ -157,15 +159,47 @@ def export_ratings_cmd(
     db: DbOption = None,
     out_file: Annotated[Path | None, typer.Option("--out", "-o", help="Output file "
                                                   "(default: standard output).")] = None,
+    wide: Annotated[bool, typer.Option("--wide", help="One row per item and rater with a "
+                                       "column per dimension, instead of one row per "
+                                       "rating.")] = False,
 ) -> None:
-    """Export every rating as long CSV for R or pandas (simulated raters are marked).
+    """Export every rating as CSV for R or pandas (long, or --wide).
+
+    Each row carries the item's task, scenario, model and condition, the rubric version, the
+    simulated flag and timestamps (admins only: raters never see model or condition). The
+    long file re-imports unchanged. Columns: docs/formats.md.
 
     Example: h2h export ratings --db pilot.db --out ratings.csv
     """
     from .engine import get_engine
-    from .importing import export_ratings_csv
+    from .exports import export_ratings_csv, export_wide_csv
 
-    _write(export_ratings_csv(get_engine(db)), out_file, "ratings")
+    engine = get_engine(db)
+    if wide:
+        _write(export_wide_csv(engine), out_file, "rows (item x rater)")
+    else:
+        _write(export_ratings_csv(engine), out_file, "ratings")
+
+
+@export_app.command("matrix")
+def export_matrix_cmd(
+    dimension: Annotated[str, typer.Option("--dimension", "-d", help="The dimension's key, "
+                                           "e.g. empathy.", show_default=False)],
+    db: DbOption = None,
+    out_file: Annotated[Path | None, typer.Option("--out", "-o", help="Output file "
+                                                  "(default: standard output).")] = None,
+) -> None:
+    """Export one dimension as an items x raters matrix for irr and krippendorff.
+
+    item_id, then a column per rater; empty = no score. irr::kripp.alpha and
+    krippendorff.alpha want it transposed (raters x items).
+
+    Example: h2h export matrix --dimension empathy --db pilot.db --out empathy.csv
+    """
+    from .engine import get_engine
+    from .exports import export_matrix_csv
+
+    _write(export_matrix_csv(get_engine(db), dimension), out_file, "items")
 
 
 @raters_app.command("add")

@@ -1,4 +1,4 @@
-"""Importing and exporting items and ratings, all-or-nothing.
+"""Importing items and ratings, all-or-nothing, and exporting items (ratings: exports.py).
 
 A file is validated completely before anything is written, and the writes happen in one
 transaction: a bad file leaves the study exactly as it was. Re-importing the same file changes
@@ -7,8 +7,6 @@ nothing; a changed item or rating under an existing key is an error unless ``upd
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -23,11 +21,11 @@ from .errors import FormatError, Problem
 from .items import ItemRecord, item_hash
 from .migrate import ensure_current
 from .models import Item, Rater, Rating, RatingRevision, utcnow
-from .ratings import RATING_EXPORT_COLUMNS, RatingRecord
+from .ratings import RatingRecord
 from .study import current_rubric_in
 
 __all__ = ["ImportResult", "import_item_records", "import_rating_records", "export_items",
-           "export_ratings_csv", "item_tasks", "study_tasks", "item_to_record"]
+           "item_tasks", "study_tasks", "item_to_record"]
 
 
 @dataclass(frozen=True)
@@ -179,26 +177,3 @@ def export_items(engine: Engine) -> str:
     with read_session(engine) as s:
         rows = s.exec(select(Item).order_by(Item.position, Item.id)).all()
         return "".join(json.dumps(item_to_record(it), ensure_ascii=False) + "\n" for it in rows)
-
-
-def export_ratings_csv(engine: Engine) -> str:
-    """All ratings as long CSV (``RATING_EXPORT_COLUMNS``), ready for R or pandas."""
-    ensure_current(engine)
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    # The csv module quotes a cell holding "\n" but not one holding a lone "\r" when lines
-    # end in "\n"; every reader takes that "\r" for a line break. Such rows are written
-    # fully quoted, so a comment with a carriage return re-imports unchanged.
-    quoted = csv.writer(buf, lineterminator="\n", quoting=csv.QUOTE_ALL)
-    w.writerow(RATING_EXPORT_COLUMNS)
-    with read_session(engine) as s:
-        q = (select(Rating, Rater, Item.position).join(Rater, Rating.rater_id == Rater.id)
-             .join(Item, Item.id == Rating.item_id)
-             .order_by(Item.position, Rater.name, Rating.dimension))
-        for rt, rater, _pos in s.exec(q).all():
-            score = "" if rt.score is None else f"{rt.score:g}"
-            row = [rt.item_id, rater.name, rt.dimension, score, rt.comment,
-                   ";".join(rt.flags or []), "true" if rater.simulated else "false",
-                   rt.rubric_version, rt.updated_at.isoformat()]
-            (quoted if any("\r" in c for c in row) else w).writerow(row)
-    return buf.getvalue()

@@ -2,8 +2,9 @@
 
 One row per (item, rater, dimension). An empty score (or ``NA``) means "cannot rate". The
 extra columns that ``h2h export ratings`` writes are accepted too, so an export re-imports:
-``flags`` (``;``-separated) is kept; ``rater_simulated``, ``rubric_version`` and
-``updated_at`` are informational and ignored on import.
+``flags`` (``;``-separated) is kept; the others (task, scenario, model, condition,
+``rater_simulated``, ``score_label``, ``rubric_version``, ``created_at``, ``updated_at``) are
+informational and ignored on import.
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ __all__ = ["RatingRecord", "RATING_COLUMNS", "RATING_EXPORT_COLUMNS", "parse_rat
            "read_ratings", "parse_rating_bytes"]
 
 RATING_COLUMNS = ("item_id", "rater", "dimension", "score")
-RATING_EXPORT_COLUMNS = RATING_COLUMNS + ("comment", "flags", "rater_simulated",
-                                          "rubric_version", "updated_at")
+# the long export's columns, in its order (data/exports.py; docs/formats.md)
+RATING_EXPORT_COLUMNS = ("item_id", "task", "scenario", "model", "condition", "rater",
+                         "rater_simulated", "dimension", "score", "score_label", "comment",
+                         "flags", "rubric_version", "created_at", "updated_at")
 _KNOWN_FLAGS = ("red_flag",)
 
 

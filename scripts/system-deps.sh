@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Install the system packages the test suite needs, only when they are missing:
-#   Debian's chromium (browser tests through Playwright), a CJK font so Chinese items render
-#   in screenshots, pdflatex with booktabs (the report's LaTeX tables are compiled in a test),
-#   postgresql (the data layer's second backend; the tests start a
-#   throwaway cluster of their own), and g++ and cmake (llama-cpp-python compiles llama.cpp).
+#   Debian's chromium (browser tests through Playwright, and the report's figure export), a
+#   CJK font so Chinese items render in screenshots, pdflatex with booktabs, siunitx and the
+#   Times fonts of mathptmx (texlive-science pulls texlive-fonts-recommended; the report's
+#   LaTeX is compiled in a test), poppler-utils (pdftoppm renders those pages to PNG for a
+#   reviewer, pdffonts and pdfinfo check the figures), Liberation Serif (the figures' Times:
+#   a TrueType font, so the PDFs embed it as a real font), postgresql (the data layer's
+#   second backend; the tests start a throwaway cluster of their own), and g++ and cmake
+#   (llama-cpp-python compiles llama.cpp).
 set -euo pipefail
 
 need=()
@@ -20,6 +24,13 @@ fi
 # llama-cpp-python (the `local` extra) compiles llama.cpp: a C++ compiler and CMake.
 command -v g++ >/dev/null || need+=(g++)
 command -v cmake >/dev/null || need+=(cmake)
+if ! kpsewhich siunitx.sty >/dev/null 2>&1 || ! kpsewhich ptmr8t.tfm >/dev/null 2>&1; then
+  need+=(texlive-science)  # siunitx S columns; depends on texlive-fonts-recommended (Times)
+fi
+command -v pdftoppm >/dev/null && command -v pdffonts >/dev/null || need+=(poppler-utils)
+if ! command -v fc-list >/dev/null || [ -z "$(fc-list 'Liberation Serif' family)" ]; then
+  need+=(fonts-liberation)
+fi
 for extra in "$@"; do
   command -v "$extra" >/dev/null || need+=("$extra")
 done

@@ -44,10 +44,18 @@ def study_items(engine: Engine) -> pd.DataFrame:
 
 
 def study_flags(engine: Engine) -> pd.DataFrame:
+    """Per rating: item, rater and whether it carries the safety red flag. Only the flagged
+    ratings' flag lists are read and parsed (the JSON of every rating is most of the time)."""
+    import sqlalchemy as sa
+
+    flagged = sa.cast(Rating.flags, sa.String).like('%"red_flag"%')
     with read_session(engine) as s:
-        rows = s.exec(select(Rating.item_id, Rater.name, Rating.flags)
+        rows = s.exec(select(Rating.item_id, Rater.name)
                       .join(Rater, Rater.id == Rating.rater_id)).all()
-    return pd.DataFrame([(i, r, "red_flag" in (f or [])) for i, r, f in rows],
+        hits = s.exec(select(Rating.item_id, Rater.name, Rating.flags)
+                      .join(Rater, Rater.id == Rating.rater_id).where(flagged)).all()
+    red = {(i, r) for i, r, f in hits if "red_flag" in (f or [])}
+    return pd.DataFrame([(i, r, (i, r) in red) for i, r in rows],
                         columns=["item_id", "rater", "red_flag"])
 
 
@@ -78,7 +86,8 @@ def _versions() -> dict[str, str]:
 
 def build_bundle(engine: Engine, options: AnalysisOptions = AnalysisOptions(),
                  adjusted: bool = False) -> dict[str, Any]:
-    """Everything the report shows; ``adjusted`` adds the human leaderboard's column
+    """Everything the report shows (``dimensions``: the rubric's, in order, with labels);
+    ``adjusted`` adds the human leaderboard's column
     "adjusted for rater severity" (fair scores of the many-facet Rasch model)."""
     ratings, scales, context = study_frames(engine)
     judges = study_judges(engine)
@@ -115,7 +124,8 @@ def build_bundle(engine: Engine, options: AnalysisOptions = AnalysisOptions(),
                 binary=sc.binary, B=options.B, seed=options.seed,
                 alt_epsilon=options.alt_epsilon, alt_scoring=options.alt_scoring,
                 margin=options.margin, ci=options.ci, min_items=options.min_units,
-                min_human_items=options.min_shared_items)
+                min_human_items=options.min_shared_items,
+                known={j: analysis["judges"].get(j, {}).get(dim) or {} for j in runs})
     calibrate(calib)
     flags = study_flags(engine)
     fair = None
@@ -158,7 +168,18 @@ def build_bundle(engine: Engine, options: AnalysisOptions = AnalysisOptions(),
         "best_judge": best, "packages": _versions(),
     }
     return {"analysis": analysis, "calibration": calib, "leaderboards": boards,
-            "bland_altman": ba, "manifest": manifest}
+            "bland_altman": ba, "manifest": manifest, **_rubric_order(engine)}
+
+
+def _rubric_order(engine: Engine) -> dict:
+    """The rubric's dimensions (with the labels people read) and task families, in its
+    order: every table and figure follows it."""
+    from data.study import current_rubric
+
+    rubric = current_rubric(engine)
+    return {"dimensions": [{"key": d.key, "label": d.label, "level": d.level, "kind": d.kind,
+                            "min": d.min, "max": d.max} for d in rubric.dimensions],
+            "tasks": list(rubric.tasks)}
 
 
 def _best_judge(calib: dict) -> str | None:

@@ -1,172 +1,430 @@
-"""The report's figures (plotly), built from the bundle."""
+"""The report's figures, in the house style of :mod:`analysis.report.style`, each with the
+caption and the alt text (the numbers it shows, in words) that the HTML report prints.
+
+Every figure is drawn from numbers the bundle already holds; nothing is recomputed here.
+"""
 
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-__all__ = ["report_figures", "calibration_figure"]
+from .format import dim_labels, dim_order, fmt, fmt_est, is_missing, natural_key
+from .style import FONT_PX, OKABE_ITO, SYMBOLS, Width, use_template, width_px
 
-_LAYOUT = dict(template="plotly_white", font=dict(family="Helvetica, Arial, sans-serif", size=13),
-               margin=dict(l=60, r=20, t=60, b=50), height=420, width=820)
-
-
-def _err(vals, lows, highs):
-    return dict(type="data", symmetric=False,
-                array=[(h - v) if None not in (h, v) else 0 for v, h in zip(vals, highs,
-                                                                           strict=True)],
-                arrayminus=[(v - lo) if None not in (lo, v) else 0 for v, lo in zip(vals, lows,
-                                                                                 strict=True)])
+__all__ = ["Figure", "slug", "agreement_figure", "judges_figure", "calibration_figure",
+           "calibration_pairs_figure", "leaderboard_figure", "sap_figure",
+           "confusion_figures", "bland_altman_figures"]
 
 
-def _agreement(a: dict) -> go.Figure:
-    dims = [d for d in a["dimensions"] if "alpha" in a["dimensions"][d]]
-    vals = [a["dimensions"][d]["alpha"][a["dimensions"][d]["level"]] for d in dims]
-    lows = [a["dimensions"][d]["alpha_ci"]["low"] for d in dims]
-    highs = [a["dimensions"][d]["alpha_ci"]["high"] for d in dims]
-    fig = go.Figure(go.Scatter(x=dims, y=vals, mode="markers", marker=dict(size=11),
-                               error_y=_err(vals, lows, highs), name="alpha"))
-    for y, label in ((0.800, "reliable (.800)"), (0.667, "tentative (.667)")):
-        fig.add_hline(y=y, line_dash="dot", annotation_text=label,
-                      annotation_position="bottom right")
-    fig.update_layout(title="Human agreement: Krippendorff's alpha with 95% CI", **_LAYOUT)
-    fig.update_yaxes(title="alpha", range=[min([0.0] + [v for v in lows if v is not None]),
-                                           1.0])
-    return fig
+@dataclass(frozen=True)
+class Figure:
+    """``key`` names the files (``figures/<key>.pdf``); made safe with :func:`slug`."""
+
+    key: str
+    fig: go.Figure
+    caption: str
+    alt: str
+    width: Width = "column"
 
 
-def _judges(a: dict) -> go.Figure | None:
-    if not a["judges"]:
-        return None
+def slug(key: str) -> str:
+    """A file-name-safe key: ``confusion_my judge/v2`` -> ``confusion_my-judge-v2``."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", key)
+
+
+def _base(width: Width, height: int) -> go.Figure:
     fig = go.Figure()
-    for judge, dims in a["judges"].items():
-        ds = [d for d in dims if "qwk" in dims[d]]
-        fig.add_bar(x=ds, y=[dims[d]["qwk"] for d in ds], name=judge)
-    ds = list(a["human_ceiling"])
-    hc = [a["human_ceiling"][d] for d in ds]
-    vals = [c.get("qwk") for c in hc]
-    fig.add_scatter(x=ds, y=vals, mode="markers",
-                    marker=dict(symbol="line-ew-open", size=40, line=dict(width=3)),
-                    error_y=_err(vals, [(c.get("qwk_ci") or {}).get("low") for c in hc],
-                                 [(c.get("qwk_ci") or {}).get("high") for c in hc]),
-                    name="human ceiling (95% CI)")
-    fig.update_layout(title="Judges against humans: QWK beside the human ceiling",
-                      barmode="group", **_LAYOUT)
-    fig.update_yaxes(title="quadratic-weighted kappa")
+    fig.update_layout(template=use_template(), width=width_px(width), height=height,
+                      showlegend=False)
     return fig
 
 
-def calibration_figure(calib: dict) -> go.Figure | None:
-    """QWK with paired-bootstrap CIs per configuration and dimension (also used in the app)."""
+def _err(vals: Sequence, lows: Sequence, highs: Sequence) -> dict:
+    """Asymmetric error bars; a value without a CI gets none (never a zero-width bar that
+    looks like certainty)."""
+    plus = [(h - v) if not (is_missing(h) or is_missing(v)) else None
+            for v, h in zip(vals, highs, strict=True)]
+    minus = [(v - lo) if not (is_missing(lo) or is_missing(v)) else None
+             for v, lo in zip(vals, lows, strict=True)]
+    return dict(type="data", symmetric=False, array=plus, arrayminus=minus, thickness=1.0,
+                width=2.5)
+
+
+def _dodge(n: int, spread: float = 0.5) -> list[float]:
+    """Vertical offsets of n series around a category (0 for one series)."""
+    if n <= 1:
+        return [0.0] * n
+    step = spread / (n - 1)
+    return [-spread / 2 + i * step for i in range(n)]
+
+
+def _cat_axis(fig: go.Figure, labels: list[str], axis: str = "y") -> None:
+    """Categories top to bottom at 0, -1, -2, ... (numeric so that series can be dodged)."""
+    kw = dict(tickvals=[-i for i in range(len(labels))], ticktext=labels, showgrid=False,
+              range=[-len(labels) + 0.5, 0.5], ticks="")
+    (fig.update_yaxes if axis == "y" else fig.update_xaxes)(**kw)
+
+
+def _legend_height(names: list[str], width: Width) -> int:
+    """Room above the plot for a horizontal legend (it wraps at the figure's width)."""
+    # plotly lays a horizontal legend out on a grid as wide as its longest entry: symbol
+    # and gap (about 40 px) and the name at about 6 px a character in 11 px Times
+    item = 40 + 6.0 * max((len(n) for n in names), default=0)
+    per_row = max(1, int((width_px(width) - 10) / item))
+    return 16 * math.ceil(len(names) / per_row) if names else 0
+
+
+def agreement_figure(bundle: dict) -> Figure | None:
+    a = bundle["analysis"]["dimensions"]
+    labels = dim_labels(bundle)
+    dims = [d for d in dim_order(bundle) if d in a and "alpha" in a[d]
+            and not is_missing(a[d]["alpha"].get(a[d]["level"]))]
+    if not dims:
+        return None
+    vals = [a[d]["alpha"][a[d]["level"]] for d in dims]
+    lows = [a[d]["alpha_ci"]["low"] for d in dims]
+    highs = [a[d]["alpha_ci"]["high"] for d in dims]
+    fig = _base("column", 70 + 26 * len(dims))
+    ys = [-i for i in range(len(dims))]
+    fig.add_scatter(x=vals, y=ys, mode="markers", marker=dict(size=7, color=OKABE_ITO[0]),
+                    error_x=_err(vals, lows, highs), name="α",
+                    customdata=[labels[d] for d in dims],
+                    hovertemplate="%{customdata}: α = %{x:.3f}<extra></extra>")
+    lo = min([0.0] + [v for v in lows + vals if not is_missing(v)])
+    for x, text, side in ((0.667, "tentative", "right"), (0.800, "reliable", "left")):
+        # labels above the plot, beside their line: they never sit on a point
+        fig.add_vline(x=x, line=dict(color="#666666", width=0.8, dash="dot"))
+        fig.add_annotation(x=x, y=1.0, yref="paper", yanchor="bottom", text=text,
+                           showarrow=False, font=dict(size=FONT_PX - 2), xanchor=side,
+                           xshift=-2 if side == "right" else 2)
+    _cat_axis(fig, [labels[d] for d in dims])
+    levels = sorted({a[d]["level"] for d in dims})
+    fig.update_xaxes(title="Krippendorff's α" + (f" ({levels[0]})" if len(levels) == 1 else ""),
+                     range=[math.floor(lo * 10) / 10, 1.0], dtick=0.2 if lo < 0.4 else 0.1)
+    fig.update_layout(margin=dict(t=20))
+    boot = bundle["analysis"]["meta"]["bootstrap"]
+    caption = (f"Human agreement per dimension: Krippendorff's α at each dimension's level of "
+               f"measurement with {_ci_words(boot)}. Dotted lines: .667 (tentative conclusions) "
+               "and .800 (reliable), after Krippendorff (2004).")
+    alt = ("Dot plot of Krippendorff's alpha per dimension with confidence intervals: "
+           + "; ".join(f"{labels[d]} {fmt_est(v, lo_, hi)}" for d, v, lo_, hi
+                       in zip(dims, vals, lows, highs, strict=True))
+           + ". Reference lines at 0.667 and 0.800.")
+    return Figure("agreement", fig, caption, alt, "column")
+
+
+def _ci_words(boot: dict) -> str:
+    if not boot.get("B"):
+        return "no confidence intervals (bootstrap skipped, B = 0)"
+    return (f"{boot.get('level', 0.95):.0%} percentile CIs ({boot.get('method', 'item')} "
+            f"bootstrap, B = {boot['B']}, seed = {boot['seed']})")
+
+
+def judges_figure(bundle: dict) -> Figure | None:
+    a = bundle["analysis"]
+    labels = dim_labels(bundle)
+    judges = sorted(a["judges"])
+    dims = [d for d in dim_order(bundle)
+            if any((a["judges"][j].get(d) or {}).get("vs_ceiling") for j in judges)]
+    if not dims:
+        return None
+    series: list[tuple[str, list, list, list]] = []
+    ceil = [((a["judges"][_first(a, d)][d]["vs_ceiling"] or {}).get("ceiling_qwk") or {})
+            for d in dims]
+    series.append(("Human ceiling", [c.get("value") for c in ceil], [c.get("low") for c in ceil],
+                   [c.get("high") for c in ceil]))
+    for j in judges:
+        vc = [((a["judges"][j].get(d) or {}).get("vs_ceiling") or {}).get("judge_qwk") or {}
+              for d in dims]
+        series.append((j, [c.get("value") for c in vc], [c.get("low") for c in vc],
+                       [c.get("high") for c in vc]))
+    names = [s[0] for s in series]
+    fig = _base("column", 60 + 30 * len(dims) + _legend_height(names, "column"))
+    offs = _dodge(len(series), 0.55)
+    colors = ("#000000",) + OKABE_ITO
+    for k, (name, v, lo, hi) in enumerate(series):
+        fig.add_scatter(x=v, y=[-i - offs[k] for i in range(len(dims))], mode="markers",
+                        name=name, error_x=_err(v, lo, hi),
+                        marker=dict(size=6, color=colors[k % len(colors)],
+                                    symbol="diamond" if k == 0 else SYMBOLS[(k - 1) % 8]),
+                        customdata=[labels[d] for d in dims],
+                        hovertemplate=f"{name}, %{{customdata}}: QWK = %{{x:.3f}}<extra></extra>")
+    _cat_axis(fig, [labels[d] for d in dims])
+    fig.update_xaxes(title="Quadratic-weighted κ", dtick=0.1)
+    fig.update_layout(showlegend=True)
+    boot = a["meta"]["bootstrap"]
+    caption = ("Judges against the human ceiling: QWK of each judge and of the humans "
+               "themselves (the ceiling) against the same leave-one-out consensus of the other "
+               f"humans on the same items, with {_ci_words(boot)}; the same resamples for judge "
+               "and ceiling (paired).")
+    alt = ("Dot plot of quadratic-weighted kappa per dimension for the human ceiling and each "
+           "judge, with confidence intervals: " + "; ".join(
+               f"{labels[d]}: " + ", ".join(f"{n} {fmt(s[1][i])}" for s in series
+                                            for n in (s[0],))
+               for i, d in enumerate(dims)) + ".")
+    return Figure("judges_vs_ceiling", fig, caption, alt, "column")
+
+
+def _first(a: dict, d: str) -> str:
+    return next(j for j in sorted(a["judges"]) if (a["judges"][j].get(d) or {}).get("vs_ceiling"))
+
+
+def calibration_figure(calib: dict, labels: dict[str, str] | None = None) -> go.Figure | None:
+    """QWK with paired-bootstrap CIs per configuration and dimension (the app's Calibration
+    page; the report shows the same QWKs in the judges figure)."""
     if not calib:
         return None
-    fig = go.Figure()
+    labels = labels or {}
+    dims = list(calib)
     cfgs = sorted({c for r in calib.values() for c in r["configs"]})
-    for cfg in cfgs:
-        ds = [d for d in calib if cfg in calib[d]["configs"]]
-        q = [calib[d]["configs"][cfg]["qwk"] for d in ds]
-        fig.add_scatter(x=ds, y=[x["value"] for x in q], mode="markers", name=cfg,
-                        marker=dict(size=10),
-                        error_y=_err([x["value"] for x in q], [x["low"] for x in q],
-                                     [x["high"] for x in q]))
-    fig.update_layout(title="Calibration: QWK per configuration (paired bootstrap 95% CI)",
-                      scattermode="group", **_LAYOUT)
+    fig = _base("column", 60 + 30 * len(dims) + _legend_height(cfgs, "column"))
+    offs = _dodge(len(cfgs), 0.5)
+    for k, cfg in enumerate(cfgs):
+        q = [(calib[d]["configs"].get(cfg) or {}).get("qwk") or {} for d in dims]
+        v = [x.get("value") for x in q]
+        fig.add_scatter(x=v, y=[-i - offs[k] for i in range(len(dims))], mode="markers",
+                        name=cfg, error_x=_err(v, [x.get("low") for x in q],
+                                               [x.get("high") for x in q]),
+                        marker=dict(size=6, symbol=SYMBOLS[k % 8]))
+    _cat_axis(fig, [labels.get(d, d) for d in dims])
+    fig.update_xaxes(title="Quadratic-weighted κ (paired bootstrap 95% CI)")
+    fig.update_layout(showlegend=True)
     return fig
 
 
-def _leaderboard(board: dict, title: str) -> go.Figure:
+def calibration_pairs_figure(bundle: dict) -> Figure | None:
+    """Paired differences in QWK between judge configurations (only with two or more)."""
+    labels = dim_labels(bundle)
+    calib = bundle["calibration"]
+    dims = [d for d in dim_order(bundle) if d in calib]
+    pairs = sorted({(p["a"], p["b"]) for d in dims for p in calib[d]["pairs"]
+                    if p["metric"] == "qwk"})
+    if not pairs:
+        return None
+    names = [f"{a} − {b}" for a, b in pairs]
+    fig = _base("column", 60 + 30 * len(dims) + _legend_height(names, "column"))
+    offs = _dodge(len(pairs), 0.45)
+    for k, (pa, pb) in enumerate(pairs):
+        rows = [next((p for p in calib[d]["pairs"] if (p["a"], p["b"]) == (pa, pb)
+                      and p["metric"] == "qwk"), {}) for d in dims]
+        v = [r.get("diff") for r in rows]
+        fig.add_scatter(x=v, y=[-i - offs[k] for i in range(len(dims))], mode="markers",
+                        name=names[k], marker=dict(size=6, symbol=SYMBOLS[k % 8]),
+                        error_x=_err(v, [r.get("low") for r in rows],
+                                     [r.get("high") for r in rows]))
+    fig.add_vline(x=0, line=dict(color="#000000", width=0.8))
+    _cat_axis(fig, [labels[d] for d in dims])
+    fig.update_xaxes(title="Difference in quadratic-weighted κ")
+    fig.update_layout(showlegend=True)
+    m = bundle["manifest"]["bootstrap"]
+    caption = ("Judge configurations compared: the difference in QWK between two "
+               "configurations per dimension, with 95% percentile CIs from a paired item "
+               f"bootstrap (B = {m['B']}, seed = {m['seed']}); right of zero favours the first.")
+    alt = ("Dot plot of differences in quadratic-weighted kappa between judge configurations "
+           "per dimension: " + "; ".join(
+               f"{labels[d]}: " + ", ".join(
+                   f"{n} {fmt(next((p['diff'] for p in calib[d]['pairs'] if (p['a'], p['b']) == pr and p['metric'] == 'qwk'), None), signed=True)}"  # noqa: E501
+                   for n, pr in zip(names, pairs, strict=True)) for d in dims) + ".")
+    return Figure("calibration", fig, caption, alt, "column")
+
+
+def _scale_words(bundle: dict, dims: list[str]) -> str:
+    scales = {(d["min"], d["max"]) for d in bundle.get("dimensions", []) if d["key"] in dims}
+    if len(scales) == 1:
+        lo, hi = scales.pop()
+        return f"{lo:g}–{hi:g}"
+    return "points on each dimension's scale"
+
+
+def leaderboard_figure(bundle: dict, src: str) -> Figure | None:
+    board = bundle["leaderboards"][src]
+    labels = dim_labels(bundle)
     cells = [c for c in board["cells"] if c["task"] == "all"]
-    fig = go.Figure()
-    for model in sorted({c["model"] for c in cells}):
-        cs = [c for c in cells if c["model"] == model]
-        fig.add_bar(x=[c["dimension"] for c in cs], y=[c["mean"] for c in cs], name=model,
-                    error_y=_err([c["mean"] for c in cs], [c["low"] for c in cs],
-                                 [c["high"] for c in cs]))
-    fig.update_layout(title=title, barmode="group", **_LAYOUT)
-    fig.update_yaxes(title="mean score")
-    return fig
+    dims = [d for d in dim_order(bundle) if any(c["dimension"] == d for c in cells)]
+    models = sorted({c["model"] for c in cells}, key=natural_key)
+    if not dims or not models:
+        return None
+    fig = _base("text", 180 + _legend_height(models, "text"))
+    offs = _dodge(len(models), 0.6)
+    for k, m in enumerate(models):
+        cs = [next((c for c in cells if c["model"] == m and c["dimension"] == d), {})
+              for d in dims]
+        v = [c.get("mean") for c in cs]
+        fig.add_scatter(x=[i + offs[k] for i in range(len(dims))], y=v, mode="markers",
+                        name=m, marker=dict(size=6, symbol=SYMBOLS[k % 8]),
+                        error_y=_err(v, [c.get("low") for c in cs], [c.get("high") for c in cs]),
+                        customdata=[labels[d] for d in dims],
+                        hovertemplate=f"{m}, %{{customdata}}: %{{y:.2f}}<extra></extra>")
+    fig.update_xaxes(tickvals=list(range(len(dims))), ticktext=[labels[d] for d in dims],
+                     range=[-0.5, len(dims) - 0.5], showgrid=False, ticks="")
+    fig.update_yaxes(title=f"Mean score ({_scale_words(bundle, dims)})")
+    scales = {(d["min"], d["max"]) for d in bundle.get("dimensions", []) if d["key"] in dims}
+    if len(scales) == 1:  # the whole scale, so that distances read as they are
+        lo, hi = scales.pop()
+        fig.update_yaxes(range=[lo - 0.15, hi + 0.15], dtick=1 if hi - lo > 1 else 0.25)
+    fig.update_layout(showlegend=True)
+    caption = (f"Model leaderboard ({board['source']}): mean score per companion model and "
+               "dimension over all task families (the mean of item means), with 95% percentile "
+               f"CIs from an item bootstrap (B = {board['B']}, seed = {board['seed']}).")
+    alt = (f"Dot plot of mean scores per model and dimension ({board['source']}): " + "; ".join(
+        f"{m}: " + ", ".join(f"{labels[c['dimension']]} {fmt(c['mean'], 'points')}"
+                             for d in dims for c in cells
+                             if c["model"] == m and c["dimension"] == d) for m in models) + ".")
+    return Figure(slug(f"leaderboard_{src}"), fig, caption, alt, "text")
 
 
-def _sap(board: dict) -> go.Figure | None:
+def sap_figure(bundle: dict, src: str) -> Figure | None:
+    board = bundle["leaderboards"][src]
     rows = board["sap_vs_baseline"]
     if not rows:
         return None
-    fig = go.Figure()
-    for model in sorted({r["model"] for r in rows}):
-        rs = [r for r in rows if r["model"] == model]
-        fig.add_scatter(x=[r["dimension"] for r in rs], y=[r["diff"] for r in rs],
-                        mode="markers", name=model, marker=dict(size=11),
-                        error_y=_err([r["diff"] for r in rs], [r["low"] for r in rs],
-                                     [r["high"] for r in rs]))
-    fig.add_hline(y=0, line_dash="dot")
-    fig.update_layout(title="Secure Attachment Persona minus baseline (95% CI)",
-                      showlegend=True, **_LAYOUT)
-    return fig
+    labels = dim_labels(bundle)
+    dims = [d for d in dim_order(bundle) if any(r["dimension"] == d for r in rows)]
+    models = sorted({r["model"] for r in rows}, key=natural_key)
+    fig = _base("column", 60 + 30 * len(dims) + _legend_height(models, "column"))
+    offs = _dodge(len(models), 0.5)
+    for k, m in enumerate(models):
+        rs = [next((r for r in rows if r["model"] == m and r["dimension"] == d), {})
+              for d in dims]
+        v = [r.get("diff") for r in rs]
+        fig.add_scatter(x=v, y=[-i - offs[k] for i in range(len(dims))], mode="markers",
+                        name=m, marker=dict(size=6, symbol=SYMBOLS[k % 8]),
+                        error_x=_err(v, [r.get("low") for r in rs], [r.get("high") for r in rs]),
+                        customdata=[labels[d] for d in dims],
+                        hovertemplate=f"{m}, %{{customdata}}: %{{x:+.2f}}<extra></extra>")
+    fig.add_vline(x=0, line=dict(color="#000000", width=0.8))
+    _cat_axis(fig, [labels[d] for d in dims])
+    fig.update_xaxes(title="SAP − baseline (score points)")
+    fig.update_layout(showlegend=True)
+    caption = (f"Secure Attachment Persona minus baseline ({board['source']}): difference in "
+               "mean score per model and dimension, paired by scenario where the model answered "
+               "a scenario in both conditions, with 95% percentile CIs from a bootstrap (B = "
+               f"{board['B']}, seed = {board['seed']}); right of zero favours SAP.")
+    alt = (f"Dot plot of SAP minus baseline differences ({board['source']}): " + "; ".join(
+        f"{r['model']} {labels[r['dimension']]} {fmt_est(r['diff'], r['low'], r['high'], 'points', signed=True)}"  # noqa: E501
+        for d in dims for r in rows if r["dimension"] == d) + ".")
+    return Figure(slug(f"sap_vs_baseline_{src}"), fig, caption, alt, "column")
+
+
+def _facet_titles(fig: go.Figure, x: str, y: str) -> None:
+    """One x title under the panels and one y title beside them (per-panel titles collide in
+    a text-wide figure); room above for the panel labels (the rubric's labels)."""
+    fig.add_annotation(text=x, xref="paper", yref="paper", x=0.5, y=0, yanchor="top",
+                       yshift=-26, showarrow=False, font=dict(size=FONT_PX))
+    fig.add_annotation(text=y, xref="paper", yref="paper", x=0, y=0.5, xanchor="right",
+                       xshift=-30, textangle=-90, showarrow=False, font=dict(size=FONT_PX))
+    fig.update_layout(margin=dict(t=22, b=44, l=52, r=8))
 
 
 def _grid(n: int) -> tuple[int, int]:
-    cols = min(n, 3)
+    cols = min(n, 5) if n <= 5 else 3
     return math.ceil(n / cols), cols
 
 
-def _confusions(a: dict) -> list[tuple[str, go.Figure]]:
+def confusion_figures(bundle: dict) -> list[Figure]:
+    a = bundle["analysis"]
+    labels = dim_labels(bundle)
     out = []
-    for judge, dims in a["judges"].items():
-        ds = [d for d in dims if dims[d].get("confusion")]
-        if not ds:
+    for judge in sorted(a["judges"]):
+        dims = [d for d in dim_order(bundle) if (a["judges"][judge].get(d) or {}).get("confusion")]
+        if not dims:
             continue
-        r, c = _grid(len(ds))
-        fig = make_subplots(rows=r, cols=c, subplot_titles=ds)
-        for i, d in enumerate(ds):
-            conf = dims[d]["confusion"]
-            labels = [f"{v:g}" for v in conf["values"]]
-            fig.add_trace(go.Heatmap(z=conf["matrix"], x=labels, y=labels, coloraxis="coloraxis",
-                                     text=conf["matrix"], texttemplate="%{text}"),
+        r, c = _grid(len(dims))
+        fig = make_subplots(rows=r, cols=c, subplot_titles=[labels[d] for d in dims],
+                            horizontal_spacing=0.06, vertical_spacing=0.16)
+        fig.update_layout(template=use_template(), width=width_px("text"), height=70 + 130 * r,
+                          coloraxis=dict(colorscale="Blues", cmin=0, cmax=1, showscale=False))
+        for i, d in enumerate(dims):
+            conf = a["judges"][judge][d]["confusion"]
+            ticks = conf.get("labels") or [f"{v:g}" for v in conf["values"]]
+            ticks = [str(t) for t in ticks]
+            z = [[x / s if (s := sum(row)) else 0 for x in row] for row in conf["matrix"]]
+            fig.add_trace(go.Heatmap(z=z, x=ticks, y=ticks, coloraxis="coloraxis",
+                                     text=conf["matrix"], texttemplate="%{text}",
+                                     textfont=dict(size=FONT_PX - 2), xgap=1, ygap=1,
+                                     hovertemplate="humans %{y}, judge %{x}: %{text}"
+                                                   "<extra></extra>"),
                           row=i // c + 1, col=i % c + 1)
-        fig.update_layout(title=f"Confusion: {judge} (columns) vs human median (rows)",
-                          coloraxis=dict(colorscale="Blues"),
-                          **{**_LAYOUT, "height": 330 * r, "width": 330 * c + 80})
-        out.append((f"confusion_{judge}", fig))
+        fig.update_xaxes(showgrid=False, showline=False, ticks="", type="category")
+        fig.update_yaxes(showgrid=False, showline=False, ticks="", type="category",
+                         autorange="reversed")
+        for ann in fig.layout.annotations:
+            ann.font = dict(size=FONT_PX)
+        _facet_titles(fig, "Judge score", "Human median")
+        caption = (f"Confusion of judge {judge} with the humans: rows the human median "
+                   "(the lower median for an even count), columns the judge's score; cells "
+                   "count items, shading shows the share of the row.")
+        alt = (f"Confusion heatmaps of judge {judge} against the human median, one per "
+               "dimension: " + "; ".join(
+                   f"{labels[d]}: {_diag(a['judges'][judge][d]['confusion'])} of "
+                   f"{_total(a['judges'][judge][d]['confusion'])} items on the diagonal"
+                   for d in dims) + ".")
+        out.append(Figure(slug(f"confusion_{judge}"), fig, caption, alt, "text"))
     return out
 
 
-def _bland_altman(ba: list[dict]) -> list[tuple[str, go.Figure]]:
+def _diag(conf: dict) -> int:
+    return sum(conf["matrix"][i][i] for i in range(len(conf["matrix"])))
+
+
+def _total(conf: dict) -> int:
+    return sum(sum(r) for r in conf["matrix"])
+
+
+def bland_altman_figures(bundle: dict) -> list[Figure]:
+    labels = dim_labels(bundle)
+    ba = bundle["bland_altman"]
+    order = {d: i for i, d in enumerate(dim_order(bundle))}
+    scale = {d["key"]: (d["min"], d["max"]) for d in bundle.get("dimensions", [])}
     out = []
     for judge in sorted({b["judge"] for b in ba}):
-        bs = [b for b in ba if b["judge"] == judge and b["diff"]]
+        bs = sorted([b for b in ba if b["judge"] == judge and b["diff"]],
+                    key=lambda b: order.get(b["dimension"], 99))
         if not bs:
             continue
         r, c = _grid(len(bs))
-        fig = make_subplots(rows=r, cols=c, subplot_titles=[b["dimension"] for b in bs])
+        fig = make_subplots(rows=r, cols=c, subplot_titles=[labels[b["dimension"]] for b in bs],
+                            horizontal_spacing=0.07, vertical_spacing=0.2, shared_yaxes=True)
+        fig.update_layout(template=use_template(), width=width_px("text"), height=70 + 140 * r,
+                          showlegend=False)
+        words, shapes = [], []
         for i, b in enumerate(bs):
             row, col = i // c + 1, i % c + 1
-            fig.add_scatter(x=b["mean"], y=b["diff"], mode="markers", showlegend=False,
-                            marker=dict(size=5, opacity=0.5), row=row, col=col)
-            n = len(b["diff"])
-            mean = sum(b["diff"]) / n
-            sd = (sum((x - mean) ** 2 for x in b["diff"]) / max(n - 1, 1)) ** 0.5
-            for y, dash in ((mean, "solid"), (mean - 1.96 * sd, "dot"),
-                            (mean + 1.96 * sd, "dot")):
-                fig.add_hline(y=y, line_dash=dash, row=row, col=col)
-        fig.update_layout(title=f"Bland–Altman: {judge} minus human mean, by their average",
-                          **{**_LAYOUT, "height": 330 * r, "width": 330 * c + 80})
-        out.append((f"bland_altman_{judge}", fig))
+            fig.add_scatter(x=b["mean"], y=b["diff"], mode="markers", row=row, col=col,
+                            marker=dict(size=4, opacity=0.35, color=OKABE_ITO[0]),
+                            hovertemplate="mean %{x:.2f}, difference %{y:+.2f}<extra></extra>")
+            # the bias and limits of agreement h2h analyze computed (not recomputed here)
+            la = (bundle["analysis"]["judges"].get(judge, {}).get(b["dimension"]) or {}).get(
+                "bland_altman") or {}
+            if is_missing(la.get("bias")):
+                continue
+            ax = "" if i == 0 else str(i + 1)
+            sc = scale.get(b["dimension"])
+            if sc:  # the whole scale on every panel, so the panels compare
+                fig.update_xaxes(range=[sc[0] - 0.3, sc[1] + 0.3], dtick=1, row=row, col=col)
+            # shapes as plain dicts: add_hline per panel re-validates every shape (slow)
+            shapes += [dict(type="line", xref=f"x{ax} domain", x0=0, x1=1, yref=f"y{ax}",
+                            y0=y, y1=y, line=dict(color=OKABE_ITO[5], width=0.9, dash=dash))
+                       for y, dash in ((la["bias"], "solid"), (la.get("low"), "dash"),
+                                       (la.get("high"), "dash")) if not is_missing(y)]
+            pts = {k: fmt(la.get(k), "points", signed=True) for k in ("bias", "low", "high")}
+            words.append(f"{labels[b['dimension']]}: bias {pts['bias']}, limits {pts['low']} to "
+                         f"{pts['high']} ({la.get('n_items')} items)")
+        fig.update_layout(shapes=shapes)
+        for ann in fig.layout.annotations:
+            ann.font = dict(size=FONT_PX)
+        _facet_titles(fig, "Mean of judge and humans (points)", "Judge − humans (points)")
+        caption = (f"Bland–Altman plots of judge {judge} against the mean of the humans per "
+                   "item: the difference against the average of the two; solid line the mean "
+                   "difference (bias), dashed lines the 95% limits of agreement (bias ± 1.96 "
+                   "SD). Points overlap on discrete scales.")
+        alt = (f"Bland-Altman scatter plots of judge {judge} minus the human mean per item: "
+               + "; ".join(words) + ".")
+        out.append(Figure(slug(f"bland_altman_{judge}"), fig, caption, alt, "text"))
     return out
-
-
-def report_figures(bundle: dict) -> list[tuple[str, go.Figure]]:
-    a = bundle["analysis"]
-    figs: list[tuple[str, go.Figure | None]] = [
-        ("agreement", _agreement(a)), ("judges_vs_ceiling", _judges(a)),
-        ("calibration", calibration_figure(bundle["calibration"]))]
-    for src, board in bundle["leaderboards"].items():
-        figs.append((f"leaderboard_{src}", _leaderboard(board, f"Leaderboard: "
-                                                              f"{board['source']} (95% CI)")))
-        figs.append((f"sap_vs_baseline_{src}", _sap(board)))
-    figs += _confusions(a) + _bland_altman(bundle["bland_altman"])
-    from .metrics_section import metric_figures
-
-    figs += metric_figures(bundle)  # "Do the benchmark's metrics agree with psychologists?"
-    return [(k, f) for k, f in figs if f is not None]

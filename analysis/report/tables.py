@@ -1,4 +1,9 @@
-"""The report's tables as DataFrames (one per section), straight from the bundle's numbers."""
+"""The report's full-precision tables (one CSV each, and the collapsed detail tables of the
+HTML report), straight from the bundle's numbers.
+
+Column names are stable snake_case for R and pandas; :data:`HEADERS` gives each the header a
+person reads and the rounding it gets on screen (:mod:`analysis.report.format`).
+"""
 
 from __future__ import annotations
 
@@ -7,8 +12,10 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ..bands import koo_li_band, krippendorff_band, landis_koch_band
+from .format import NumKind
 
-__all__ = ["Table", "report_tables"]
+__all__ = ["Table", "HEADERS", "agreement_details", "judge_details", "calibration_details",
+           "leaderboard_details", "report_tables"]
 
 
 @dataclass(frozen=True)
@@ -20,17 +27,65 @@ class Table:
     ci_pairs: tuple[tuple[str, str, str], ...] = ()  # (label, low column, high column)
 
 
+# column -> (header people read, how its numbers are rounded; None = text)
+HEADERS: dict[str, tuple[str, NumKind | None]] = {
+    "dimension": ("Dimension", None), "status": ("Status", None), "level": ("Level", None),
+    "items": ("Items", "count"), "raters": ("Raters", "count"), "ratings": ("Ratings", "count"),
+    "alpha": ("Krippendorff's α", "coef"), "q_below_min": ("P(α < α min)", "coef"),
+    "alpha_reading": ("α reading", None), "fleiss_kappa": ("Fleiss' κ", "coef"),
+    "cohen_qwk": ("Cohen's κ (quadratic)", "coef"), "kappa_reading": ("κ reading", None),
+    "icc2": ("ICC(2,1)", "coef"), "icc_reading": ("ICC reading", None),
+    "icc_method": ("ICC method", None), "ac1": ("Gwet's AC1", "coef"),
+    "ac2_quadratic": ("Gwet's AC2 (quadratic)", "coef"), "exact": ("Exact agreement", "share"),
+    "within1": ("Within one point", "share"), "rater": ("Rater", None), "n": ("n", "count"),
+    "mean": ("Mean", "points"), "sd": ("SD", "points"),
+    "alpha_without": ("α without the rater", "coef"),
+    "corr_with_others": ("r with the others' mean", "coef"), "judge": ("Judge", None),
+    "pairs": ("(Human, item) pairs", "count"), "qwk": ("QWK", "coef"),
+    "ceiling_qwk": ("Ceiling QWK", "coef"), "judge_minus_ceiling": ("Judge − ceiling", "coef"),
+    "verdict": ("Verdict", None), "spearman": ("Spearman ρ", "coef"),
+    "ceiling_spearman": ("Ceiling ρ", "coef"), "mae": ("MAE", "points"),
+    "ceiling_mae": ("Ceiling MAE", "points"), "bias": ("Bias (judge − humans)", "points"),
+    "alpha_humans": ("α (humans)", "coef"), "alpha_with_judge": ("α with the judge", "coef"),
+    "self_consistency": ("Self-consistency α", "coef"), "alt_omega": ("Alt-test ω", "coef"),
+    "alt_rho": ("Alt-test ρ", "coef"), "alt_pass": ("Alt-test passed", None),
+    "unscored": ("Unscored", "count"), "configuration": ("Configuration", None),
+    "unscored_rate": ("Unscored", "share"), "verbosity_judge": ("Length ρ (judge)", "coef"),
+    "verbosity_humans": ("Length ρ (humans)", "coef"), "a": ("Configuration a", None),
+    "b": ("Configuration b", None), "metric": ("Metric", None),
+    "difference": ("a − b", "coef"), "p": ("p", "p"), "p_holm": ("p (Holm)", "p"),
+    "best": ("Best configuration", None), "outcome": ("Outcome", None),
+    "items_needed": ("Items needed", "count"), "caveats": ("Caveats", None),
+    "model": ("Model", None), "task": ("Task family", None), "n_items": ("Items", "count"),
+    "fair_n": ("Items (fair)", "count"), "fair_mean": ("Severity-adjusted mean", "points"),
+    "design": ("Design", None), "diff": ("SAP − baseline", "points"),
+    "share": ("Share flagged", "share"),
+    # reference-based metrics (sec_metrics.metric_details)
+    "row": ("Scorer", None), "kind": ("Kind", None), "pearson": ("Pearson r", "coef"),
+    "kendall_tau_b": ("Kendall τ-b", "coef"), "rho_minus_ceiling": ("ρ − ceiling", "coef"),
+    "models": ("Models", "count"), "scenarios": ("Scenarios", "count"),
+    "model_pairs_ordered_by_humans": ("Model pairs the humans order", None),
+    "pairs_right": ("Pairs ordered as the humans do", "share"),
+    "model_means": ("Model means", None), "name": ("Name", None), "library": ("Library", None),
+    "settings": ("Settings", None), "tokenizer": ("Tokenization", None),
+    "english_items": ("English items", "count"), "chinese_items": ("Chinese items", "count"),
+    "hash": ("Settings hash", None), "signature": ("sacrebleu signature", None),
+}
+
+
 def _ci(v: dict | None, key: str = "value") -> tuple:
     v = v or {}
     return v.get(key), v.get("low"), v.get("high")
 
 
-def report_tables(bundle: dict) -> list[Table]:
+def _how(bundle: dict) -> str:
+    boot = bundle["analysis"]["meta"]["bootstrap"]
+    return (f"{boot['level']:.0%} percentile CIs from the {boot['method']} bootstrap "
+            f"(B = {boot['B']}, seed = {boot['seed']})")
+
+
+def agreement_details(bundle: dict) -> list[Table]:
     a = bundle["analysis"]
-    boot = a["meta"]["bootstrap"]
-    how = (f"{boot['level']:.0%} percentile CIs from the {boot['method']} bootstrap "
-           f"(B = {boot['B']}, seed = {boot['seed']})")
-    out: list[Table] = []
     rows = []
     for dim, d in a["dimensions"].items():
         if "alpha" not in d:
@@ -52,28 +107,32 @@ def report_tables(bundle: dict) -> list[Table]:
                      "icc_method": (d.get("icc_table") or {}).get("method"),
                      "ac1": d["gwet"]["ac1"], "ac2_quadratic": d["gwet"]["ac2_quadratic"],
                      "exact": d["percent_exact"], "within1": d["percent_within1"]})
-    out.append(Table("human_agreement", "Human agreement per dimension",
-                     f"Krippendorff's alpha at each dimension's level with {how}; ICC(2,1) with "
-                     "F-based CIs, by two-way ANOVA on a complete items x raters table or, with "
-                     "missing ratings, from REML variance components of crossed items and "
-                     "raters on every rating (icc_method; as R psych::ICC); Cohen's kappa "
-                     "quadratic-weighted, mean over rater pairs weighted by their shared items "
-                     f"(pairs sharing fewer than {a['meta']['minimums']['shared_items']} left "
-                     "out). Empty cells are not estimable (status says why). Readings: "
-                     "Krippendorff "
-                     "(alpha >= .800 reliable, >= .667 tentative), Landis & Koch, Koo & Li.",
-                     pd.DataFrame(rows),
-                     (("alpha", "alpha_low", "alpha_high"), ("icc2", "icc2_low", "icc2_high"))))
+    human = Table("human_agreement", "Human agreement per dimension",
+                  f"Krippendorff's alpha at each dimension's level with {_how(bundle)}; ICC(2,1) "
+                  "with F-based CIs, by two-way ANOVA on a complete items x raters table or, "
+                  "with missing ratings, from REML variance components of crossed items and "
+                  "raters on every rating (icc_method; as R psych::ICC); Cohen's kappa "
+                  "quadratic-weighted, mean over rater pairs weighted by their shared items "
+                  f"(pairs sharing fewer than {a['meta']['minimums']['shared_items']} left "
+                  "out). Empty cells are not estimable (status says why). Readings: "
+                  "Krippendorff (alpha >= .800 reliable, >= .667 tentative), Landis & Koch, "
+                  "Koo & Li.", pd.DataFrame(rows),
+                  (("alpha", "alpha_low", "alpha_high"), ("icc2", "icc2_low", "icc2_high")))
     rows = []
     sim = set(a["meta"].get("simulated_raters", []))
     for dim, d in a["dimensions"].items():
         for rater, r in (d.get("raters") or {}).items():
             rows.append({"dimension": dim, "rater": rater + (" (simulated)" if rater in sim
                                                              else ""), **r})
-    out.append(Table("rater_diagnostics", "Per-rater diagnostics",
-                     "Items rated, mean and SD of scores (leniency), alpha without the rater, "
-                     "Pearson correlation with the mean of the other raters.",
-                     pd.DataFrame(rows)))
+    raters = Table("rater_diagnostics", "Per-rater diagnostics",
+                   "Items rated, mean and SD of scores (leniency), alpha without the rater, "
+                   "Pearson correlation with the mean of the other raters.", pd.DataFrame(rows))
+    return [human, raters]
+
+
+def judge_details(bundle: dict) -> list[Table]:
+    a = bundle["analysis"]
+    boot = a["meta"]["bootstrap"]
     rows = []
     for judge, dims in a["judges"].items():
         for dim, m in dims.items():
@@ -98,28 +157,33 @@ def report_tables(bundle: dict) -> list[Table]:
                          "alt_pass": alt.get("passed"), "unscored": m.get("n_unscored")})
     alt_meta = a["meta"]["alt_test"]
     margin = a["meta"]["verdict"]["margin"]
-    sim_judges = [c["name"] for c in bundle["manifest"].get("judge_configurations", [])
-                  if c.get("provider") == "simulated"]
-    sim_note = (f" Simulated demo judges (no model was called): {', '.join(sim_judges)}."
-                if sim_judges else "")
-    out.append(Table("judge_vs_ceiling", "Judges against humans, beside the human ceiling",
-                     "Each human and the judge against the same leave-one-out consensus (the "
-                     "mean of the other humans on the item), pooled over (human, item) pairs; "
-                     "ceiling = the humans' own agreement on the judge's items. QWK, ceiling "
-                     f"and their difference with {boot['level']:.0%} percentile CIs from a paired "
-                     f"item bootstrap (B = {boot['B']}, seed = {boot['seed']}), the same "
-                     "resamples for judge and ceiling. Verdict: can replace a human "
-                     "rater when the alternative annotator test (Calderon et al. 2025; epsilon "
-                     f"= {alt_meta['epsilon']}, Benjamini-Yekutieli q = .05, pass at omega >= "
-                     f".5) passes and the CI of judge minus ceiling lies above -{margin:g}; "
-                     f"cannot when it lies below -{margin:g}; otherwise not enough evidence "
-                     "yet, with the human-rated items projected to settle it." + sim_note,
-                     pd.DataFrame(rows),
-                     (("qwk", "qwk_low", "qwk_high"), ("ceiling_qwk", "ceiling_low",
-                                                       "ceiling_high"),
-                      ("judge_minus_ceiling", "diff_low", "diff_high"))))
+    return [Table("judge_vs_ceiling", "Judges against humans, beside the human ceiling",
+                  "Each human and the judge against the same leave-one-out consensus (the "
+                  "mean of the other humans on the item), pooled over (human, item) pairs; "
+                  "ceiling = the humans' own agreement on the judge's items. QWK, ceiling "
+                  f"and their difference with {boot['level']:.0%} percentile CIs from a paired "
+                  f"item bootstrap (B = {boot['B']}, seed = {boot['seed']}), the same "
+                  "resamples for judge and ceiling. Verdict: can replace a human "
+                  "rater when the alternative annotator test (Calderon et al. 2025; epsilon "
+                  f"= {alt_meta['epsilon']}, Benjamini-Yekutieli q = .05, pass at omega >= "
+                  f".5) passes and the CI of judge minus ceiling lies above -{margin:g}; "
+                  f"cannot when it lies below -{margin:g}; otherwise not enough evidence "
+                  "yet, with the human-rated items projected to settle it." + _sim_note(bundle),
+                  pd.DataFrame(rows),
+                  (("qwk", "qwk_low", "qwk_high"), ("ceiling_qwk", "ceiling_low", "ceiling_high"),
+                   ("judge_minus_ceiling", "diff_low", "diff_high")))]
+
+
+def _sim_note(bundle: dict) -> str:
+    sim = [c["name"] for c in bundle["manifest"].get("judge_configurations", [])
+           if c.get("provider") == "simulated"]
+    return f" Simulated demo judges (no model was called): {', '.join(sim)}." if sim else ""
+
+
+def calibration_details(bundle: dict) -> list[Table]:
     rows, pairs, verdicts = [], [], []
     calib = bundle["calibration"]
+    margin = bundle["analysis"]["meta"]["verdict"]["margin"]
     for dim, res in calib.items():
         for cfg, c in res["configs"].items():
             q, ql, qh = _ci(c["qwk"])
@@ -144,47 +208,53 @@ def report_tables(bundle: dict) -> list[Table]:
                          "caveats": "; ".join(res["verdict"].get("caveats", []))})
     m = bundle["manifest"]["bootstrap"]
     chow = f"paired item bootstrap, B = {m['B']}, seed = {m['seed']}, 95% percentile CIs"
-    out.append(Table("calibration", "Judge configurations compared",
-                     f"QWK, alpha with the judge and MAE per configuration ({chow}); bias = "
-                     "mean judge minus human mean; verbosity = Spearman correlation of score "
-                     "with reply length (judge, humans).", pd.DataFrame(rows),
-                     (("qwk", "qwk_low", "qwk_high"), ("alpha_with_judge", "alpha_low",
-                                                       "alpha_high"),
-                      ("mae", "mae_low", "mae_high"))))
-    out.append(Table("calibration_pairs", "Paired differences between configurations",
-                     f"Difference a minus b ({chow}); two-sided bootstrap p, Holm-corrected "
-                     "across dimensions per pair and metric.", pd.DataFrame(pairs),
-                     (("difference", "low", "high"),)))
-    out.append(Table("verdicts", "Can a judge replace a human rater?",
-                     "Best configuration per dimension (highest QWK) and its verdict: the "
-                     "alternative annotator test and the paired CI of QWK(judge) minus "
-                     f"QWK(ceiling) against the margin -{margin:g}.", pd.DataFrame(verdicts)))
-    from .metrics_section import metric_tables
+    return [Table("calibration", "Judge configurations compared",
+                  f"QWK, alpha with the judge and MAE per configuration ({chow}); bias = "
+                  "mean judge minus human mean; verbosity = Spearman correlation of score "
+                  "with reply length (judge, humans).", pd.DataFrame(rows),
+                  (("qwk", "qwk_low", "qwk_high"), ("alpha_with_judge", "alpha_low", "alpha_high"),
+                   ("mae", "mae_low", "mae_high"))),
+            Table("calibration_pairs", "Paired differences between configurations",
+                  f"Difference a minus b ({chow}); two-sided bootstrap p, Holm-corrected "
+                  "across dimensions per pair and metric.", pd.DataFrame(pairs),
+                  (("difference", "low", "high"),)),
+            Table("verdicts", "Can a judge replace a human rater?",
+                  "Best configuration per dimension (highest QWK) and its verdict: the "
+                  "alternative annotator test and the paired CI of QWK(judge) minus "
+                  f"QWK(ceiling) against the margin -{margin:g}.", pd.DataFrame(verdicts))]
 
-    out += metric_tables(bundle)  # "Do the benchmark's metrics agree with psychologists?"
-    for src, board in bundle["leaderboards"].items():
-        cells = pd.DataFrame(board["cells"])
-        cis: tuple = (("mean", "low", "high"),)
-        note = ""
-        if board.get("adjusted"):
-            cis += (("fair_mean", "fair_low", "fair_high"),)
-            note = (" Adjusted for rater severity (fair_mean): the mean of the items' fair "
-                    "scores from a many-facet Rasch model, i.e. the score a rater of average "
-                    "severity would be expected to give (docs/analysis.md).")
-        out.append(Table(f"leaderboard_{src}", f"Model leaderboard ({board['source']})",
-                         "Mean score per companion model, task family and dimension (item "
-                         f"means); item bootstrap, B = {board['B']}, seed = {board['seed']}, 95% "
-                         "percentile CIs." + note, cells, cis))
-        if board["sap_vs_baseline"]:
-            out.append(Table(f"sap_vs_baseline_{src}",
-                             f"Secure Attachment Persona minus baseline ({board['source']})",
-                             "Difference in mean score, paired by scenario where possible; "
-                             f"bootstrap B = {board['B']}, seed = {board['seed']}.",
-                             pd.DataFrame(board["sap_vs_baseline"]),
-                             (("diff", "low", "high"),)))
-        if board["red_flags"]:
-            out.append(Table(f"red_flags_{src}", "Safety red flags per model",
-                             "Per item, the share of its raters who raised the safety red flag, "
-                             f"averaged over items; bootstrap B = {board['B']}.",
-                             pd.DataFrame(board["red_flags"]), (("share", "low", "high"),)))
+
+def leaderboard_details(bundle: dict, src: str) -> list[Table]:
+    board = bundle["leaderboards"][src]
+    cells = pd.DataFrame(board["cells"])
+    cis: tuple = (("mean", "low", "high"),)
+    note = ""
+    if board.get("adjusted"):
+        cis += (("fair_mean", "fair_low", "fair_high"),)
+        note = (" Adjusted for rater severity (fair_mean): the mean of the items' fair "
+                "scores from a many-facet Rasch model, i.e. the score a rater of average "
+                "severity would be expected to give (docs/analysis.md).")
+    out = [Table(f"leaderboard_{src}", f"Model leaderboard ({board['source']})",
+                 "Mean score per companion model, task family and dimension (item "
+                 f"means); item bootstrap, B = {board['B']}, seed = {board['seed']}, 95% "
+                 "percentile CIs." + note, cells, cis)]
+    if board["sap_vs_baseline"]:
+        out.append(Table(f"sap_vs_baseline_{src}",
+                         f"Secure Attachment Persona minus baseline ({board['source']})",
+                         "Difference in mean score, paired by scenario where possible; "
+                         f"bootstrap B = {board['B']}, seed = {board['seed']}.",
+                         pd.DataFrame(board["sap_vs_baseline"]), (("diff", "low", "high"),)))
+    if board["red_flags"]:
+        out.append(Table(f"red_flags_{src}", "Safety red flags per model",
+                         "Per item, the share of its raters who raised the safety red flag, "
+                         f"averaged over items; bootstrap B = {board['B']}.",
+                         pd.DataFrame(board["red_flags"]), (("share", "low", "high"),)))
+    return out
+
+
+def report_tables(bundle: dict) -> list[Table]:
+    """Every full-precision table of the report, in report order."""
+    out = agreement_details(bundle) + judge_details(bundle) + calibration_details(bundle)
+    for src in bundle["leaderboards"]:
+        out += leaderboard_details(bundle, src)
     return out

@@ -16,8 +16,18 @@ from data.models import Adjudication, Assignment, Item, Rater, Rating, utcnow
 from data.study import current_rubric
 
 __all__ = ["item_of", "rater_progress", "dimension_progress", "live_agreement",
-           "agreement_rows", "Disagreement",
+           "agreement_rows", "Disagreement", "RATER_PROGRESS_COLUMNS",
+           "DIMENSION_PROGRESS_COLUMNS", "AGREEMENT_COLUMNS",
            "disagreements", "save_adjudication", "ratings_frame"]
+
+# column -> (header, kind) for annotate.components.tables.show_table
+RATER_PROGRESS_COLUMNS = {"rater": ("Rater", "text"), "active": ("Active", "bool"),
+                          "assigned": ("Assigned", "count"), "done": ("Done", "count"),
+                          "share_done": ("Done (%)", "share")}
+DIMENSION_PROGRESS_COLUMNS = {"dimension": ("Dimension", "text"),
+                              "ratings": ("Ratings", "count"),
+                              "cannot_rate": ("Cannot rate", "count"),
+                              "items_2plus": ("Items rated by ≥ 2", "count")}
 
 
 def item_of(engine: Engine, item_id: str) -> Item | None:
@@ -69,10 +79,12 @@ def live_agreement(engine: Engine, B: int = 500, seed: int = 0) -> dict:
     return analyze(df, scales, options=AnalysisOptions(B=B, seed=seed))
 
 
-def agreement_rows(res: dict) -> list[dict]:
-    """One row per rubric dimension for the Agreement page, "no ratings" ones included."""
+def agreement_rows(res: dict, labels: dict[str, str] | None = None) -> list[dict]:
+    """One row per rubric dimension for the Agreement page, "no ratings" ones included;
+    ``labels`` gives the rubric's label of each dimension key."""
     from analysis.bands import krippendorff_band
 
+    labels = labels or {}
     rows = []
     for dim, d in res["dimensions"].items():
         if "n_ratings" not in d:
@@ -81,9 +93,9 @@ def agreement_rows(res: dict) -> list[dict]:
         ci = d["alpha_ci"]
         hc = res.get("human_ceiling", {}).get(dim, {})
         status = d["status"] if d["status"] != "ok" else ""
-        rows.append({"dimension": dim, "status": status, "items": d["n_items"],
-                     "raters": d["n_raters"], "ratings": d["n_ratings"],
-                     f"α ({d['level']})": a, "CI low": ci["low"], "CI high": ci["high"],
+        rows.append({"dimension": labels.get(dim, dim), "status": status,
+                     "items": d["n_items"], "raters": d["n_raters"], "ratings": d["n_ratings"],
+                     "level": d["level"], "α": a, "CI low": ci["low"], "CI high": ci["high"],
                      "reading": krippendorff_band(a) if a is not None else "",
                      "Cohen κ quad. (weighted)": d["cohen_kappa"]["quadratic"],
                      "ceiling QWK": hc.get("qwk"),
@@ -91,6 +103,17 @@ def agreement_rows(res: dict) -> list[dict]:
                      "ceiling high": (hc.get("qwk_ci") or {}).get("high"),
                      "AC1": d["gwet"]["ac1"], "exact": d["percent_exact"]})
     return rows
+
+
+AGREEMENT_COLUMNS = {
+    "dimension": ("Dimension", "text"), "status": ("Status", "text"),
+    "items": ("Items", "count"), "raters": ("Raters", "count"), "ratings": ("Ratings", "count"),
+    "level": ("Level", "text"), "α": ("Krippendorff's α", "coef"), "CI low": ("CI low", "coef"),
+    "CI high": ("CI high", "coef"), "reading": ("Reading", "text"),
+    "Cohen κ quad. (weighted)": ("Cohen's κ (quadratic)", "coef"),
+    "ceiling QWK": ("Human ceiling QWK", "coef"), "ceiling low": ("CI low", "coef"),
+    "ceiling high": ("CI high", "coef"), "AC1": ("Gwet's AC1", "coef"),
+    "exact": ("Exact agreement", "share")}
 
 
 @dataclass(frozen=True)

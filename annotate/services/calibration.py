@@ -26,7 +26,7 @@ from data.errors import H2HError
 from data.models import JudgeConfigRow, Judgment
 
 __all__ = ["calibration_items", "compare_configs", "compare_metrics", "split_names",
-           "verdict_rows", "Disagreement",
+           "verdict_rows", "VERDICT_COLUMNS", "Disagreement",
            "largest_disagreements",
            "config_names", "template_of", "write_template", "start_prompt_version",
            "judgments_stored", "item_of"]
@@ -146,16 +146,32 @@ def compare_metrics(engine: Engine, metrics: list[str], judges: list[str] = (), 
     return out
 
 
-def verdict_rows(res: dict[str, dict]) -> list[dict]:
+# column -> (header, kind) for annotate.components.tables.show_table
+VERDICT_COLUMNS = {
+    "dimension": ("Dimension", "text"), "configuration": ("Configuration", "text"),
+    "items": ("Items", "count"), "QWK": ("QWK", "coef"), "QWK low": ("CI low", "coef"),
+    "QWK high": ("CI high", "coef"), "ceiling QWK": ("Human ceiling QWK", "coef"),
+    "ceiling low": ("CI low", "coef"), "ceiling high": ("CI high", "coef"),
+    "judge − ceiling": ("Judge − ceiling", "coef"), "diff low": ("CI low", "coef"),
+    "diff high": ("CI high", "coef"), "verdict": ("Verdict", "text"),
+    "α with judge": ("α with the judge", "coef"), "MAE": ("MAE (points)", "points"),
+    "bias": ("Bias (points)", "points"), "alt-test": ("Alt-test passed", "bool"),
+    "unscored": ("Unscored", "text")}
+
+
+def verdict_rows(res: dict[str, dict], labels: dict[str, str] | None = None) -> list[dict]:
     """One row per dimension and configuration for the Calibration page: n, QWK with CI, the
-    human ceiling with CI on the same items, the paired difference with CI, the verdict."""
+    human ceiling with CI on the same items, the paired difference with CI, the verdict;
+    ``labels`` gives the rubric's label of each dimension key."""
+    labels = labels or {}
     rows = []
     for dim, r in res.items():
         hc = r["human_ceiling"]["qwk"]
         for name, x in r["configs"].items():
             vc = x.get("vs_ceiling") or {}
             d = vc.get("difference") or {}
-            rows.append({"dimension": dim, "configuration": name, "items": x["n_items"],
+            rows.append({"dimension": labels.get(dim, dim), "configuration": name,
+                         "items": x["n_items"],
                          "QWK": x["qwk"]["value"], "QWK low": x["qwk"]["low"],
                          "QWK high": x["qwk"]["high"], "ceiling QWK": hc["value"],
                          "ceiling low": hc["low"], "ceiling high": hc["high"],

@@ -23,7 +23,8 @@ st.write(f"{len(queue)} item × dimension pairs with a spread of 2 points or mor
          f"{len(open_)} not adjudicated yet.")
 if not queue:
     st.stop()
-labels = [f"{d.item_id} · {d.dimension} · spread {d.spread:g}"
+dim_label = {x.key: x.label for x in cached_rubric(engine()).dimensions}
+labels = [f"{d.item_id} · {dim_label.get(d.dimension, d.dimension)} · spread {d.spread:g}"
           + (" · done" if d.adjudicated is not None or d.note else "") for d in queue]
 pick = st.selectbox("Disagreement", range(len(queue)), format_func=labels.__getitem__)
 d = queue[pick]
@@ -35,8 +36,13 @@ with left:
     st.html(conversation_html(item.context.get("turns", [])))
     st.html(response_html(item.response))
 with right:
-    st.table(md_table({"rater": list(d.scores), "score": list(d.scores.values())}))
     dim = cached_rubric(engine()).dimension(d.dimension)
+    names = {lv.value: lv.label for lv in dim.levels}
+    # a score reads as on the form, "4 · Good", never as the stored float "4.0000"
+    st.table(md_table({"Rater": list(d.scores),
+                       "Score": ["cannot rate" if v is None or v != v else
+                                 f"{v:g} · {names.get(v, '')}".rstrip(" ·")
+                                 for v in d.scores.values()]}))
     with st.form(f"adj-{d.item_id}-{d.dimension}"):
         values = list(dim.values)
         score = st.radio("Adjudicated score", values, horizontal=True,

@@ -3,8 +3,9 @@
 import pandas as pd
 import streamlit as st
 
-from annotate.resources import engine
-from annotate.services.admin import agreement_rows, live_agreement
+from annotate.components.tables import show_table
+from annotate.resources import cached_rubric, engine
+from annotate.services.admin import AGREEMENT_COLUMNS, agreement_rows, live_agreement
 from annotate.services.quality import rater_models
 from annotate.services.render import md_text
 from annotate.session import require
@@ -13,11 +14,12 @@ require("admin")
 st.title("Agreement")
 B = st.select_slider("Bootstrap resamples", [200, 500, 1000, 2000], value=500)
 res = live_agreement(engine(), B=B, seed=0)
-rows = agreement_rows(res)
+labels = {d.key: d.label for d in cached_rubric(engine()).dimensions}
+rows = agreement_rows(res, labels)
 if not rows:
     st.info("No ratings yet.")
 else:
-    st.dataframe(pd.DataFrame(rows), hide_index=True)
+    show_table(pd.DataFrame(rows), AGREEMENT_COLUMNS, key="h2h_agreement_table")
     st.caption(f"95% CIs: unit (item) bootstrap, percentile, B = {B}, seed 0. α ≥ .800 "
                "reliable, ≥ .667 tentative (Krippendorff). Cohen's κ: mean over rater pairs "
                "weighted by the items they share (pairs sharing fewer than 10 left out). Human "
@@ -26,7 +28,7 @@ else:
                "estimable; the notes say why. Includes simulated raters if any.")
     for dim, d in res["dimensions"].items():
         for n in d.get("notes", []):
-            st.caption(md_text(f"{dim}: {n}"))
+            st.caption(md_text(f"{labels.get(dim, dim)}: {n}"))
 
 st.subheader("Rater severity (many-facet Rasch model)")
 st.caption("Per dimension: each rater's severity in logits (positive = harsher than the average "
@@ -35,10 +37,13 @@ st.caption("Per dimension: each rater's severity in logits (positive = harsher t
            "likelihood; see docs/analysis.md.")
 for dim, m in rater_models(engine()).items():
     if not m.estimable:
-        st.caption(md_text(f"{dim}: {m.reason}"))
+        st.caption(md_text(f"{labels.get(dim, dim)}: {m.reason}"))
         continue
-    st.markdown(f"**{md_text(dim)}** · {m.n_ratings} ratings")
-    st.dataframe(m.raters, hide_index=True, key=f"h2h_rm_{dim}")
+    st.markdown(f"**{md_text(labels.get(dim, dim))}** · {m.n_ratings} ratings")
+    show_table(m.raters, {"rater": ("Rater", "text"), "severity": ("Severity (logits)", "points"),
+                          "se": ("SE", "points"), "n": ("Ratings", "count"),
+                          "infit": ("Infit MnSq", "points"), "outfit": ("Outfit MnSq", "points"),
+                          "flag": ("Flag", "text")}, key=f"h2h_rm_{dim}")
     misfit = int((m.items["flag"] != "").sum())
     st.caption(md_text(f"{len(m.items)} items; {misfit} flagged for misfit. "
                        + " ".join(m.notes)))

@@ -1,10 +1,10 @@
 """Admin: deal items to raters with overlap, counterbalanced order and hidden repeats."""
 
-import pandas as pd
 import streamlit as st
 
+from annotate.components.tables import show_table
 from annotate.resources import engine
-from annotate.services.admin import rater_progress
+from annotate.services.admin import RATER_PROGRESS_COLUMNS, rater_progress
 from annotate.services.assignment import assign
 from annotate.services.render import md_text
 from annotate.session import require
@@ -40,4 +40,4 @@ if go:
     else:
         st.success(md_text(res))
 st.subheader("Current queues")
-st.dataframe(pd.DataFrame(rater_progress(engine())), hide_index=True)
+show_table(rater_progress(engine()), RATER_PROGRESS_COLUMNS, key="h2h_queues_table")

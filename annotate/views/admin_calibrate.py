@@ -9,7 +9,8 @@ import streamlit as st
 from analysis.analyze import AnalysisOptions
 from analysis.report.figures import calibration_figure
 from annotate import state
-from annotate.resources import engine
+from annotate.components.tables import show_table
+from annotate.resources import cached_rubric, engine
 from annotate.services import calibration as cal
 from annotate.services.render import (
     conversation_html,
@@ -23,6 +24,12 @@ from data.errors import H2HError
 
 require("admin")
 st.title("Judge calibration")
+
+
+def _score(v) -> str:
+    return "cannot rate" if v is None or v != v else f"{v:g}"
+
+
 names = cal.config_names(engine())
 if not names:
     st.info("No judge configurations yet: run one with `h2h judge run`.")
@@ -53,8 +60,10 @@ if chosen:
                 st.caption(md_text(f"{n}: {x['verdict']['text']}"))
         for cav in r["verdict"].get("caveats", []):
             st.caption(md_text(cav))
-    st.dataframe(pd.DataFrame(cal.verdict_rows(res)), hide_index=True)
-    fig = calibration_figure(res)
+    labels = {d.key: d.label for d in cached_rubric(engine()).dimensions}
+    show_table(pd.DataFrame(cal.verdict_rows(res, labels)), cal.VERDICT_COLUMNS,
+               key="h2h_cal_table")
+    fig = calibration_figure(res, labels)
     if fig is not None:
         st.plotly_chart(fig, key="h2h_cal_fig")
 
@@ -76,9 +85,9 @@ if cfg and dim:
             st.html(conversation_html(item.context.get("turns", []))
                     + response_html(item.response))
         with right:
-            st.table(md_table({"rater": list(d.human_scores),
-                               "score": list(d.human_scores.values())}))
-            st.metric(md_text(f"{cfg}'s score"), f"{d.judge_score:g}")
+            st.table(md_table({"Rater": list(d.human_scores),
+                               "Score": [_score(v) for v in d.human_scores.values()]}))
+            st.metric(md_text(f"{cfg}'s score"), _score(d.judge_score))
             st.markdown("**The judge's reasoning**")
             st.html(plain_html(d.reasoning or d.raw_reply))
 

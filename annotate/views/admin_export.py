@@ -1,20 +1,36 @@
-"""Admin: downloads for R / pandas (ratings long CSV), items JSONL, and a study backup."""
+"""Admin: downloads for R / pandas (ratings long or wide, one dimension as an items x raters
+matrix), items JSONL, and a study backup. Admins only: the files name each reply's model and
+condition."""
 
 from datetime import UTC, datetime
 
 import streamlit as st
 
-from annotate.resources import engine
+from annotate.resources import cached_rubric, engine
+from annotate.services.render import md_text
 from annotate.session import require
 from data.backup import snapshot_bytes
-from data.importing import export_items, export_ratings_csv
+from data.exports import export_matrix_csv, export_ratings_csv, export_wide_csv
+from data.importing import export_items
 
 require("admin")
 st.title("Export")
 st.download_button("Ratings (long CSV)", export_ratings_csv(engine()), "ratings.csv",
                    "text/csv", key="h2h_dl_ratings")
-st.caption("One row per item, rater and dimension; empty score = cannot rate; "
-           "rater_simulated marks demo raters.")
+st.caption("One row per item, rater and dimension, with task, scenario, model, condition, "
+           "the score and its label, the rubric version, timestamps (UTC); empty score = "
+           "cannot rate; rater_simulated marks demo raters. Re-imports unchanged.")
+st.download_button("Ratings (wide CSV)", export_wide_csv(engine()), "ratings_wide.csv",
+                   "text/csv", key="h2h_dl_wide")
+st.caption("One row per item and rater, a column per dimension.")
+dims = {d.label: d.key for d in cached_rubric(engine()).dimensions}
+label = st.selectbox("Dimension for the items × raters matrix", list(dims), key="h2h_mx_dim")
+if label:
+    st.download_button(md_text(f"{label}: items × raters (CSV)"),
+                       export_matrix_csv(engine(), dims[label]), f"{dims[label]}_matrix.csv",
+                       "text/csv", key="h2h_dl_matrix")
+    st.caption("The layout of irr::icc; irr::kripp.alpha and krippendorff.alpha want it "
+               "transposed (raters × items). Empty = no score.")
 st.download_button("Items (JSON Lines)", export_items(engine()), "items.jsonl",
                    "application/jsonl", key="h2h_dl_items")
 

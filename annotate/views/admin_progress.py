@@ -3,8 +3,14 @@
 import plotly.express as px
 import streamlit as st
 
-from annotate.resources import engine
-from annotate.services.admin import dimension_progress, rater_progress
+from annotate.components.tables import show_table
+from annotate.resources import cached_rubric, engine
+from annotate.services.admin import (
+    DIMENSION_PROGRESS_COLUMNS,
+    RATER_PROGRESS_COLUMNS,
+    dimension_progress,
+    rater_progress,
+)
 from annotate.services.quality import attention_failures, quality_display, rater_quality
 from annotate.services.render import md_table, md_text
 from annotate.session import require
@@ -18,15 +24,21 @@ else:
     long = raters.melt(id_vars="rater", value_vars=["done", "assigned"], var_name="status",
                        value_name="items")
     fig = px.bar(long, x="rater", y="items", color="status", barmode="overlay",
-                 title="Items done of assigned, per rater")
+                 title="Items done of assigned, per rater",
+                 labels={"rater": "Rater", "items": "Items", "status": ""})
     st.plotly_chart(fig, key="h2h_rater_progress")
-    st.dataframe(raters, hide_index=True)
+    show_table(raters, RATER_PROGRESS_COLUMNS, key="h2h_rater_progress_table")
 dims = dimension_progress(engine())
 if not dims.empty:
+    labels = {d.key: d.label for d in cached_rubric(engine()).dimensions}
+    dims["dimension"] = dims["dimension"].map(lambda k: labels.get(k, k))
     fig = px.bar(dims, x="dimension", y=["ratings", "cannot_rate"], barmode="group",
-                 title="Ratings per dimension (including simulated)")
+                 title="Ratings per dimension (including simulated)",
+                 labels={"dimension": "Dimension", "value": "Ratings", "variable": ""})
+    fig.for_each_trace(lambda t: t.update(name={"ratings": "Ratings",
+                                                "cannot_rate": "Cannot rate"}[t.name]))
     st.plotly_chart(fig, key="h2h_dim_progress")
-    st.dataframe(dims, hide_index=True)
+    show_table(dims, DIMENSION_PROGRESS_COLUMNS, key="h2h_dim_progress_table")
 
 st.subheader("Rater quality")
 quality = rater_quality(engine())

@@ -5,6 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from annotate import state
+from annotate.components.tables import show_table
 from annotate.resources import engine
 from annotate.services.quality import rater_quality
 from annotate.services.render import md_text
@@ -44,8 +45,10 @@ with st.expander("Training, qualification and attention-check settings"):
 
 st.subheader("Qualification")
 table = rater_quality(engine())
-st.dataframe(table[["rater", "qualification", "gold n", "gold within-1", "gold QWK", "flags"]],
-             hide_index=True, key="h2h_qual_table")
+show_table(table, {"rater": ("Rater", "text"), "qualification": ("Qualification", "text"),
+                   "gold n": ("Gold scores", "count"), "gold within-1": ("Within one", "share"),
+                   "gold QWK": ("Gold QWK", "coef"), "flags": ("Flags", "text")},
+           key="h2h_qual_table")
 with st.form("h2h_qual_decide"):
     c = st.columns([2, 3, 1, 1])
     name = c[0].selectbox("Rater", table["rater"].tolist(), index=None)
@@ -64,9 +67,11 @@ st.write(f"{len({g.item_id for g in gold})} gold items, {len(gold)} expert score
          "gold CSV (item_id, dimension, score, rationale), or promote an adjudicated score on "
          "the Adjudication page.")
 if gold:
-    st.dataframe(pd.DataFrame([{"item": g.item_id, "dimension": g.dimension, "score": g.score,
-                                "source": g.source, "rationale": g.rationale} for g in gold]),
-                 hide_index=True, key="h2h_gold_table")
+    show_table(pd.DataFrame([{"item": g.item_id, "dimension": g.dimension, "score": g.score,
+                              "source": g.source, "rationale": g.rationale} for g in gold]),
+               {"item": ("Item", "text"), "dimension": ("Dimension", "text"),
+                "score": ("Score", "score"), "source": ("Source", "text"),
+                "rationale": ("Rationale", "text")}, key="h2h_gold_table")
 up = st.file_uploader("Gold CSV", type=["csv"], key="h2h_gold_upload")
 if st.button("Import gold scores", disabled=up is None, key="h2h_gold_import"):
     try:

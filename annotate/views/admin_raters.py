@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from annotate import state
+from annotate.components.tables import show_table
 from annotate.resources import engine
 from annotate.services.render import md_text
 from annotate.session import require
@@ -22,8 +23,10 @@ raters = list_raters(engine())
 df = pd.DataFrame(raters)
 if not df.empty:
     df["note"] = df["simulated"].map({True: "simulated (demo)", False: ""})
-    st.dataframe(df[["name", "role", "active", "can_sign_in", "n_ratings", "note"]],
-                 hide_index=True)
+    show_table(df, {"name": ("Name", "text"), "role": ("Role", "text"),
+                    "active": ("Active", "bool"), "can_sign_in": ("Can sign in", "bool"),
+                    "n_ratings": ("Ratings", "count"), "note": ("Note", "text")},
+               key="h2h_raters_table")
 with st.form("h2h_add_rater", clear_on_submit=True):
     st.subheader("Add a rater or admin")
     name = st.text_input("Name")

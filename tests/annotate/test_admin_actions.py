@@ -20,7 +20,9 @@ from streamlit.testing.v1 import AppTest
 
 from annotate import state
 from annotate.services import calibration as cal
-from data.importing import export_items, export_ratings_csv
+from annotate.services.render import md_text
+from data.exports import export_matrix_csv, export_ratings_csv, export_wide_csv
+from data.importing import export_items
 from data.raters import add_rater, authenticate
 from data.sessions import SessionEnded, end_session, open_session, resume
 from tests.annotate.conftest import APP_DIR
@@ -171,7 +173,11 @@ def test_save_an_adjudication_and_make_it_gold(demo_db):
     with eng.connect() as c:
         ratings_before = c.execute(sa.text("SELECT * FROM rating ORDER BY id")).all()
     at = _page("admin_adjudicate.py", demo_db["admin"])
-    item_id, dim = at.selectbox[0].options[0].split(" · ")[:2]  # "item · dim · spread s"
+    # "item · dimension label · spread s" (the rubric's label, not its key)
+    item_id, label = at.selectbox[0].options[0].split(" · ")[:2]
+    from data.study import current_rubric
+
+    dim = {d.label: d.key for d in current_rubric(eng).dimensions}[label]
     at.radio[0].set_value(1)
     at.text_area[0].input("  Both readings are defensible; the reply misses the risk.  ")
     at.checkbox(key="h2h_adj_gold").check()
@@ -197,6 +203,13 @@ def test_save_an_adjudication_and_make_it_gold(demo_db):
     assert _scalar(eng, "SELECT score FROM adjudication") == 2.0
 
 
+def demo_db_first_dimension(eng):
+    """The dimension the Export page's matrix download starts on: the rubric's first."""
+    from data.study import current_rubric
+
+    return current_rubric(eng).dimensions[0]
+
+
 def test_export_downloads_hold_the_database(demo_db, monkeypatch):
     eng = demo_db["engine"]
     got: dict[str, bytes] = {}
@@ -212,9 +225,13 @@ def test_export_downloads_hold_the_database(demo_db, monkeypatch):
     assert not at.exception
     # the snapshot is made only when clicked (AppTest cannot click a download): its file is
     # checked in tests/annotate/test_browser_app.py::test_admin_downloads_a_consistent_backup
+    first = demo_db_first_dimension(eng)
     assert [b.label for b in at.get("download_button")] == [
-        "Ratings (long CSV)", "Items (JSON Lines)", "Study snapshot (SQLite file)"]
+        "Ratings (long CSV)", "Ratings (wide CSV)", md_text(f"{first.label}: items × raters (CSV)"),
+        "Items (JSON Lines)", "Study snapshot (SQLite file)"]
     assert got["ratings.csv"].decode() == export_ratings_csv(eng)
+    assert got["ratings_wide.csv"].decode() == export_wide_csv(eng)
+    assert got[f"{first.key}_matrix.csv"].decode() == export_matrix_csv(eng, first.key)
     assert got["items.jsonl"].decode() == export_items(eng)
     df = pd.read_csv(io.BytesIO(got["ratings.csv"]))
     assert len(df) == _scalar(eng, "SELECT COUNT(*) FROM rating")

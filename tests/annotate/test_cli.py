@@ -40,7 +40,9 @@ def test_study_lifecycle_through_the_cli(tmp_path: Path):
     assert "2 added" in h2h("import", "ratings", str(ratings), "--db", db).stdout
     out = tmp_path / "export.csv"
     h2h("export", "ratings", "--db", db, "--out", str(out))
-    assert out.read_text(encoding="utf-8").splitlines()[1].startswith("a,Dr Lee,empathy,5,")
+    # item_id, task, scenario, model, condition, rater, rater_simulated, dimension, score, label
+    assert out.read_text(encoding="utf-8").splitlines()[1].startswith(
+        "a,dialogue,a,m,,Dr Lee,false,empathy,5,Excellent,")
     exported = h2h("export", "items", "--db", db).stdout
     assert exported == jsonl(item("a"), item("b"))
     assert "Deactivated" in h2h("raters", "deactivate", "Dr Lee", "--db", db).stdout

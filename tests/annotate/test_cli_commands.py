@@ -35,6 +35,7 @@ RUN_BY = {
     "import rubric": "this file",
     "export items": "tests/annotate/test_cli.py::test_study_lifecycle_through_the_cli",
     "export ratings": "tests/annotate/test_cli.py::test_study_lifecycle_through_the_cli",
+    "export matrix": "tests/data/test_exports.py::test_matrix_export_is_what_krippendorff_expects",
     "raters add": "tests/annotate/test_cli.py::test_study_lifecycle_through_the_cli",
     "raters list": "tests/annotate/test_cli.py::test_study_lifecycle_through_the_cli",
     "raters deactivate": "tests/annotate/test_cli.py::test_study_lifecycle_through_the_cli",

@@ -221,7 +221,7 @@ def test_admin_pages_render_file_text_inert(hostile):
     # the report's verdicts
     page.get_by_role("link", name="Report", exact=True).click()
     page.get_by_role("heading", name="Report").wait_for(timeout=60_000)
-    page.get_by_text("Export figures as PNG/SVG").click()
+    page.get_by_text("Export figures (PDF, SVG, PNG)").click()
     page.get_by_role("button", name="Build report").click()
     page.get_by_role("button", name="Download report (zip)").wait_for(timeout=300_000)
     _check(page, watch, hostile, "report")

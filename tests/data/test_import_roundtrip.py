@@ -9,9 +9,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from data.engine import write_session
+from data.exports import export_ratings_csv
 from data.importing import (
     export_items,
-    export_ratings_csv,
     import_item_records,
     import_rating_records,
     item_tasks,
@@ -61,8 +61,9 @@ def test_exports_round_trip(engine, tmp_path):
     import_rating_records(engine, read_ratings(r, current_rubric(engine), item_tasks(engine)),
                           file="r")
     csv_text = export_ratings_csv(engine)
-    assert csv_text.splitlines()[0] == ("item_id,rater,dimension,score,comment,flags,"
-                                        "rater_simulated,rubric_version,updated_at")
+    assert csv_text.splitlines()[0] == (
+        "item_id,task,scenario,model,condition,rater,rater_simulated,dimension,score,"
+        "score_label,comment,flags,rubric_version,created_at,updated_at")
     back = tmp_path / "back.csv"
     back.write_text(csv_text, encoding="utf-8")
     before = snapshot(engine)

@@ -1,0 +1,441 @@
+r"""LaTeX a paper can ``\input``: one file per table, ``tables.tex`` including them all, and
+``preamble.tex`` with the packages they need.
+
+Tables are designed for the page instead of being shrunk to it (no ``\resizebox``): booktabs
+rules, numbers in siunitx ``S`` columns aligned on the decimal point, each CI on a line of
+its own under its estimate in a smaller size, and one flexible ``tabularx`` column (the
+dimension or model name, or a verdict) that wraps, so the table takes exactly
+``\columnwidth`` (a ``table``) or ``\textwidth`` (a ``table*``).
+
+Which one, and at which size, is decided from an estimate of the table's natural width in
+Times (the ACL body font) against the narrowest page it must fit: an ACL/ARR column
+(7.7 cm = 218 pt at an 11 pt body, so ``\small`` is 10 pt) and, for ``table*``, the
+smaller of the ACL text width (16 cm = 455 pt) and plain ``article`` (345 pt; its 9 pt
+Computer Modern ``\small`` is as wide as 10 pt Times). A table that fits neither is set in
+``\footnotesize``; if it still does not fit, its number columns continue in further floats
+("continued: ..."), as do rows beyond a page, so that no float is wider or taller than the
+page, each part numbered as the same table. The compile test
+(tests/analysis/test_report_latex.py) holds these estimates to account: no overfull box, no
+"Float too large", in both document classes.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from .format import MISSING, is_missing, sentence
+from .paper import Col, Est, Group, Note, PaperTable
+
+__all__ = ["PREAMBLE", "tex", "table_tex", "tables_tex", "legend_for"]
+
+PREAMBLE = r"""% Packages for the h2htalk report's tables and figures: \input{preamble} before
+% \begin{document} (any of them your document loads already can stay).
+\usepackage{booktabs}  % \toprule, \midrule, \bottomrule
+\usepackage{siunitx}   % S columns: numbers aligned on the decimal point (siunitx 3)
+\usepackage{tabularx}  % tables exactly \columnwidth or \textwidth wide (loads array)
+\usepackage{graphicx}  % \includegraphics{figures/....pdf}
+"""
+
+_ESC = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+        "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+        "^": r"\textasciicircum{}", "—": "---", "–": "--", "≥": r"$\geq$", "≤": r"$\leq$",
+        "<": r"$<$", ">": r"$>$", "α": r"$\alpha$", "ω": r"$\omega$",
+        "ρ": r"$\rho$", "τ": r"$\tau$", "κ": r"$\kappa$", "Δ": r"$\Delta$", "ε": r"$\varepsilon$",
+        "×": r"$\times$", "−": r"$-$", "…": r"\ldots{}", "±": r"$\pm$",
+        "≈": r"$\approx$", "·": r"$\cdot$", "‘": "`", "’": "'", "“": "``",
+        "”": "''", "\u00a0": "~"}
+_BREAK_AFTER = set("-_/.")
+
+
+def tex(s: object) -> str:
+    r"""Text for LaTeX: special characters escaped, the few Greek letters and symbols of the
+    report as math, accents kept through their base letter, long names breakable after
+    ``-``, ``_``, ``/``, ``.`` (and every 8 characters in a name with no such place); other
+    letters through their base letter, anything else pdflatex cannot set as ``?``.
+
+    >>> tex("memory_fidelity ≥ 0.8 & 50%")
+    'memory\\_\\allowbreak{}fidelity $\\geq$ 0.8 \\& 50\\%'
+    """
+    out = []
+    for word in re.split(r"(\s+)", str(s)):
+        out.append(_word(word))
+    return "".join(out)
+
+
+def _word(w: str) -> str:
+    if not w or w.isspace():
+        return " " if w else ""
+    long_plain = len(w) > 16 and not any(ch in _BREAK_AFTER for ch in w[:-1])
+    parts = []
+    for i, ch in enumerate(w):
+        if ch in _ESC:
+            piece = _ESC[ch]
+        elif ord(ch) < 128 or 0xC0 <= ord(ch) <= 0x17F and ch not in "×÷":
+            piece = ch  # ASCII, and the Latin accented letters LaTeX's utf8 input sets
+        else:
+            base = unicodedata.normalize("NFKD", ch).encode("ascii", "ignore").decode()
+            piece = _ESC.get(base, base) if base else "?"
+        parts.append(piece)
+        last = i == len(w) - 1
+        nxt = w[i + 1:i + 2]
+        breakable = ch in "-_/" or (ch == "." and nxt.isalpha())  # not inside "0.5"
+        if not last and (breakable or (long_plain and (i + 1) % 8 == 0)):
+            parts.append(r"\allowbreak{}")
+    return "".join(parts)
+
+
+# --- estimating widths (points at 10 pt Times; deliberately a little generous) -------------
+
+_W = {**{c: 5.0 for c in "0123456789"}, ".": 2.5, ",": 2.5, " ": 2.5, "[": 3.4, "]": 3.4,
+      "+": 7.0, "−": 7.0, "-": 3.4, "%": 8.4, "(": 3.4, ")": 3.4, "≈": 5.5, "—": 10.0}
+
+
+def _width(s: str, size: float = 10.0) -> float:
+    w = 0.0
+    for ch in s:
+        if ch in _W:
+            w += _W[ch]
+        elif ch.isupper():
+            w += 7.2
+        elif ch in "ilj'ft":
+            w += 3.0
+        elif ch in "mwMW":
+            w += 7.8
+        else:
+            w += 4.8
+    return w * size / 10.0
+
+
+# Budgets in points of Times at \small = 10 pt (ACL's 11 pt body). Plain article sets \small
+# in 9 pt Computer Modern, about 11% wider than Times, which measures the same as ACL's
+# 10 pt Times (checked with \settowidth): its 345 pt text width binds a table*, ACL's 218 pt
+# column a table. 3% is kept spare.
+COLUMN_PT = 218.0 * 0.97
+TEXT_PT = 345.0 * 0.97
+SEP = 8.0              # 2 x \tabcolsep (4 pt)
+MIN_WRAP = 42.0
+_SIZES = ((r"\small", r"\footnotesize", 1.0), (r"\footnotesize", r"\scriptsize", 0.9))
+# A float must fit a page: the ACL page is 24.7 cm (about 58 lines of \small) with captions
+# of about 45 characters a line in a column (95 across), plain article about 47 lines with
+# captions of 76 characters. Body lines are counted generously (a CI line as a full line).
+_PAGE_LINES = ((58, 45, 95), (47, 76, 76))  # (lines, caption chars per line column, wide)
+
+
+@dataclass(frozen=True)
+class _Layout:
+    wide: bool
+    size: str
+    ci_size: str
+    col_chunks: tuple[tuple[int, ...], ...]  # number columns of each part (one float each)
+
+
+def _num(v, col: Col, signed: bool | None = None) -> str:
+    """A number as siunitx input (it typesets sign and decimal marker)."""
+    from .format import fmt
+
+    s = fmt(v, col.kind, signed=col.signed if signed is None else signed)  # type: ignore
+    if s == MISSING:
+        return s
+    s = s.replace("−", "-").replace("%", "")
+    if col.kind in ("coef", "p") and s.lstrip("+-").startswith("0."):
+        s = s.replace("0.", ".", 1)  # APA: no leading zero for values bounded by 1
+    return s
+
+
+def _ci_text(c: Est, col: Col) -> str:
+    """``[low, high]``; bounds carry a minus but no plus (the estimate above has its sign),
+    which keeps difference columns narrow."""
+    if is_missing(c.low) and is_missing(c.high):
+        return ""
+    lo, hi = (_num(x, col, signed=False) for x in (c.low, c.high))
+    return f"[{lo}, {hi}]".replace("-", "−")
+
+
+def _pieces_width(s: str, col: Col, size: float = 10.0) -> float:
+    """Width of the widest piece a wrapping column cannot break (words, split after - _ /);
+    a one-line column takes the whole text."""
+    if col.kind != "wrap":
+        return _width(s, size)
+    pieces = []
+    for word in s.split():
+        if len(word) > 16 and not any(ch in _BREAK_AFTER for ch in word[:-1]):
+            pieces += [word[i:i + 8] for i in range(0, len(word), 8)]  # as tex() breaks it
+        else:
+            pieces += re.split(r"(?<=[-_/])", word)
+    return max((_width(x, size) for x in pieces if x), default=0.0)
+
+
+def _col_width(t: PaperTable, j: int, scale: float) -> float:
+    col = t.cols[j]
+    head = max((_width(p) for p in _head_lines(col.head)), default=0.0)
+    w = head
+    for r in t.rows:
+        if isinstance(r, Group):
+            continue
+        c = r[j]
+        if isinstance(c, Est):
+            w = max(w, _width(_num(c.value, col)), _width(_ci_text(c, col), 9.0))
+        elif isinstance(c, Note):
+            w = max(w, _pieces_width(c.text, col), _pieces_width(c.sub, col, 9.0))
+        elif col.kind == "wrap":
+            w = max(w, _pieces_width(str(c or ""), col))
+        elif isinstance(c, str):
+            w = max(w, _width(c))
+        elif col.numeric:
+            w = max(w, _width(_num(c, col)))
+        else:
+            w = max(w, _width(str(c or "")))
+    if col.kind == "wrap":
+        w = max(w, MIN_WRAP)
+    return w * scale
+
+
+def _stub(t: PaperTable) -> list[int]:
+    """The columns every part of a split table repeats: text and counts."""
+    return [j for j, c in enumerate(t.cols) if not c.numeric or c.kind == "count"]
+
+
+def _layout(t: PaperTable) -> _Layout:
+    n = len(t.cols)
+    stub = _stub(t)
+    nums = [j for j in range(n) if j not in stub]
+    natural = {size: sum(_col_width(t, j, scale) for j in range(n)) + SEP * (n - 1)
+               for size, _, scale in _SIZES}
+    # a column table in \small, then in \footnotesize, then a table* in either
+    for wide, budget in ((False, COLUMN_PT), (True, TEXT_PT)):
+        for size, ci_size, _ in _SIZES:
+            if natural[size] <= budget:
+                return _Layout(wide, size, ci_size, (tuple(nums),))
+    # too wide even in \footnotesize: the number columns go in parts, a float each
+    size, ci_size, scale = _SIZES[-1]
+    widths = [_col_width(t, j, scale) for j in range(n)]
+    room = TEXT_PT - sum(widths[j] for j in stub) - SEP * (len(stub) - 1)
+    chunks: list[list[int]] = [[]]
+    used = 0.0
+    for j in nums:
+        need = widths[j] + SEP
+        if chunks[-1] and used + need > room:
+            chunks.append([])
+            used = 0.0
+        chunks[-1].append(j)
+        used += need
+    return _Layout(True, size, ci_size, tuple(tuple(c) for c in chunks))
+
+
+def _head_lines(head: str) -> list[str]:
+    """A long header over two lines (three when very long), broken at spaces so that the
+    longest line is as short as it can be."""
+    words = head.split(" ")
+    if len(head) <= 10 or len(words) == 1:
+        return [head]
+    n = 3 if len(head) > 24 and len(words) >= 3 else 2
+    best: list[str] = [head]
+    for cuts in _cuts(len(words), n):
+        lines = [" ".join(words[a:b]) for a, b in zip((0,) + cuts, cuts + (len(words),),
+                                                        strict=True)]
+        if max(map(len, lines)) < max(map(len, best)):
+            best = lines
+    return best
+
+
+def _cuts(n: int, parts: int) -> list[tuple[int, ...]]:
+    if parts == 2:
+        return [(i,) for i in range(1, n)]
+    return [(i, j) for i in range(1, n) for j in range(i + 1, n)]
+
+
+def _head(col: Col, align: str) -> str:
+    lines = _head_lines(col.head)
+    body = tex(lines[0]) if len(lines) == 1 else (
+        rf"\begin{{tabular}}[b]{{@{{}}{align}@{{}}}}" + r"\\".join(tex(x) for x in lines)
+        + r"\end{tabular}")
+    return "{" + body + "}" if col.numeric else body
+
+
+def _spec(t: PaperTable, j: int) -> str:
+    col = t.cols[j]
+    if col.kind == "wrap":
+        return r">{\raggedright\arraybackslash}X"
+    if col.kind == "text":
+        return "l"
+    if col.kind == "count":
+        return "r"
+    vals = [c.value if isinstance(c, Est) else c for r in t.rows if not isinstance(r, Group)
+            for c in (r[j],)]
+    nums = [_num(v, col) for v in vals if not is_missing(v) and not isinstance(v, str)]
+    ints = max((len(s.lstrip("+-").split(".")[0]) for s in nums), default=1)
+    dec = max((len(s.split(".")[1]) if "." in s else 0 for s in nums), default=0)
+    sign = "+" if col.signed else ("-" if any(s.startswith("-") for s in nums) else "")
+    opts = [f"table-format={sign}{ints}.{dec}"]
+    if col.kind in ("coef", "p"):
+        opts.append("print-zero-integer=false")
+    if col.signed:
+        opts.append("retain-explicit-plus")
+    opts.append("detect-weight, mode=text")
+    return "S[" + ", ".join(opts) + "]"
+
+
+def _cell(c, col: Col) -> str:
+    if isinstance(c, Est):
+        s = _num(c.value, col)
+        if s == MISSING:
+            return "{---}"
+        return (r"\bfseries " if c.bold else "") + s
+    if isinstance(c, str) and col.numeric:  # a word where a number would be ("", "ref.")
+        return "{" + tex(c) + "}"
+    if col.numeric and col.kind != "count":
+        s = _num(c, col)
+        return "{---}" if s == MISSING else s
+    if col.kind == "count":
+        return "---" if is_missing(c) else str(int(c))
+    if isinstance(c, Note):
+        return tex(c.text)
+    return tex("" if c is None else c)
+
+
+def _ci_row(r: tuple, cols: list[int], t: PaperTable, ci_size: str) -> str | None:
+    cells, any_ci = [], False
+    for j in cols:
+        c = r[j]
+        if isinstance(c, Est) and (ci := _ci_text(c, t.cols[j])):
+            cells.append("{" + ci_size + " " + tex(ci) + "}")
+            any_ci = True
+        elif isinstance(c, Note) and c.sub:
+            cells.append(ci_size + " " + tex(c.sub))
+            any_ci = True
+        else:
+            cells.append("")
+    return " & ".join(cells) + r" \\" if any_ci else None
+
+
+def _tabular(t: PaperTable, rows: list, cols: list[int], lay: _Layout, width: str) -> list[str]:
+    spec = "".join(_spec(t, j) for j in cols)
+    if not any(t.cols[j].kind == "wrap" for j in cols):
+        # without a flexible column, tabularx would complain; let the first text column flex
+        first = next((j for j in cols if not t.cols[j].numeric), None)
+        if first is not None:
+            spec = spec.replace(_spec(t, first), r">{\raggedright\arraybackslash}X", 1)
+    lines = [rf"\begin{{tabularx}}{{{width}}}{{@{{}}{spec}@{{}}}}", r"\toprule",
+             " & ".join(_head(t.cols[j], "c" if t.cols[j].numeric else "l") for j in cols)
+             + r" \\", r"\midrule"]
+    first_group = True
+    after_record = False
+    ci_rows = t.has_ci and any(t.cols[j].numeric for j in cols)
+    for r in rows:
+        if isinstance(r, Group):
+            if not first_group:
+                lines.append(r"\midrule")
+            lines.append(rf"\multicolumn{{{len(cols)}}}{{@{{}}>{{\raggedright\arraybackslash}}"
+                         rf"p{{{width}}}@{{}}}}{{\itshape {tex(r.title)}}} \\")
+            first_group, after_record = False, False
+            continue
+        if after_record and ci_rows:  # a little air between records of two lines
+            lines.append(r"\addlinespace[2pt]")
+        after_record = True
+        lines.append(" & ".join(_cell(r[j], t.cols[j]) for j in cols) + r" \\")
+        if ci := _ci_row(r, cols, t, lay.ci_size):
+            lines.append(ci)
+    lines += [r"\bottomrule", r"\end{tabularx}"]
+    return lines
+
+
+def _max_lines(t: PaperTable, lay: _Layout, caption: str) -> int:
+    """Body lines one float may hold beside its caption and the tabular's head and rules."""
+    head = max(len(_head_lines(c.head)) for c in t.cols) + 2
+    room = min(lines - -(-len(caption) // (wide if lay.wide else col)) - 1
+               for lines, col, wide in _PAGE_LINES)
+    return max(room - head - 2, 6)
+
+
+def _row_lines(t: PaperTable, lay: _Layout, lines_per_row: int):
+    """A row's height in lines: two with a CI line, more where its text wraps in the flexible
+    column (whose width is what the other columns of the first part leave)."""
+    scale = dict((size, sc) for size, _, sc in _SIZES)[lay.size]
+    cols = sorted(_stub(t) + list(lay.col_chunks[0]))
+    wrap = [j for j in cols if t.cols[j].kind == "wrap"]
+    if not wrap:
+        return lambda r: lines_per_row
+    budget = TEXT_PT if lay.wide else COLUMN_PT
+    room = budget - SEP * (len(cols) - 1) - sum(_col_width(t, j, scale) for j in cols
+                                                 if j not in wrap)
+    room = max(room / len(wrap), MIN_WRAP * scale)
+
+    def lines(r) -> int:
+        n = lines_per_row
+        for j in wrap:
+            c = r[j]
+            text = c.text if isinstance(c, Note) else str(c or "")
+            n = max(n, -(-_width(text, 10.0 * scale) // room) + (1 if isinstance(c, Note)
+                                                                  and c.sub else 0))
+        return int(n)
+
+    return lines
+
+
+def _row_chunks(rows: tuple, row_lines, max_lines: int) -> list[list]:
+    """Rows in pieces of at most ``max_lines`` lines (``row_lines(row)`` each); a piece that
+    starts inside a group repeats the group's heading, marked "(continued)"."""
+    chunks: list[list] = [[]]
+    used = 0
+    group: Group | None = None
+    for r in rows:
+        need = 1 if isinstance(r, Group) else row_lines(r)
+        if chunks[-1] and used + need > max_lines:
+            if isinstance(chunks[-1][-1], Group):  # never leave a heading at the bottom
+                chunks.append([chunks[-1].pop()])
+                used = 1
+            else:
+                chunks.append([Group(f"{group.title} (continued)")] if group and not
+                              isinstance(r, Group) else [])
+                used = len(chunks[-1])
+        if isinstance(r, Group):
+            group = r
+        chunks[-1].append(r)
+        used += need
+    return chunks
+
+
+def table_tex(t: PaperTable, legend: str = "") -> str:
+    """The table as one or more floats (``table`` or ``table*``), caption below (ACL style)."""
+    if not t.rows:
+        return ""
+    lay = _layout(t)
+    env = "table*" if lay.wide else "table"
+    width = r"\textwidth" if lay.wide else r"\columnwidth"
+    stub = _stub(t)
+    per_row = 2 if t.has_ci else 1
+    plain = sentence(t.title) + " " + t.caption + (" " + legend if legend else "")
+    chunks = _row_chunks(t.rows, _row_lines(t, lay, per_row), _max_lines(t, lay, plain))
+    out = [f"% {t.title} (h2htalk report; full precision in tables/{t.csv or t.key}.csv)"]
+    first = True
+    for part, nums in enumerate(lay.col_chunks):
+        cols = sorted(stub + list(nums))
+        what = (f" (continued: {', '.join(t.cols[j].head for j in nums)})"
+                if part else " (continued)")
+        for rows in chunks:
+            out += [rf"\begin{{{env}}}[tbp]", r"\centering", "{" + lay.size,
+                    r"\setlength{\tabcolsep}{4pt}"]
+            out += _tabular(t, rows, cols, lay, width)
+            out.append("}")
+            if first:
+                out += [rf"\caption{{{tex(plain)}}}", rf"\label{{tab:{t.key}}}"]
+            else:
+                out += [r"\addtocounter{table}{-1}",
+                        rf"\caption{{{tex(t.title.rstrip('.?') + what)}.}}"]
+            out += [rf"\end{{{env}}}", ""]
+            first = False
+    return "\n".join(out)
+
+
+def tables_tex(keys: list[str]) -> str:
+    head = ("% h2htalk report tables: \\input{preamble} in the preamble (booktabs, siunitx, "
+            "tabularx,\n% graphicx), then \\input{tables} or any single tables/<name>.tex.\n")
+    return head + "".join(f"\\input{{tables/{k}.tex}}\n" for k in keys)
+
+
+def legend_for(t: PaperTable) -> str:
+    """The sentence a caption ends with when the table has a "—": what it means here."""
+    return f"— {t.missing}." if t.has_missing else ""
+

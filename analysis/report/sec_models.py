@@ -1,0 +1,161 @@
+"""Sections on the companion models, the H2HTalk protocol view: the leaderboard by dimension
+and task family, Secure Attachment Persona versus baseline, safety red flags."""
+
+from __future__ import annotations
+
+from .figures import leaderboard_figure, sap_figure
+from .findings import Finding, Glance, SectionOutput, ci3, ordered
+from .format import dim_labels, dim_order, fmt, fmt_est, is_missing, natural_key
+from .paper import Col, Est, Group, PaperTable, best
+from .tables import leaderboard_details
+
+__all__ = ["leaderboard", "sap", "safety"]
+
+
+def _tasks(bundle: dict, cells: list[dict]) -> list[str]:
+    """"all", then the task families in the rubric's order."""
+    seen = set(c["task"] for c in cells if c["task"] != "all")
+    order = [t for t in bundle.get("tasks", []) if t in seen]
+    return ["all"] + order + sorted(seen - set(order))
+
+
+def leaderboard(bundle: dict) -> SectionOutput | None:
+    if not bundle["leaderboards"]:
+        return None
+    labels = dim_labels(bundle)
+    out = SectionOutput()
+    for src, board in bundle["leaderboards"].items():
+        cells = board["cells"]
+        if not cells:
+            continue
+        dims = [d for d in dim_order(bundle) if any(c["dimension"] == d for c in cells)]
+        models = sorted({c["model"] for c in cells}, key=natural_key)
+        rows: list = []
+        for task in _tasks(bundle, cells):
+            rows.append(Group("All task families" if task == "all" else task.capitalize()))
+            grid = {(c["model"], c["dimension"]): c for c in cells if c["task"] == task}
+            tops = {d: best([(grid.get((m, d)) or {}).get("mean") for m in models])
+                    if ordered(bundle, d) else None for d in dims}
+            for k, m in enumerate(models):
+                ns = [grid[(m, d)]["n_items"] for d in dims if (m, d) in grid]
+                if not ns:
+                    continue
+                rows.append((m, max(ns)) + tuple(
+                    Est(*ci3({"value": (grid.get((m, d)) or {}).get("mean"),
+                             "low": (grid.get((m, d)) or {}).get("low"),
+                             "high": (grid.get((m, d)) or {}).get("high")}),
+                        bold=tops[d] == k) for d in dims))
+        out.tables.append(PaperTable(
+            f"leaderboard_{src}", f"Model leaderboard ({board['source']})",
+            "Mean score per companion model and dimension (the mean of item means; n = items), "
+            "over all task families and per family, with 95% percentile CIs from an item "
+            f"bootstrap (B = {board['B']}, seed = {board['seed']}). Bold: the highest mean per "
+            "dimension and task family (on ordered scales)."
+            + (" Severity-adjusted means in the CSV." if board.get("adjusted") else ""),
+            (Col("Model", "wrap"), Col("n", "count"))
+            + tuple(Col(labels[d], "points") for d in dims), tuple(rows),
+            csv=f"leaderboard_{src}"))
+        if fig := leaderboard_figure(bundle, src):
+            out.figures.append(fig)
+        out.details += [t for t in leaderboard_details(bundle, src)
+                        if t.key == f"leaderboard_{src}"]
+    if "humans" in bundle["leaderboards"]:
+        out.findings += _leader_findings(bundle)
+    return out
+
+
+def _leader_findings(bundle: dict) -> list[Finding]:
+    board = bundle["leaderboards"]["humans"]
+    labels = dim_labels(bundle)
+    cells = [c for c in board["cells"] if c["task"] == "all"]
+    out = []
+    for d in dim_order(bundle):
+        cs = sorted([c for c in cells if c["dimension"] == d and not is_missing(c["mean"])],
+                    key=lambda c: -c["mean"])
+        if len(cs) < 2 or not ordered(bundle, d) or cs[0]["mean"] == cs[1]["mean"]:
+            continue
+        top, second = cs[0], cs[1]
+        sep = (not is_missing(top["low"]) and not is_missing(second["high"])
+               and top["low"] > second["high"])
+        out.append(Finding(
+            f"Highest mean from the humans: {top['model']} "
+            f"{fmt_est(top['mean'], top['low'], top['high'], 'points')}"
+            + (f", its CI clear of the next ({second['model']}, "
+               f"{fmt(second['mean'], 'points')})" if sep else
+               f", not clearly ahead of {second['model']} "
+               f"({fmt(second['mean'], 'points')}; the CIs overlap)") + ".", "finding", d))
+    del labels
+    return out
+
+
+def sap(bundle: dict) -> SectionOutput | None:
+    labels = dim_labels(bundle)
+    out = SectionOutput()
+    for src, board in bundle["leaderboards"].items():
+        rs = board["sap_vs_baseline"]
+        if not rs:
+            continue
+        dims = [d for d in dim_order(bundle) if any(r["dimension"] == d for r in rs)]
+        models = sorted({r["model"] for r in rs}, key=natural_key)
+        rows = []
+        for m in models:
+            got = {r["dimension"]: r for r in rs if r["model"] == m}
+            ns = sorted({r["n"] for r in got.values()})
+            n = str(ns[0]) if len(ns) == 1 else f"{ns[0]}–{ns[-1]}"
+            rows.append((m, n) + tuple(Est(*ci3({"value": (got.get(d) or {}).get("diff"),
+                                                 "low": (got.get(d) or {}).get("low"),
+                                                 "high": (got.get(d) or {}).get("high")}))
+                                       for d in dims))
+        designs = sorted({r["design"] for r in rs})
+        out.tables.append(PaperTable(
+            f"sap_vs_baseline_{src}", f"Secure Attachment Persona minus baseline "
+                                      f"({board['source']})",
+            "Difference in mean score (points), SAP minus baseline, per model and dimension "
+            f"({' and '.join(designs)}; n = scenarios answered in both conditions, or replies), "
+            f"with 95% percentile CIs from a bootstrap (B = {board['B']}, seed = "
+            f"{board['seed']}). Positive: higher with SAP.",
+            (Col("Model", "wrap"), Col("n", "text"))
+            + tuple(Col(labels[d], "points", signed=True) for d in dims), tuple(rows),
+            csv=f"sap_vs_baseline_{src}"))
+        if fig := sap_figure(bundle, src):
+            out.figures.append(fig)
+        out.details += [t for t in leaderboard_details(bundle, src)
+                        if t.key == f"sap_vs_baseline_{src}"]
+        if src == "humans":
+            for d in dims:
+                parts = [f"{r['model']} {fmt_est(r['diff'], r['low'], r['high'], 'points', signed=True)}"  # noqa: E501
+                         for r in rs if r["dimension"] == d]
+                out.findings.append(Finding(
+                    "SAP − baseline (humans, points): " + "; ".join(parts) + ".", "finding", d))
+                out.glance.append(Glance("SAP − baseline (humans, points)", d,
+                                         "; ".join(parts)))
+    return out if out.tables else None
+
+
+def safety(bundle: dict) -> SectionOutput | None:
+    out = SectionOutput()
+    for src, board in bundle["leaderboards"].items():
+        rf = board["red_flags"]
+        if not rf:
+            continue
+        rows = tuple((r["model"], r["n_items"], Est(r["share"], r["low"], r["high"]))
+                     for r in sorted(rf, key=lambda r: natural_key(r["model"])))
+        out.tables.append(PaperTable(
+            f"red_flags_{src}", "Safety red flags per model",
+            "Per item, the share of its raters who raised the safety red flag, averaged over "
+            "the model's items (n), as a percentage with a 95% percentile CI from an item "
+            f"bootstrap (B = {board['B']}, seed = {board['seed']}).",
+            (Col("Model", "wrap"), Col("n", "count"), Col("Flagged (%)", "share")), rows,
+            csv=f"red_flags_{src}"))
+        out.details += [t for t in leaderboard_details(bundle, src)
+                        if t.key == f"red_flags_{src}"]
+        worst = max(rf, key=lambda r: r["share"] or 0)
+        if not worst["share"]:
+            out.findings.append(Finding("Safety red flags: no rater flagged any reply.",
+                                        "finding", None))
+        else:
+            out.findings.append(Finding(
+                f"Safety red flags: most often on {worst['model']}'s replies, "
+                f"{fmt_est(worst['share'], worst['low'], worst['high'], 'share')} of raters "
+                f"per item ({worst['n_items']} items).", "finding", None))
+    return out if out.tables else None

@@ -1,0 +1,248 @@
+"""The report's LaTeX on a real page: every table compiled with pdflatex in plain ``article``
+and in an ACL/ARR-like two-column document (A4, two 7.7 cm columns 0.6 cm apart, 11 pt
+Times), with no overfull box over 1 pt and no "Float too large"; the pages are rendered to
+PNG under test-artifacts/report-latex/ for a reviewer to look at.
+
+Two studies: the demo, and a stress study built to break tables that are not designed for
+the page (eight dimensions with long labels and TeX specials, twelve models with long,
+underscored and accented names)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from analysis.report.latex import tex
+from tests.browser import ARTIFACTS
+
+ACL = r"""\documentclass[11pt,a4paper,twocolumn]{article}
+% the page of an ACL/ARR paper (acl.sty): A4, 16 cm text in two 7.7 cm columns 0.6 cm apart
+\setlength{\paperwidth}{21cm}\setlength{\paperheight}{29.7cm}
+\setlength{\textwidth}{16cm}\setlength{\columnsep}{0.6cm}\setlength{\textheight}{24.7cm}
+\setlength{\oddsidemargin}{-0.04cm}\setlength{\evensidemargin}{-0.04cm}
+\setlength{\topmargin}{-1.04cm}\setlength{\headheight}{0pt}\setlength{\headsep}{0pt}
+\usepackage[T1]{fontenc}
+\usepackage{%TIMES%}
+\input{preamble}
+\begin{document}
+\section{Results}
+Body text at the size of the paper, to compare with the tables.
+%BODY%
+\end{document}
+"""
+ARTICLE = r"""\documentclass{article}
+\input{preamble}
+\begin{document}
+%BODY%
+\end{document}
+"""
+
+
+def h2h(*args: str) -> subprocess.CompletedProcess:
+    proc = subprocess.run([sys.executable, "-m", "annotate.cli", *args], capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def _times() -> str:
+    kpse = shutil.which("kpsewhich")
+    found = kpse and subprocess.run([kpse, "newtxtext.sty"], capture_output=True,
+                                    text=True).stdout.strip()
+    return "newtxtext,newtxmath" if found else "mathptmx"
+
+
+def compile_problems(folder, name: str, template: str, body: str, shots: str) -> list[str]:
+    """Compile ``body`` in ``template`` inside ``folder``; the problems a reader would see."""
+    pdflatex = shutil.which("pdflatex")
+    assert pdflatex, "pdflatex missing: `make test` installs Debian's texlive packages"
+    (folder / f"{name}.tex").write_text(template.replace("%TIMES%", _times())
+                                        .replace("%BODY%", body), encoding="utf-8")
+    proc = subprocess.run([pdflatex, "-interaction=nonstopmode", "-halt-on-error",
+                           f"{name}.tex"], cwd=folder, capture_output=True, text=True,
+                          timeout=300)
+    log = (folder / f"{name}.log").read_text(encoding="latin-1")
+    problems = []
+    if proc.returncode != 0:
+        problems.append("pdflatex failed: " + proc.stdout[-2000:])
+    for m in re.finditer(r"Overfull \\hbox \((\d+\.\d+)pt too wide\)[^\n]*\n([^\n]*)", log):
+        if float(m.group(1)) > 1.0:
+            problems.append(f"overfull by {m.group(1)} pt: {m.group(2)[:80]}")
+    problems += [ln for ln in log.splitlines() if "Float too large" in ln]
+    problems += [ln for ln in log.splitlines() if ln.startswith("! ")]
+    pdftoppm = shutil.which("pdftoppm")
+    assert pdftoppm, "pdftoppm missing: `make test` installs Debian's poppler-utils"
+    out = ARTIFACTS / "report-latex"
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob(f"{shots}-*.png"):
+        old.unlink()
+    if (folder / f"{name}.pdf").exists():
+        subprocess.run([pdftoppm, "-r", "80", "-png", f"{name}.pdf", str(out / shots)],
+                       cwd=folder, check=True, timeout=120)
+    return problems
+
+
+def _check_report(out, label: str) -> None:
+    tables = sorted((out / "tables").glob("*.tex"))
+    assert tables, "no LaTeX tables written"
+    for t in tables:
+        text = t.read_text(encoding="utf-8")
+        assert "\\resizebox" not in text and "\\scalebox" not in text, t.name
+        assert "\\toprule" in text and "\\bottomrule" in text, t.name
+    body = "\\input{tables}\n" + ("\\input{figures}\n" if (out / "figures.tex").exists()
+                                  else "")
+    for name, template in (("acl", ACL), ("article", ARTICLE)):
+        problems = compile_problems(out, name, template, body, f"{label}-{name}")
+        assert problems == [], f"{label} in {name}: {problems}"
+
+
+@pytest.fixture(scope="module")
+def demo_report(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("latex")
+    h2h("demo", "--db", str(tmp / "demo.db"))
+    out = tmp / "report"
+    h2h("report", "--db", str(tmp / "demo.db"), "--out", str(out), "--bootstrap", "200")
+    return out
+
+
+def test_demo_tables_and_figures_fit_an_acl_page_and_an_article(demo_report):
+    _check_report(demo_report, "demo")
+    agreement = (demo_report / "tables" / "agreement.tex").read_text(encoding="utf-8")
+    # the table a paper puts in a column: \columnwidth, booktabs, siunitx, rubric labels
+    assert "\\begin{table}[" in agreement and "{\\columnwidth}" in agreement
+    assert "S[table-format" in agreement and "Memory fidelity" in agreement
+    assert "memory\\_fidelity" not in agreement and "$\\geq$" in agreement
+    fig = (demo_report / "figures.tex").read_text(encoding="utf-8")
+    assert "\\includegraphics[width=\\columnwidth]{figures/judges_vs_ceiling.pdf}" in fig
+    pre = (demo_report / "preamble.tex").read_text(encoding="utf-8")
+    for pkg in ("booktabs", "siunitx", "tabularx", "graphicx"):
+        assert f"\\usepackage{{{pkg}}}" in pre
+
+
+RUBRIC = '''name = "Stress rubric"
+tasks = ["dialogue", "recollection", "itinerary"]
+guidelines = "Rate the reply."
+'''
+LABELS = ["Empathy & validation (EPITOME)", "Safety_critical crisis handling",
+          "Fluency, coherence and register", "Memory fidelity over long horizons",
+          "Plan quality: constraint satisfaction", "Persona consistency (100% in character)",
+          "Boundary-maintaining behaviour", "Proactive care ~ follow-up"]
+MODELS = ["companion-model-with-a-very-long-name-v2.5", "gpt_4o_mini_sap_variant",
+          "Mistral-Large-Instruct-2411", "llama-3.1-8b", "qwen2.5:72b", "Claude_Sonnet",
+          "CompanionModelWithoutAnyBreakOpportunity", "café-bot", "m9", "m10", "m11", "m12"]
+
+
+def _stress_study(tmp) -> str:
+    dims = []
+    for k, label in enumerate(LABELS):
+        anchors = "\n".join(f'{v} = "level {v}"' for v in range(1, 6))
+        dims.append(f'[[dimensions]]\nkey = "d{k}"\nlabel = "{label}"\nscale = "1..5"\n'
+                    f"[dimensions.anchors]\n{anchors}\n")
+    (tmp / "rubric.toml").write_text(RUBRIC + "\n".join(dims), encoding="utf-8")
+    db = str(tmp / "stress.db")
+    h2h("init", "--db", db, "--rubric", str(tmp / "rubric.toml"), "--name", "Stress & test")
+    import json
+
+    rng = np.random.default_rng(3)
+    items, rows = [], ["item_id,rater,dimension,score,flags"]
+    tasks = ("dialogue", "recollection", "itinerary")
+    for s in range(12):
+        for m, model in enumerate(MODELS):
+            for cond in ("sap", "baseline"):
+                iid = f"s{s}-m{m}-{cond}"
+                items.append({"id": iid, "task": tasks[s % 3], "scenario": f"s{s}",
+                              "context": {"turns": [{"role": "user", "text": "hi"}]},
+                              "response": "hello", "model": model, "condition": cond})
+                q = 1 + 4 * rng.random()
+                for r in range(4):
+                    for k in range(len(LABELS)):
+                        score = int(np.clip(round(q + rng.normal(0, 0.7)), 1, 5))
+                        flag = "red_flag" if score == 1 and k == 1 else ""
+                        rows.append(f"{iid},rater-{r},d{k},{score},{flag}")
+    (tmp / "items.jsonl").write_text("".join(json.dumps(i) + "\n" for i in items),
+                                     encoding="utf-8")
+    (tmp / "ratings.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    h2h("import", "items", str(tmp / "items.jsonl"), "--db", db)
+    h2h("import", "ratings", str(tmp / "ratings.csv"), "--db", db)
+    return db
+
+
+def test_a_wide_study_still_fits_the_page(tmp_path):
+    db = _stress_study(tmp_path)
+    out = tmp_path / "report"
+    h2h("report", "--db", db, "--out", str(out), "--bootstrap", "50", "--no-figures")
+    _check_report(out, "stress")
+    board = (out / "tables" / "leaderboard_humans.tex").read_text(encoding="utf-8")
+    # eight dimension columns do not fit the page: later dimensions continue in further
+    # floats, as do rows beyond a page, each numbered as the same table
+    assert "(continued: " in board and "(continued)." in board
+    assert board.count("\\label{") == 1
+    assert board.count("\\addtocounter{table}{-1}") == board.count("\\begin{table*}") - 1
+    assert "Empathy \\&" in board and "café-\\allowbreak{}bot" in board
+
+
+def test_tex_escapes_and_breaks_long_names():
+    assert tex("a_b & 50% #1 $x$ {y} ~ ^") == (
+        "a\\_\\allowbreak{}b \\& 50\\% \\#1 \\$x\\$ \\{y\\} \\textasciitilde{} "
+        "\\textasciicircum{}")
+    assert tex("α ≥ .800, Δ −0.05") == "$\\alpha$ $\\geq$ .800, $\\Delta$ $-$0.05"
+    # a name with no place to break gets one every 8 characters
+    assert tex("CompanionModelWithoutAnyBreak") == (
+        "Companio\\allowbreak{}nModelWi\\allowbreak{}thoutAny\\allowbreak{}Break")
+    # Latin letters with accents are set by LaTeX itself; what pdflatex cannot set is "?"
+    assert tex("café 模型") == "café ??"
+
+
+def test_a_tiny_study_with_nothing_estimable_and_hostile_names(tmp_path):
+    """Four items, two raters, a binary dimension, no judges, names with HTML and TeX
+    specials: the report is written, says what cannot be estimated instead of printing a
+    number, compiles, and renders every name inert."""
+    rubric = (RUBRIC + '[[dimensions]]\nkey = "warmth"\nlabel = "Warmth & <care>"\n'
+              'scale = "1..5"\n[dimensions.anchors]\n'
+              + "\n".join(f'{v} = "level {v}"' for v in range(1, 6))
+              + '\n[[dimensions]]\nkey = "flag"\nlabel = "Risky reply?"\nscale = "binary"\n'
+              '[dimensions.anchors]\n0 = "no"\n1 = "yes"\n')
+    (tmp_path / "rubric.toml").write_text(rubric, encoding="utf-8")
+    db = str(tmp_path / "tiny.db")
+    h2h("init", "--db", db, "--rubric", str(tmp_path / "rubric.toml"), "--name",
+        "Tiny <b>study</b> & co")
+    import json
+
+    models = ["<script>alert(1)</script>", "100%_sure & $cheap$"]
+    items = [{"id": f"i{k}", "task": "dialogue", "scenario": f"s{k // 2}",
+              "context": {"turns": [{"role": "user", "text": "hi"}]}, "response": "hello",
+              "model": models[k % 2], "condition": "sap" if k < 2 else "baseline"}
+             for k in range(4)]
+    (tmp_path / "items.jsonl").write_text("".join(json.dumps(i) + "\n" for i in items),
+                                          encoding="utf-8")
+    rows = ["item_id,rater,dimension,score"] + [
+        f"i{k},{r},{d},{(k + j) % 5 + 1 if d == 'warmth' else (k + j) % 2}"
+        for k in range(4) for j, r in enumerate(("Dr_Lee_x_", "Sam+Co"))
+        for d in ("warmth", "flag")]
+    (tmp_path / "ratings.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    h2h("import", "items", str(tmp_path / "items.jsonl"), "--db", db)
+    h2h("import", "ratings", str(tmp_path / "ratings.csv"), "--db", db)
+    out = tmp_path / "report"
+    h2h("report", "--db", db, "--out", str(out), "--bootstrap", "50", "--no-figures")
+    html = (out / "report.html").read_text(encoding="utf-8")
+    # (rater names can hold no markup since issue 11; the underscores still test the
+    # Markdown escaping)
+    assert "<script>alert(1)</script>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "Human agreement is not estimable" in html
+    md = (out / "report.md").read_text(encoding="utf-8")
+    # names reach Markdown escaped (no HTML, no math, no emphasis), and a CI from one reply
+    # per condition is no CI: the SAP effect is printed without brackets
+    assert "Warmth & &lt;care&gt;" in md and "<script>" not in md and "\\$cheap\\$" in md
+    assert "not estimable" in md and "−2.00 [" not in md and "−2.00" in md
+    assert "no rater flagged any reply" in md and "Highest mean" not in md.split(
+        "### Risky reply?")[1].split("##")[0]
+    agreement = (out / "tables" / "agreement.tex").read_text(encoding="utf-8")
+    assert "{---}" in agreement and "not estimable" in agreement
+    assert "Warmth \\& $<$care$>$" in agreement
+    _check_report(out, "tiny")

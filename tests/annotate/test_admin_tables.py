@@ -1,0 +1,88 @@
+"""The admin pages' tables read like the report: readable headers, rubric labels, one rounding
+rule (3 decimals for coefficients, percentages for shares, whole scores), numbers kept as
+numbers so columns sort; an adjudication never shows a score as "5.0000"."""
+
+from __future__ import annotations
+
+import json
+
+from streamlit.testing.v1 import AppTest
+
+from annotate import state
+from tests.annotate.conftest import APP_DIR
+
+
+def _page(name: str, who) -> AppTest:
+    at = AppTest.from_file(str(APP_DIR / "views" / name), default_timeout=60)
+    at.session_state[state.IDENTITY] = who
+    return at.run()
+
+
+def _config(df_element) -> dict:
+    """Column name -> the column config Streamlit sends to the browser (label, format)."""
+    cfg = json.loads(df_element.proto.columns or "{}")
+    return {k: v for k, v in cfg.items()}
+
+
+def test_progress_tables_have_readable_headers_and_percentages(demo_db):
+    at = _page("admin_progress.py", demo_db["admin"])
+    assert not at.exception
+    raters, dims = at.dataframe[0], at.dataframe[1]
+    cfg = _config(raters)
+    assert cfg["share_done"]["label"] == "Done (%)"
+    assert cfg["share_done"]["type_config"]["format"] == "percent"
+    assert cfg["assigned"]["type_config"]["format"] == "%d"
+    # the values stay numbers (the column sorts), only their display is formatted
+    assert raters.value["share_done"].dtype.kind == "f"
+    cfg = _config(dims)
+    assert cfg["items_2plus"]["label"] == "Items rated by ≥ 2"
+    assert cfg["cannot_rate"]["label"] == "Cannot rate"
+    assert "Memory fidelity" in set(dims.value["dimension"])
+    assert "memory_fidelity" not in set(dims.value["dimension"])
+
+
+def test_raters_table_says_ratings_not_n_ratings(demo_db):
+    at = _page("admin_raters.py", demo_db["admin"])
+    assert not at.exception
+    cfg = _config(at.dataframe[0])
+    assert cfg["n_ratings"]["label"] == "Ratings" and cfg["can_sign_in"]["label"] == \
+        "Can sign in"
+
+
+def test_agreement_and_calibration_round_coefficients_to_three_decimals(demo_db):
+    at = _page("admin_agreement.py", demo_db["admin"])
+    assert not at.exception
+    cfg = _config(at.dataframe[0])
+    for col in ("α", "CI low", "CI high", "Cohen κ quad. (weighted)", "ceiling QWK", "AC1"):
+        assert cfg[col]["type_config"]["format"] == "%.3f", col
+    assert cfg["exact"]["type_config"]["format"] == "percent"
+    assert list(at.dataframe[0].value["dimension"])[:3] == ["Empathy", "Safety", "Fluency"]
+    at = _page("admin_calibrate.py", demo_db["admin"])
+    assert not at.exception
+    cfg = _config(at.dataframe[0])
+    assert cfg["ceiling QWK"]["label"] == "Human ceiling QWK"
+    assert cfg["QWK"]["type_config"]["format"] == "%.3f"
+    assert cfg["MAE"]["type_config"]["format"] == "%.2f"
+
+
+def test_adjudication_shows_scores_as_the_form_does(demo_db):
+    at = _page("admin_adjudicate.py", demo_db["admin"])
+    assert not at.exception
+    table = at.table[0].value
+    assert list(table.columns) == ["Rater", "Score"]
+    scores = [str(v) for v in table["Score"]]
+    assert scores and all(s[0].isdigit() and "." not in s for s in scores), scores
+    assert any(" · " in s for s in scores)  # "4 · Good": the rubric's level label
+
+
+def test_report_page_shows_the_findings_after_building(demo_db):
+    at = _page("admin_report.py", demo_db["admin"])
+    at.toggle[0].set_value(False)  # figures are exported in the report tests
+    at.select_slider[0].set_value(200)
+    at.button(key="h2h_build_report").click().run()
+    assert not at.exception
+    table = at.table[0].value
+    assert list(table.index)[:2] == ["Empathy", "Safety"]
+    assert any("Humans agree" in c for c in table.columns)
+    text = " ".join(str(v) for v in table.to_numpy().ravel())
+    assert "can replace" in text or "not enough evidence" in text
