@@ -288,7 +288,9 @@ def test_read_only_study_still_exports_analyzes_and_backs_up(tmp_path):
                           text=True, timeout=300)
     out = proc.stdout + proc.stderr
     assert "WRITABLE" not in out, "the bind mount is not read-only"
-    assert "a,ann,empathy,4," in out and "ANALYZED" in out and "BACKED-UP" in out, out
+    # the export's columns: item_id, task, scenario, model, condition, rater, … (docs/formats.md)
+    assert "\na,dialogue,a,m,,ann,false,empathy,4,Good," in out, out
+    assert "ANALYZED" in out and "BACKED-UP" in out, out
     assert json.loads((tmp_path / "analysis.json").read_text())["dimensions"]["empathy"]
     assert "Traceback" not in out and "rc=1" in out  # a write is refused with a message
     assert sorted(p.name for p in folder.iterdir()) == ["s.db"]
