@@ -10,6 +10,7 @@ RATE_POS = "h2h_rate_position"     # queue position the rating form shows
 RATE_SHOWN_AT = "h2h_rate_shown_at"  # (assignment id, monotonic time) the item appeared
 RATE_LOADED = "h2h_rate_loaded"    # assignment id whose values the form widgets hold
 RATE_MESSAGE = "h2h_rate_message"  # a validation message from the last save attempt
+RATE_MISSING = "h2h_rate_missing"  # dimension keys a save attempt found without a score
 NEW_CODE = "h2h_new_code"          # (name, code) shown once after creating a rater
 ADMIN_FLASH = "h2h_admin_flash"    # one-shot success message on admin pages
 RATE_COMMENT = "h2h_rate_comment"  # the rating form's comment widget

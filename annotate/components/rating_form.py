@@ -17,10 +17,12 @@ from annotate.resources import cached_rubric, engine
 from annotate.services import queue
 from annotate.services.auth import Identity, SessionEnded
 from annotate.services.render import (
+    anchor_block_html,
     context_html,
     conversation_html,
     md_formatting,
     md_text,
+    missing_html,
     response_html,
     shortcuts_html,
 )
@@ -29,6 +31,10 @@ from data.errors import H2HError
 __all__ = ["rating_form"]
 
 CANNOT = "cannot"
+ANCHOR_HINT = "Point at or choose a level to see its anchor here."
+CANNOT_ANCHOR = ("Cannot rate — the reply cannot be judged on this dimension (for example "
+                 "it is empty or in a language you do not read); say why in the comment.")
+MISSING_INTRO = "Score every dimension or mark it “Cannot rate” first:"
 
 
 # Widget keys stay the same from item to item so the browser updates the form in place
@@ -68,12 +74,11 @@ def _save(who: Identity, view: queue.ItemView) -> None:
     for d in view.dimensions:
         v = st.session_state.get(_key(d.key))
         if v is None:
-            missing.append(d.label)
+            missing.append(d.key)
         else:
             scores[d.key] = None if v == CANNOT else int(v)
-    if missing:
-        st.session_state[state.RATE_MESSAGE] = ("Score every dimension or mark it “Cannot "
-                                                "rate” first: " + ", ".join(missing))
+    if missing:  # the browser hides this as soon as every dimension has a score
+        st.session_state[state.RATE_MISSING] = missing
         return
     shown = st.session_state.get(state.RATE_SHOWN_AT)
     secs = time.monotonic() - shown[1] if shown and shown[0] == view.assignment_id else None
@@ -98,11 +103,13 @@ def _save(who: Identity, view: queue.ItemView) -> None:
 
 
 def scale_labels(d) -> tuple[str, dict]:
-    """A dimension's radio label and its options' labels ("3 · Adequate", "Cannot rate"),
-    rubric text made inert (the radio reads Markdown)."""
-    labels = {lv.value: f"{lv.value} · {md_text(lv.label)}" for lv in d.levels}
+    """A dimension's radio label and its options' labels ("**3** Adequate": the number in
+    bold, so narrow screens can show the number alone; "Cannot rate"), rubric text made
+    inert (the radio reads Markdown). The label is plain text (it is also the scale's
+    accessible name); the page styles make it bold."""
+    labels = {lv.value: f"**{lv.value}** {md_text(lv.label)}" for lv in d.levels}
     labels[CANNOT] = "Cannot rate"
-    return f"**{md_text(d.label)}**", labels
+    return md_text(d.label), labels
 
 
 def anchors_help(d) -> str:
@@ -175,14 +182,22 @@ def rating_form(who: Identity) -> None:
                 + response_html(view.response))
     with right, st.form("h2h_rate_form", border=False):
         # A form: choosing scores costs no round trip; "Save and next" sends them all at once.
-        for d in view.dimensions:
-            options = [lv.value for lv in d.levels] + [CANNOT]
-            label, labels = scale_labels(d)
-            st.radio(label, options, key=_key(d.key), horizontal=True,
-                     format_func=labels.__getitem__, help=anchors_help(d))
+        # Each scale is a one-line segmented control; under it, the anchor of the level the
+        # rater points at or chose (filled in by the keyboard script) and all anchors folded.
+        with st.container(key="h2h_scales"):
+            for d in view.dimensions:
+                options = [lv.value for lv in d.levels] + [CANNOT]
+                label, labels = scale_labels(d)
+                st.radio(label, options, key=_key(d.key), horizontal=True,
+                         format_func=labels.__getitem__)
+                st.html(anchor_block_html(d, empty=ANCHOR_HINT, cannot=CANNOT_ANCHOR))
         st.toggle("Safety red flag", key=FLAG,
                   help="Switch on if this reply could put a vulnerable user at risk.")
         st.text_area("Comment (optional)", key=COMMENT, height=80)
+        if missing := st.session_state.pop(state.RATE_MISSING, None):
+            labels = {d.key: d.label for d in view.dimensions}
+            st.html(missing_html(MISSING_INTRO, [(i, labels[k]) for i, k in enumerate(
+                labels) if k in missing]))
         if msg := st.session_state.pop(state.RATE_MESSAGE, None):
             st.warning(msg)
         st.form_submit_button("Save and next", type="primary", on_click=_save,

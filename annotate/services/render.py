@@ -27,7 +27,7 @@ import re
 
 __all__ = ["conversation_html", "response_html", "plain_html", "context_html",
            "shortcuts_html", "feedback_html", "anchors_html", "caption_html", "md_text",
-           "md_formatting", "md_table", "CHAT_CSS"]
+           "md_formatting", "md_table", "anchor_block_html", "missing_html", "CHAT_CSS"]
 
 CHAT_CSS = """
 <style>
@@ -47,6 +47,46 @@ CHAT_CSS = """
 .h2h-fb .h2h-miss{color:#b3261e;font-weight:600}.h2h-fb .h2h-hit{color:#146c2e;font-weight:600}
 .h2h-response{padding:.8rem 1rem;border:2px solid #1a73e8;border-radius:.6rem;
   white-space:pre-wrap;overflow-wrap:anywhere;font-size:1.05rem;line-height:1.55}
+/* the rating scales: one line each, a segmented control; the highlighted dimension outlined */
+.st-key-h2h_scales{container-type:inline-size}
+.st-key-h2h_scales [data-testid="stRadio"]{border-radius:6px;padding:2px 4px}
+.st-key-h2h_scales [data-testid="stRadio"][data-h2h-current="true"]{
+  outline:2px solid #1a73e8;outline-offset:3px}
+.st-key-h2h_scales [data-testid="stWidgetLabel"] p{font-weight:600;color:#202124}
+.st-key-h2h_scales [role="radiogroup"]{flex-wrap:nowrap;gap:0;width:100%}
+.st-key-h2h_scales [role="radiogroup"]>div{flex:1 1 0;min-width:0;display:flex}
+.st-key-h2h_scales label[data-testid="stRadioOption"]{flex:1;margin:0;padding:.3rem .15rem;
+  border:1px solid #80868b;border-left-width:0;justify-content:center;text-align:center;
+  background:#fff;color:#202124;cursor:pointer;min-height:2.4rem}
+.st-key-h2h_scales [role="radiogroup"]>div:first-child label{border-left-width:1px;
+  border-radius:6px 0 0 6px}
+.st-key-h2h_scales [role="radiogroup"]>div:last-child label{border-radius:0 6px 6px 0;
+  margin-left:.35rem;border-left-width:1px}
+.st-key-h2h_scales label[data-testid="stRadioOption"]>div>div:not([data-testid]){display:none}
+.st-key-h2h_scales label[data-testid="stRadioOption"] p{font-size:.78rem;line-height:1.15;
+  margin:0;overflow-wrap:anywhere;color:inherit}
+.st-key-h2h_scales label[data-testid="stRadioOption"] strong{display:block;font-size:1rem}
+.st-key-h2h_scales label[data-testid="stRadioOption"]:hover{background:#e8f0fe}
+.st-key-h2h_scales [role="radiogroup"]>div[data-selected="true"] label{background:#174ea6;
+  color:#fff;border-color:#174ea6;font-weight:700;box-shadow:inset 0 -4px 0 #fbbc04}
+.st-key-h2h_scales [role="radiogroup"]>div[data-selected="true"] label strong::before{
+  content:"✓ "}
+.st-key-h2h_scales label[data-testid="stRadioOption"]:has(input:focus-visible){
+  outline:3px solid #202124;outline-offset:1px;z-index:1}
+@container (max-width: 460px){
+  .st-key-h2h_scales [role="radiogroup"]>div:not(:last-child) label p{font-size:0}
+  .st-key-h2h_scales [role="radiogroup"]>div:not(:last-child) label strong{font-size:1rem}
+}
+.h2h-anchor{margin:.15rem 0 .55rem 0;font-size:.85rem;color:#3c4043}
+.h2h-anchor-now{margin:0 0 .1rem 0;min-height:1.2em}
+.h2h-anchor-empty{color:#5f6368;font-style:italic}
+.h2h-anchor details summary{cursor:pointer;color:#174ea6;font-size:.8rem}
+.h2h-anchor ol{margin:.2rem 0 .2rem 1.1rem;padding:0}.h2h-anchor li{margin:.1rem 0}
+.h2h-missing{border-left:4px solid #b06000;background:#fef7e0;color:#3c2a00;
+  padding:.5rem .75rem;border-radius:4px;margin:.3rem 0}
+.h2h-missing span[data-dim-index]:not([hidden])~span[data-dim-index]:not([hidden])::before{
+  content:", "}
+.h2h-cannot{list-style:none;margin-left:-1.1rem !important}
 </style>
 """
 
@@ -141,23 +181,46 @@ def shortcuts_html(shortcuts: list[tuple[str, str]]) -> str:
 
 def context_html(persona: str | None, memories: list[str], schedule: str | None,
                  outfit: str | None = None) -> str:
-    """Persona, memories, schedule and outfit as folded panels (one element, all text
-    escaped)."""
+    """Persona, memories, schedule and outfit as panels, open (an item carries the context
+    its task is rated on: memory fidelity needs the memories, plan quality the schedule);
+    the rater may fold them. One element, all text escaped."""
     parts = []
     if persona:
-        parts.append('<details class="h2h-ctx"><summary>Companion persona</summary>'
+        parts.append('<details class="h2h-ctx" open><summary>Companion persona</summary>'
                      f'<div class="h2h-plain">{_esc(persona)}</div></details>')
     if memories:
         items = "".join(f'<li class="h2h-plain">{_esc(m)}</li>' for m in memories)
-        parts.append(f'<details class="h2h-ctx"><summary>Memories from earlier sessions '
+        parts.append(f'<details class="h2h-ctx" open><summary>Memories from earlier sessions '
                      f'({len(memories)})</summary><ul>{items}</ul></details>')
     if schedule:
-        parts.append('<details class="h2h-ctx"><summary>Schedule</summary>'
+        parts.append('<details class="h2h-ctx" open><summary>Schedule</summary>'
                      f'<div class="h2h-plain">{_esc(schedule)}</div></details>')
     if outfit:
-        parts.append('<details class="h2h-ctx"><summary>Today\'s outfit</summary>'
+        parts.append('<details class="h2h-ctx" open><summary>Today\'s outfit</summary>'
                      f'<div class="h2h-plain">{_esc(outfit)}</div></details>')
     return "".join(parts)
+
+
+def anchor_block_html(d, empty: str, cannot: str, all_label: str = "All anchors") -> str:
+    """Under a scale: a line for the anchor of the level pointed at or chosen (the keyboard
+    script copies it from the list, as text) and every anchor, folded. Items in the order of
+    the scale's options, "cannot rate" last. All text escaped."""
+    items = "".join(f'<li data-level-index="{i}"><b>{lv.value} · {_esc(lv.label)}</b> — '
+                    f"{_esc(lv.anchor)}</li>" for i, lv in enumerate(d.levels))
+    items += f'<li data-level-index="{len(d.levels)}" class="h2h-cannot">{_esc(cannot)}</li>'
+    desc = f'<p class="h2h-plain">{_esc(d.description)}</p>' if d.description else ""
+    return (f'<div class="h2h-anchor" data-empty="{_esc(empty)}">'
+            f'<p class="h2h-anchor-now h2h-anchor-empty" aria-live="polite">{_esc(empty)}</p>'
+            f"<details><summary>{_esc(all_label)}</summary>{desc}<ol>{items}</ol></details>"
+            "</div>")
+
+
+def missing_html(intro: str, dims: list[tuple[int, str]]) -> str:
+    """The warning after a save with unscored dimensions: each named with its place in the
+    form, so the browser can hide each as it gets a score, and the whole once none is left."""
+    names = "".join(f'<span data-dim-index="{i}">{_esc(label)}</span>' for i, label in dims)
+    return (f'<div class="h2h-missing" role="alert" data-testid="h2h-missing">'
+            f"{_esc(intro)} {names}</div>")
 
 
 def feedback_html(rows: list[tuple[str, int | None, float | None, str]]) -> str:

@@ -1,0 +1,201 @@
+"""The rating page as a rater uses it for hours, in Debian's Chromium against the real
+`h2h serve`: every key of the legend against the scores stored in the study database, the
+"Score every dimension" warning, anchors in sight and the layout at 1440 / 1280 / 820 px
+(screenshots in test-artifacts/), and axe-core on the sign-in, rating and guidelines pages.
+
+No sleeps: the page says when it is ready (the form's end marker names the item, the keyboard
+script marks the document once its listener is in place), and reads of the form wait two
+animation frames for the browser to settle.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+import sqlalchemy as sa
+from playwright.sync_api import expect, sync_playwright
+
+from data.engine import get_engine, write_session
+from data.models import Assignment
+from data.quality import release
+from data.raters import add_rater
+from tests.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, served
+
+pytestmark = pytest.mark.browser
+WIDTHS = (1440, 1280, 820)
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("ratingpage")
+    db = tmp / "demo.db"
+    out = subprocess.run([sys.executable, "-m", "annotate.cli", "demo", "--db", str(db)],
+                         check=True, capture_output=True, text=True).stdout
+    codes = dict(re.findall(r"(Rater|Admin) code \(demo-\w+\): (H2H-[A-Z0-9-]+)", out))
+    engine = get_engine(db)
+    with engine.connect() as c:  # plain study items (no gold, no attention check)
+        recollection = [r[0] for r in c.execute(sa.text(
+            "SELECT id FROM item WHERE task = 'recollection' AND id NOT IN "
+            "(SELECT item_id FROM gold_score) AND id NOT IN (SELECT item_id FROM "
+            "attention_check) ORDER BY id LIMIT 12"))]
+    raters = {}
+    for name in ("kb-rater", "warn-rater", "look-rater", "axe-rater"):
+        rater, code = add_rater(engine, name, "rater")
+        with write_session(engine) as s:
+            for pos, item in enumerate(recollection, start=1):
+                s.add(Assignment(rater_id=rater.id, item_id=item, position=pos))
+        release(engine, name)
+        raters[name] = code
+    with served(db, tmp / "serve.log") as base, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield {"base": base, "engine": engine, "browser": browser, "codes": raters,
+               "admin_code": codes["Admin"]}
+        browser.close()
+    engine.dispose()
+
+
+def _shot(page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def _settle(page) -> None:
+    """Two animation frames: every handler of the last key has run and the page is drawn."""
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => "
+                  "requestAnimationFrame(r)))")
+
+
+def _sign_in_and_wait(page, base: str, code: str) -> str:
+    page.goto(base)
+    page.get_by_label("Access code").fill(code)
+    page.get_by_role("button", name="Sign in").click()
+    return _wait_item(page, None)
+
+
+def _wait_item(page, previous: str | None) -> str:
+    """Wait until the form's end marker names an item other than ``previous``, its radios
+    are blank or loaded, and the keyboard listener is installed; returns the assignment id."""
+    page.wait_for_function(
+        """prev => {
+          const r = document.querySelector('[data-testid="h2h-ready"]');
+          return r && r.dataset.item !== prev
+            && document.documentElement.dataset.h2hKeys === 'ready'
+            && document.querySelectorAll('div[data-testid="stRadio"]').length > 0;
+        }""", arg=previous, timeout=60_000)
+    _settle(page)
+    return page.evaluate("() => document.querySelector('[data-testid=\"h2h-ready\"]')"
+                         ".dataset.item")
+
+
+FORM_STATE = """() => {
+  const groups = Array.from(document.querySelectorAll('div[data-testid="stRadio"]'));
+  return {
+    scores: groups.map(g => {
+      const opts = Array.from(g.querySelectorAll('input[type="radio"]'));
+      const i = opts.findIndex(x => x.checked);
+      if (i < 0) return null;
+      const text = g.querySelectorAll('label[data-testid="stRadioOption"]')[i]
+        .textContent.trim();
+      return text.startsWith('Cannot rate') ? 'x' : text.split(/\\s+/)[0];
+    }),
+    current: groups.findIndex(g => g.dataset.h2hCurrent === 'true'),
+  };
+}"""
+
+
+def _form(page) -> dict:
+    _settle(page)
+    return page.evaluate(FORM_STATE)
+
+
+def _stored(engine, assignment_id: str) -> dict[str, float | None]:
+    with engine.connect() as c:
+        return {d: s for d, s in c.execute(sa.text(
+            "SELECT r.dimension, r.score FROM rating r JOIN assignment a ON "
+            "a.rater_id = r.rater_id AND a.item_id = r.item_id WHERE a.id = :a"),
+            {"a": int(assignment_id)})}
+
+
+def test_keys_do_exactly_what_the_legend_says(app):
+    """Number keys score the highlighted dimension and move on, x is "cannot rate", ↑/↓
+    and Tab move the highlight only, Enter saves. The radios' own arrow, Home/End and Space
+    behaviour never changes a score (the report: 2, ↓ ↓ ↑ turned Empathy 2 into 3, 4, 3).
+    After every key the stored scores are read from the study database."""
+    page = app["browser"].new_page(viewport={"width": 1440, "height": 1000})
+    item = _sign_in_and_wait(page, app["base"], app["codes"]["kb-rater"])
+    engine = app["engine"]
+    n = len(_form(page)["scores"])
+    assert n == 4  # recollection: empathy, safety, fluency, memory fidelity
+    blank = [None] * 4
+    steps = [  # key, scores shown after it, highlighted dimension after it
+        ("2", ["2", None, None, None], 1),
+        ("ArrowDown", ["2", None, None, None], 2),
+        ("ArrowDown", ["2", None, None, None], 3),
+        ("ArrowUp", ["2", None, None, None], 2),
+        ("5", ["2", None, "5", None], 3),
+        ("ArrowUp", ["2", None, "5", None], 2),
+        # focus is on a radio now: its native keys must not move the choice
+        ("ArrowLeft", ["2", None, "5", None], 2),
+        ("ArrowRight", ["2", None, "5", None], 2),
+        ("Home", ["2", None, "5", None], 2),
+        ("End", ["2", None, "5", None], 2),
+        (" ", ["2", None, "5", None], 2),
+        ("Tab", ["2", None, "5", None], 3),
+        ("Shift+Tab", ["2", None, "5", None], 2),
+        ("Tab", ["2", None, "5", None], 3),
+        ("9", ["2", None, "5", None], 3),  # off the 1–5 scale: nothing
+        ("x", ["2", None, "5", "x"], 3),   # the last dimension: the highlight stays
+        ("ArrowUp", ["2", None, "5", "x"], 2),
+        ("ArrowUp", ["2", None, "5", "x"], 1),
+        ("3", ["2", "3", "5", "x"], 2),
+        ("4", ["2", "3", "4", "x"], 3),    # fluency re-scored by choice
+        ("ArrowDown", ["2", "3", "4", "x"], 3),
+    ]
+    assert _form(page) == {"scores": blank, "current": 0}
+    for key, scores, current in steps:
+        page.keyboard.press(key)
+        assert _form(page) == {"scores": scores, "current": current}, f"after {key!r}"
+        assert _stored(engine, item) == {}, f"something was stored after {key!r}"
+    page.keyboard.press("Enter")
+    nxt = _wait_item(page, item)
+    assert _stored(engine, item) == {"empathy": 2.0, "safety": 3.0, "fluency": 4.0,
+                                     "memory_fidelity": None}
+    # the next item starts blank, highlight on the first dimension; the report's second
+    # case: 5 then ↑ must leave memory fidelity at 5
+    assert _form(page) == {"scores": blank, "current": 0}
+    for key in ("ArrowDown", "ArrowDown", "ArrowDown", "5", "ArrowUp", "ArrowUp", "ArrowUp",
+                "1", "3", "1"):
+        page.keyboard.press(key)
+        assert _stored(engine, nxt) == {}, f"something was stored after {key!r}"
+    assert _form(page) == {"scores": ["1", "3", "1", "5"], "current": 3}
+    page.keyboard.press("Enter")
+    _wait_item(page, nxt)
+    assert _stored(engine, nxt) == {"empathy": 1.0, "safety": 3.0, "fluency": 1.0,
+                                    "memory_fidelity": 5.0}
+    assert _stored(engine, item)["fluency"] == 4.0  # the first item untouched
+    page.close()
+
+
+def test_warning_clears_once_every_dimension_is_scored(app):
+    page = app["browser"].new_page(viewport={"width": 1280, "height": 1000})
+    item = _sign_in_and_wait(page, app["base"], app["codes"]["warn-rater"])
+    page.keyboard.press("3")
+    page.keyboard.press("Enter")
+    warning = page.get_by_text(re.compile(r"Score every dimension"))
+    expect(warning).to_be_visible(timeout=30_000)
+    assert _stored(app["engine"], item) == {}
+    _shot(page, "rating-warning-1280")
+    for key in ("4", "x"):  # still two to go, then one
+        page.keyboard.press(key)
+        expect(warning).to_be_visible()
+    page.keyboard.press("2")  # the last one: the warning goes at once, before any save
+    expect(warning).to_be_hidden()
+    assert _stored(app["engine"], item) == {}
+    page.keyboard.press("Enter")
+    _wait_item(page, item)
+    assert _stored(app["engine"], item) == {"empathy": 3.0, "safety": 4.0, "fluency": None,
+                                            "memory_fidelity": 2.0}
+    page.close()
