@@ -173,7 +173,7 @@ def rating_form(who: Identity) -> None:
     if view.completed:
         st.caption("You already saved this item; changes are saved as a new revision.")
 
-    left, right = st.columns([1, 1], gap="large")
+    left, right = st.container(key="h2h_rate_body").columns([1, 1], gap="large")
     with left:  # one element for the whole context: fewer messages, a faster next item
         st.html(f"<p><b>Conversation</b> · {html.escape(view.task)}</p>"
                 + context_html(view.persona, view.memories, view.schedule, view.outfit)

@@ -49,20 +49,28 @@ CHAT_CSS = """
   white-space:pre-wrap;overflow-wrap:anywhere;font-size:1.05rem;line-height:1.55}
 /* the rating scales: one line each, a segmented control; the highlighted dimension outlined */
 .st-key-h2h_scales{container-type:inline-size}
+.st-key-h2h_scales .stElementContainer,.st-key-h2h_scales [data-testid="stRadio"]{
+  width:100%}
 .st-key-h2h_scales [data-testid="stRadio"]{border-radius:6px;padding:2px 4px}
 .st-key-h2h_scales [data-testid="stRadio"][data-h2h-current="true"]{
   outline:2px solid #1a73e8;outline-offset:3px}
 .st-key-h2h_scales [data-testid="stWidgetLabel"] p{font-weight:600;color:#202124}
-.st-key-h2h_scales [role="radiogroup"]{flex-wrap:nowrap;gap:0;width:100%}
+.st-key-h2h_scales [role="radiogroup"]{flex-wrap:nowrap;gap:0;width:100%;align-items:stretch}
 .st-key-h2h_scales [role="radiogroup"]>div{flex:1 1 0;min-width:0;display:flex}
 .st-key-h2h_scales label[data-testid="stRadioOption"]{flex:1;margin:0;padding:.3rem .15rem;
   border:1px solid #80868b;border-left-width:0;justify-content:center;text-align:center;
-  background:#fff;color:#202124;cursor:pointer;min-height:2.4rem}
+  background:#fff;color:#202124;cursor:pointer;min-height:2.4rem;align-items:center}
 .st-key-h2h_scales [role="radiogroup"]>div:first-child label{border-left-width:1px;
   border-radius:6px 0 0 6px}
-.st-key-h2h_scales [role="radiogroup"]>div:last-child label{border-radius:0 6px 6px 0;
-  margin-left:.35rem;border-left-width:1px}
+.st-key-h2h_scales [role="radiogroup"]>div:last-child{flex:0 0 auto}
+.st-key-h2h_scales [role="radiogroup"]>div:nth-last-child(2) label{border-radius:0 6px 6px 0}
+.st-key-h2h_scales [role="radiogroup"]>div:last-child label{border-radius:6px;
+  margin-left:.35rem;border-left-width:1px;padding:.3rem .5rem}
+.st-key-h2h_scales [role="radiogroup"]>div:last-child label p{white-space:nowrap}
 .st-key-h2h_scales label[data-testid="stRadioOption"]>div>div:not([data-testid]){display:none}
+.st-key-h2h_scales label[data-testid="stRadioOption"]>div{width:100%;justify-content:center}
+.st-key-h2h_scales label[data-testid="stRadioOption"] [data-testid="stMarkdownContainer"]{
+  width:100%;text-align:center}
 .st-key-h2h_scales label[data-testid="stRadioOption"] p{font-size:.78rem;line-height:1.15;
   margin:0;overflow-wrap:anywhere;color:inherit}
 .st-key-h2h_scales label[data-testid="stRadioOption"] strong{display:block;font-size:1rem}
@@ -73,9 +81,14 @@ CHAT_CSS = """
   content:"✓ "}
 .st-key-h2h_scales label[data-testid="stRadioOption"]:has(input:focus-visible){
   outline:3px solid #202124;outline-offset:1px;z-index:1}
-@container (max-width: 460px){
+@container (max-width: 380px){
   .st-key-h2h_scales [role="radiogroup"]>div:not(:last-child) label p{font-size:0}
   .st-key-h2h_scales [role="radiogroup"]>div:not(:last-child) label strong{font-size:1rem}
+}
+/* tablets: the form goes under the reply, full width, instead of a narrow column beside it */
+@media (max-width: 1023px){
+  .st-key-h2h_rate_body [data-testid="stHorizontalBlock"]{flex-direction:column}
+  .st-key-h2h_rate_body [data-testid="stColumn"]{width:100% !important;flex:1 1 auto !important}
 }
 .h2h-anchor{margin:.15rem 0 .55rem 0;font-size:.85rem;color:#3c4043}
 .h2h-anchor-now{margin:0 0 .1rem 0;min-height:1.2em}

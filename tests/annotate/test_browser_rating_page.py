@@ -199,3 +199,44 @@ def test_warning_clears_once_every_dimension_is_scored(app):
     assert _stored(app["engine"], item) == {"empathy": 3.0, "safety": 4.0, "fluency": None,
                                             "memory_fidelity": 2.0}
     page.close()
+
+
+SCALE_ROWS = """() => Array.from(document.querySelectorAll(
+    '.st-key-h2h_scales div[data-testid="stRadio"]')).map(g => {
+  const tops = Array.from(g.querySelectorAll('label[data-testid="stRadioOption"]'))
+      .map(o => Math.round(o.getBoundingClientRect().top));
+  return new Set(tops).size;
+})"""
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_anchors_in_sight_scales_on_one_line_context_open(app, width):
+    """The report: anchors only in hover tooltips, scales wrapping onto two lines at
+    1440 px and 3–4 rows at 820 px, persona/memories/schedule folded away."""
+    page = app["browser"].new_page(viewport={"width": width, "height": 1000})
+    _sign_in_and_wait(page, app["base"], app["codes"]["look-rater"])
+    assert page.evaluate(SCALE_ROWS) == [1, 1, 1, 1], "a scale wraps onto several lines"
+    # the recollection item's memories (and persona) are open without a click
+    memories = page.locator("details.h2h-ctx", has_text="Memories from earlier sessions")
+    expect(memories).to_have_attribute("open", "")
+    expect(memories.locator("li").first).to_be_visible()
+    first = page.locator('.st-key-h2h_scales div[data-testid="stRadio"]').first
+    line = page.locator(".h2h-anchor-now").first
+    expect(line).to_be_visible()
+    # pointing at a level shows its anchor under the scale; choosing one keeps it there
+    first.locator('label[data-testid="stRadioOption"]').nth(2).hover()
+    expect(line).to_contain_text("3 · Adequate — Acknowledges the main feeling")
+    first.locator('label[data-testid="stRadioOption"]').nth(3).click()
+    page.get_by_test_id("h2h-response").hover()
+    expect(line).to_contain_text("4 · Good — Reflects the user's feelings")
+    _shot(page, f"rating-{width}")
+    first.scroll_into_view_if_needed()
+    _shot(page, f"rating-{width}-scales")
+    # every anchor of a dimension, folded until asked for
+    every = page.locator(".h2h-anchor details").first
+    expect(every.locator("li").first).to_be_hidden()
+    every.locator("summary").click()
+    expect(every.locator("li").nth(4)).to_be_visible()
+    expect(every.locator("li").nth(4)).to_contain_text("5 · Excellent")
+    _shot(page, f"rating-{width}-all-anchors")
+    page.close()
