@@ -31,6 +31,9 @@ __all__ = ["conversation_html", "response_html", "plain_html", "context_html",
 
 CHAT_CSS = """
 <style>
+/* captions dark enough for WCAG AA contrast (4.5:1) on white and on the sidebar's grey */
+[data-testid="stCaptionContainer"]{opacity:1}
+[data-testid="stCaptionContainer"],[data-testid="stCaptionContainer"] p{color:#4d5156}
 .h2h-chat{display:flex;flex-direction:column;gap:.5rem;font-size:1rem;line-height:1.5}
 .h2h-turn{max-width:85%;padding:.55rem .8rem;border-radius:.8rem;white-space:pre-wrap;
   overflow-wrap:anywhere}

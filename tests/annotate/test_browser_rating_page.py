@@ -240,3 +240,55 @@ def test_anchors_in_sight_scales_on_one_line_context_open(app, width):
     expect(every.locator("li").nth(4)).to_contain_text("5 · Excellent")
     _shot(page, f"rating-{width}-all-anchors")
     page.close()
+
+
+def _serious_violations(page) -> list[str]:
+    """axe-core's WCAG 2.1 A/AA rules on the page as it is now; the serious and critical
+    violations, each with the elements it found."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    # the app has finished its run and its fade-ins (while it runs, Streamlit fades the
+    # page, and new elements fade in: half-faded text would be measured at low contrast)
+    page.wait_for_function("() => document.querySelector('[data-testid=\"stApp\"]')"
+                           "?.dataset.testScriptState === 'notRunning' && document"
+                           ".getAnimations().every(a => a.playState !== 'running')",
+                           timeout=60_000)
+    _settle(page)
+    result = Axe().run(page, options={"runOnly": {"type": "tag", "values": [
+        "wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}, "resultTypes": ["violations"]})
+    out = []
+    for v in result.response["violations"]:
+        if v["impact"] in ("serious", "critical"):
+            nodes = "; ".join(" ".join(n["target"]) if isinstance(n["target"], list)
+                              else str(n["target"]) for n in v["nodes"][:5])
+            out.append(f"{v['id']} ({v['impact']}): {v['help']} — {nodes} — "
+                       f"{v['nodes'][0].get('failureSummary', '')[:300]}")
+    return out
+
+
+@pytest.mark.parametrize("width", (1440, 820))
+def test_sign_in_rating_and_guidelines_pass_axe_core(app, width):
+    """WCAG 2.1 AA by axe-core: no serious or critical violation on the sign-in page, the
+    rating page (blank, with the warning, with scores chosen and all anchors open) and the
+    guidelines."""
+    page = app["browser"].new_page(viewport={"width": width, "height": 1000})
+    page.goto(app["base"])
+    page.get_by_label("Access code").wait_for(timeout=60_000)
+    found = {"sign-in": _serious_violations(page)}
+    page.get_by_label("Access code").fill(app["codes"]["axe-rater"])
+    page.get_by_role("button", name="Sign in").click()
+    item = _wait_item(page, None)
+    found["rating"] = _serious_violations(page)
+    page.keyboard.press("3")
+    page.keyboard.press("Enter")
+    expect(page.get_by_text(re.compile(r"Score every dimension"))).to_be_visible()
+    for summary in page.locator(".h2h-anchor summary").all():
+        summary.click()
+    found["rating, warning, anchors open"] = _serious_violations(page)
+    assert _stored(app["engine"], item) == {}
+    page.get_by_role("link", name="Guidelines").click()
+    page.get_by_role("heading", name="Guidelines").wait_for(timeout=30_000)
+    found["guidelines"] = _serious_violations(page)
+    bad = {k: v for k, v in found.items() if v}
+    assert not bad, "\n".join(f"{k}: {x}" for k, v in bad.items() for x in v)
+    page.close()
