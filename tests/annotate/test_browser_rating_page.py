@@ -13,13 +13,15 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 
 import pytest
 import sqlalchemy as sa
 from playwright.sync_api import expect, sync_playwright
+from sqlmodel import select
 
 from data.engine import get_engine, write_session
-from data.models import Assignment
+from data.models import Assignment, AuthSession, Rater
 from data.quality import release
 from data.raters import add_rater
 from tests.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, served
@@ -42,7 +44,7 @@ def app(tmp_path_factory):
             "(SELECT item_id FROM gold_score) AND id NOT IN (SELECT item_id FROM "
             "attention_check) ORDER BY id LIMIT 12"))]
     raters = {}
-    for name in ("kb-rater", "warn-rater", "look-rater", "axe-rater"):
+    for name in ("kb-rater", "warn-rater", "look-rater", "axe-rater", "away-rater"):
         rater, code = add_rater(engine, name, "rater")
         with write_session(engine) as s:
             for pos, item in enumerate(recollection, start=1):
@@ -52,7 +54,7 @@ def app(tmp_path_factory):
     with served(db, tmp / "serve.log") as base, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield {"base": base, "engine": engine, "browser": browser, "codes": raters,
-               "admin_code": codes["Admin"]}
+               "admin_code": codes["Admin"], "demo_rater_code": codes["Rater"]}
         browser.close()
     engine.dispose()
 
@@ -291,4 +293,41 @@ def test_sign_in_rating_and_guidelines_pass_axe_core(app, width):
     found["guidelines"] = _serious_violations(page)
     bad = {k: v for k, v in found.items() if v}
     assert not bad, "\n".join(f"{k}: {x}" for k, v in bad.items() for x in v)
+    page.close()
+
+
+def test_away_for_hours_then_save_keeps_the_choices_for_after_sign_in(app):
+    """Three hours away from the tab (the session's idle limit is two): the choices are
+    still on the screen, "Save and next" stores nothing and says why on the sign-in page,
+    and after signing in again the same item comes back with the choices made."""
+    page = app["browser"].new_page(viewport={"width": 1280, "height": 1000})
+    item = _sign_in_and_wait(page, app["base"], app["codes"]["away-rater"])
+    for key in ("2", "x", "4", "5"):
+        page.keyboard.press(key)
+    page.get_by_label("Comment (optional)").fill("back after lunch")
+    engine = app["engine"]
+    with write_session(engine) as s:  # the hours away: the session was last seen 3 h ago
+        for row in s.exec(select(AuthSession).join(Rater, Rater.id == AuthSession.rater_id)
+                          .where(Rater.name == "away-rater")):
+            row.last_seen_at = datetime.now(UTC) - timedelta(hours=3)
+            s.add(row)
+    page.get_by_role("button", name="Save and next").click()
+    page.get_by_label("Access code").wait_for(timeout=60_000)
+    expect(page.get_by_text(re.compile(r"without activity"))).to_be_visible()
+    expect(page.get_by_text(re.compile(r"unsaved choices .* are kept"))).to_be_visible()
+    _shot(page, "rating-session-ended-1280")
+    assert _stored(engine, item) == {}
+    page.get_by_label("Access code").fill(app["codes"]["away-rater"])
+    page.get_by_role("button", name="Sign in").click()
+    assert _wait_item(page, None) == item
+    page.wait_for_function("() => Array.from(document.querySelectorAll("
+                           "'div[data-testid=\"stRadio\"]')).every(g => "
+                           "g.querySelector('input:checked'))", timeout=30_000)
+    assert _form(page)["scores"] == ["2", "x", "4", "5"]
+    expect(page.get_by_label("Comment (optional)")).to_have_value("back after lunch")
+    expect(page.get_by_text(re.compile(r"choices on this item were kept"))).to_be_visible()
+    page.keyboard.press("Enter")
+    _wait_item(page, item)
+    assert _stored(engine, item) == {"empathy": 2.0, "safety": None, "fluency": 4.0,
+                                     "memory_fidelity": 5.0}
     page.close()
