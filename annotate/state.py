@@ -23,3 +23,5 @@ TRAIN_FEEDBACK = "h2h_train_feedback"  # gold item whose feedback the training p
 TRAIN_SHOWN_AT = "h2h_train_shown_at"  # (item id, monotonic time) a training item appeared
 NORM_ITEM = "h2h_norm_item"        # (session id, item index) a norming participant is on
 TRAIN_RESULT = "h2h_train_result"  # the training result is to be shown once
+LANGUAGE = "h2h_language"          # this tab's language ("en", "zh")
+LANGUAGE_CHOSEN = "h2h_language_chosen"  # chosen on the sign-in page: stored at sign-in

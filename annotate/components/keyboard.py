@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import streamlit as st
 
+from annotate.services.i18n import N_
+
 __all__ = ["keyboard_shortcuts", "SHORTCUTS"]
 
-SHORTCUTS = [("1–9", "score the highlighted dimension"), ("x", "cannot rate"),
-             ("↑ ↓ Tab", "move between dimensions"), ("Enter", "Save and next")]
+SHORTCUTS = [("1–9", N_("score the highlighted dimension")), ("x", N_("cannot rate")),
+             ("↑ ↓ Tab", N_("move between dimensions")), ("Enter", N_("Save and next"))]
 
 _JS = """
 <script>

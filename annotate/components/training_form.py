@@ -126,7 +126,7 @@ def training_form(who: Identity) -> None:
             try:
                 training.submit_training(eng, who, view.item_id, scores, secs, rubric)
             except SessionEnded as exc:  # signed out elsewhere, deactivated, idle
-                session.end_here(str(exc))
+                session.end_here(session.ended_message(exc))
                 st.rerun()
             except H2HError as exc:
                 st.error(md_text(exc))

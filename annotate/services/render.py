@@ -168,12 +168,17 @@ def caption_html(text: str) -> str:
             f"{_esc(text)}</div>")
 
 
-def conversation_html(turns: list[dict]) -> str:
-    """The dialogue so far as chat bubbles (user right, companion left)."""
+def _same(text: str) -> str:
+    return text
+
+
+def conversation_html(turns: list[dict], _=_same) -> str:
+    """The dialogue so far as chat bubbles (user right, companion left); ``_`` translates
+    the app's own words."""
     parts = ['<div class="h2h-chat">']
     for t in turns:
         role = "user" if t.get("role") == "user" else "companion"
-        who = "User" if role == "user" else "Companion"
+        who = _esc(_("User") if role == "user" else _("Companion"))
         parts.append(f'<div class="h2h-turn h2h-{role}"><div class="h2h-who">{who}</div>'
                      f'{_esc(str(t.get("text", "")))}</div>')
     parts.append("</div>")
@@ -190,29 +195,33 @@ def plain_html(text: str) -> str:
     return f'<div class="h2h-plain">{_esc(text)}</div>'
 
 
-def shortcuts_html(shortcuts: list[tuple[str, str]]) -> str:
+def shortcuts_html(shortcuts: list[tuple[str, str]], title: str = "Keyboard:") -> str:
     items = " · ".join(f"<kbd>{_esc(k)}</kbd> {_esc(v)}" for k, v in shortcuts)
-    return f'<div class="h2h-keys">Keyboard: {items}</div>'
+    return f'<div class="h2h-keys">{_esc(title)} {items}</div>'
 
 
 def context_html(persona: str | None, memories: list[str], schedule: str | None,
-                 outfit: str | None = None) -> str:
+                 outfit: str | None = None, _=_same) -> str:
     """Persona, memories, schedule and outfit as panels, open (an item carries the context
     its task is rated on: memory fidelity needs the memories, plan quality the schedule);
-    the rater may fold them. One element, all text escaped."""
+    the rater may fold them. One element, all text escaped; ``_`` translates the titles."""
     parts = []
     if persona:
-        parts.append('<details class="h2h-ctx" open><summary>Companion persona</summary>'
+        title = _("Companion persona")
+        parts.append(f'<details class="h2h-ctx" open><summary>{_esc(title)}</summary>'
                      f'<div class="h2h-plain">{_esc(persona)}</div></details>')
     if memories:
         items = "".join(f'<li class="h2h-plain">{_esc(m)}</li>' for m in memories)
-        parts.append(f'<details class="h2h-ctx" open><summary>Memories from earlier sessions '
-                     f'({len(memories)})</summary><ul>{items}</ul></details>')
+        title = _("Memories from earlier sessions ({n})").format(n=len(memories))
+        parts.append(f'<details class="h2h-ctx" open><summary>{_esc(title)}</summary>'
+                     f"<ul>{items}</ul></details>")
     if schedule:
-        parts.append('<details class="h2h-ctx" open><summary>Schedule</summary>'
+        title = _("Schedule")
+        parts.append(f'<details class="h2h-ctx" open><summary>{_esc(title)}</summary>'
                      f'<div class="h2h-plain">{_esc(schedule)}</div></details>')
     if outfit:
-        parts.append('<details class="h2h-ctx" open><summary>Today\'s outfit</summary>'
+        title = _("Today's outfit")
+        parts.append(f'<details class="h2h-ctx" open><summary>{_esc(title)}</summary>'
                      f'<div class="h2h-plain">{_esc(outfit)}</div></details>')
     return "".join(parts)
 

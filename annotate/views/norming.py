@@ -74,7 +74,7 @@ for i, item_id in enumerate(sess.items):
                                     {k: None if v == CANNOT else int(v)
                                      for k, v in picked.items()}, session_token=who.session)
                 except SessionEnded as exc:
-                    session.end_here(str(exc))
+                    session.end_here(session.ended_message(exc))
                     st.rerun()
                 except H2HError as exc:
                     st.error(md_text(exc))

@@ -44,7 +44,8 @@ def app(tmp_path_factory):
             "(SELECT item_id FROM gold_score) AND id NOT IN (SELECT item_id FROM "
             "attention_check) ORDER BY id LIMIT 12"))]
     raters = {}
-    for name in ("kb-rater", "warn-rater", "look-rater", "axe-rater", "away-rater"):
+    for name in ("kb-rater", "warn-rater", "look-rater", "axe-rater", "away-rater",
+                 "zh-rater"):
         rater, code = add_rater(engine, name, "rater")
         with write_session(engine) as s:
             for pos, item in enumerate(recollection, start=1):
@@ -331,3 +332,32 @@ def test_away_for_hours_then_save_keeps_the_choices_for_after_sign_in(app):
     assert _stored(engine, item) == {"empathy": 2.0, "safety": None, "fluency": 4.0,
                                      "memory_fidelity": 5.0}
     page.close()
+
+
+def test_switch_to_chinese_on_the_sign_in_page_is_kept_for_the_rater(app):
+    """The switch on the sign-in page: the app speaks Chinese at once, the choice is stored
+    with the rater at sign-in, and a fresh browser speaks it after they sign in there."""
+    ctx = app["browser"].new_context(viewport={"width": 1280, "height": 1000})
+    page = ctx.new_page()
+    page.goto(app["base"])
+    page.get_by_label("Access code").wait_for(timeout=60_000)
+    page.get_by_role("radio", name="中文").click()
+    page.get_by_label("访问码").fill(app["codes"]["zh-rater"])
+    _shot(page, "sign-in-zh-1280")
+    page.get_by_role("button", name="登录").click()
+    _wait_item(page, None)
+    expect(page.get_by_role("button", name="保存并继续")).to_be_visible()
+    expect(page.get_by_text(re.compile(r"已完成 0 / 12"))).to_be_visible()
+    expect(page.get_by_role("link", name="评分指南")).to_be_visible()
+    _shot(page, "rating-zh-1280")
+    with app["engine"].connect() as c:
+        assert c.execute(sa.text("SELECT language FROM rater WHERE name = 'zh-rater'")
+                         ).scalar_one() == "zh"
+    ctx.close()
+    fresh = app["browser"].new_context(viewport={"width": 1280, "height": 1000})
+    page = fresh.new_page()
+    _sign_in_and_wait(page, app["base"], app["codes"]["zh-rater"])  # English sign-in page
+    expect(page.get_by_role("button", name="保存并继续")).to_be_visible()
+    page.keyboard.press("Enter")  # nothing chosen: the warning, in Chinese
+    expect(page.get_by_text(re.compile(r"请先为每个维度打分"))).to_be_visible()
+    fresh.close()
