@@ -33,6 +33,10 @@ CHAT_CSS = """
 <style>
 /* captions dark enough for WCAG AA contrast (4.5:1) on white and on the sidebar's grey */
 [data-testid="stCaptionContainer"]{opacity:1}
+/* segmented controls (the language switch): the chosen one at AA contrast, not by colour alone */
+button[data-variant="segmented_control"][data-selected="true"]{border-width:2px}
+button[data-variant="segmented_control"][data-selected="true"] p{color:#8a1020;
+  font-weight:700}
 [data-testid="stCaptionContainer"],[data-testid="stCaptionContainer"] p{color:#4d5156}
 .h2h-chat{display:flex;flex-direction:column;gap:.5rem;font-size:1rem;line-height:1.5}
 .h2h-turn{max-width:85%;padding:.55rem .8rem;border-radius:.8rem;white-space:pre-wrap;
