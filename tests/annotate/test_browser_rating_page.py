@@ -190,6 +190,7 @@ def test_warning_clears_once_every_dimension_is_scored(app):
     warning = page.get_by_text(re.compile(r"Score every dimension"))
     expect(warning).to_be_visible(timeout=30_000)
     assert _stored(app["engine"], item) == {}
+    warning.scroll_into_view_if_needed()
     _shot(page, "rating-warning-1280")
     for key in ("4", "x"):  # still two to go, then one
         page.keyboard.press(key)
