@@ -11,7 +11,7 @@ import streamlit as st
 from annotate import state
 from annotate.services.i18n import DEFAULT, language_or_default, translations
 
-__all__ = ["_", "language", "set_language"]
+__all__ = ["_", "ngettext", "language", "set_language"]
 
 
 def language() -> str:
@@ -20,6 +20,11 @@ def language() -> str:
 
 def set_language(lang: str) -> None:
     st.session_state[state.LANGUAGE] = language_or_default(lang)
+
+
+def ngettext(singular: str, plural: str, n: int) -> str:
+    """The form of a message for the number ``n``, in this tab's language."""
+    return translations(language()).ngettext(singular, plural, n)
 
 
 def _(message: str) -> str:

@@ -17,7 +17,7 @@ import json
 import streamlit as st
 
 from annotate import state
-from annotate.i18n import _, set_language
+from annotate.i18n import _, ngettext, set_language
 from annotate.resources import engine, study_key
 from annotate.services import auth
 from annotate.services.auth import Identity, SessionEnded
@@ -81,15 +81,20 @@ def language_switched(key: str) -> None:
 
 def ended_message(exc: SessionEnded) -> str:
     """Why a session ended and what to do, in this tab's language."""
-    idle = int(idle_timeout().total_seconds() // 60)
+    seconds = round(idle_timeout().total_seconds())  # a short setting: not "0 minutes"
+    if seconds < 60:
+        idle = ngettext("{n} second", "{n} seconds", seconds).format(n=seconds)
+    else:
+        minutes = round(seconds / 60)
+        idle = ngettext("{n} minute", "{n} minutes", minutes).format(n=minutes)
     hours = f"{lifetime().total_seconds() / 3600:g}"
     return {
         "signed_out": _("You were signed out (here or in another window). Sign in again to "
                         "continue."),
         "deactivated": _("Your access to this study has been ended by the study team. Your "
                          "saved ratings are kept; ask the team if this is a mistake."),
-        "idle": _("You were signed out after {minutes} minutes without activity. Sign in "
-                  "again to continue; nothing you saved is lost.").format(minutes=idle),
+        "idle": _("You were signed out after {idle} without activity. Sign in again to "
+                  "continue; nothing you saved is lost.").format(idle=idle),
         "expired": _("Sign-ins last {hours} hours and yours is over. Sign in again to "
                      "continue; nothing you saved is lost.").format(hours=hours),
     }.get(exc.reason, _("This sign-in is not valid any more. Sign in again to continue."))

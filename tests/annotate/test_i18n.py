@@ -16,11 +16,13 @@ APP = Path(__file__).resolve().parents[2] / "annotate"
 PLACEHOLDER = re.compile(r"\{[a-z_]*\}")
 
 
-def _app_strings() -> dict[str, str]:
-    """Every string wrapped in _() or N_() in the app's code, with where it is."""
+def _app_strings() -> dict[str | tuple[str, str], str]:
+    """Every string wrapped in _(), N_() or ngettext() in the app's code (plural messages as
+    (singular, plural)), with where it is."""
     found = {}
     for file, line, msg, _c, _ctx in extract_from_dir(
-            str(APP), method_map=[("**.py", "python")], keywords={"_": None, "N_": None}):
+            str(APP), method_map=[("**.py", "python")],
+            keywords={"_": None, "N_": None, "ngettext": (1, 2)}):
         found.setdefault(msg, f"annotate/{file}:{line}")
     return found
 
@@ -39,12 +41,15 @@ def test_every_app_string_has_a_chinese_translation():
         catalog = read_po(fh, locale="zh")
     problems = []
     for msg, where in _app_strings().items():
-        entry = catalog.get(msg)
-        if entry is None or not entry.string:
+        entry = catalog.get(msg[0] if isinstance(msg, tuple) else msg)
+        forms = (list(entry.string) if isinstance(entry.string, tuple) else [entry.string]) \
+            if entry is not None else []
+        if not forms or not all(forms):
             problems.append(f"{where}: {msg!r} has no Chinese translation in zh.po")
         elif entry.fuzzy:
             problems.append(f"{where}: {msg!r} is marked fuzzy (check it, remove the flag)")
-        elif sorted(PLACEHOLDER.findall(msg)) != sorted(PLACEHOLDER.findall(entry.string)):
+        elif any(sorted(PLACEHOLDER.findall(msg[0] if isinstance(msg, tuple) else msg))
+                 != sorted(PLACEHOLDER.findall(f)) for f in forms):
             problems.append(f"{where}: {msg!r} and its translation differ in placeholders")
     assert problems == [], "\n".join(problems)
 
@@ -54,4 +59,6 @@ def test_translations_are_read_from_the_catalog():
     assert zh.gettext("Save and next") == "保存并继续"
     assert zh.gettext("a string nobody wrapped") == "a string nobody wrapped"  # falls back
     assert translations("en").gettext("Save and next") == "Save and next"
+    assert zh.ngettext("{n} minute", "{n} minutes", 120).format(n=120) == "120 分钟"
+    assert translations("en").ngettext("{n} minute", "{n} minutes", 1) == "{n} minute"
     assert N_("Cannot rate") == "Cannot rate"
