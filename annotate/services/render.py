@@ -176,6 +176,11 @@ def _same(text: str) -> str:
     return text
 
 
+def _content(text: str) -> str:
+    """Element content escaped (quotes need no escaping there: "Today's outfit")."""
+    return html.escape(text, quote=False)
+
+
 def conversation_html(turns: list[dict], _=_same) -> str:
     """The dialogue so far as chat bubbles (user right, companion left); ``_`` translates
     the app's own words."""
@@ -212,20 +217,20 @@ def context_html(persona: str | None, memories: list[str], schedule: str | None,
     parts = []
     if persona:
         title = _("Companion persona")
-        parts.append(f'<details class="h2h-ctx" open><summary>{_esc(title)}</summary>'
+        parts.append(f'<details class="h2h-ctx" open><summary>{_content(title)}</summary>'
                      f'<div class="h2h-plain">{_esc(persona)}</div></details>')
     if memories:
         items = "".join(f'<li class="h2h-plain">{_esc(m)}</li>' for m in memories)
         title = _("Memories from earlier sessions ({n})").format(n=len(memories))
-        parts.append(f'<details class="h2h-ctx" open><summary>{_esc(title)}</summary>'
+        parts.append(f'<details class="h2h-ctx" open><summary>{_content(title)}</summary>'
                      f"<ul>{items}</ul></details>")
     if schedule:
         title = _("Schedule")
-        parts.append(f'<details class="h2h-ctx" open><summary>{_esc(title)}</summary>'
+        parts.append(f'<details class="h2h-ctx" open><summary>{_content(title)}</summary>'
                      f'<div class="h2h-plain">{_esc(schedule)}</div></details>')
     if outfit:
         title = _("Today's outfit")
-        parts.append(f'<details class="h2h-ctx" open><summary>{_esc(title)}</summary>'
+        parts.append(f'<details class="h2h-ctx" open><summary>{_content(title)}</summary>'
                      f'<div class="h2h-plain">{_esc(outfit)}</div></details>')
     return "".join(parts)
 
