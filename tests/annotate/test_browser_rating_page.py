@@ -109,6 +109,15 @@ FORM_STATE = """() => {
 }"""
 
 
+def _idle(page) -> None:
+    """The app has finished its run and its fade-ins."""
+    page.wait_for_function("() => document.querySelector('[data-testid=\"stApp\"]')"
+                           "?.dataset.testScriptState === 'notRunning' && document"
+                           ".getAnimations().every(a => a.playState !== 'running')",
+                           timeout=60_000)
+    _settle(page)
+
+
 def _form(page) -> dict:
     _settle(page)
     return page.evaluate(FORM_STATE)
@@ -253,11 +262,7 @@ def _serious_violations(page) -> list[str]:
 
     # the app has finished its run and its fade-ins (while it runs, Streamlit fades the
     # page, and new elements fade in: half-faded text would be measured at low contrast)
-    page.wait_for_function("() => document.querySelector('[data-testid=\"stApp\"]')"
-                           "?.dataset.testScriptState === 'notRunning' && document"
-                           ".getAnimations().every(a => a.playState !== 'running')",
-                           timeout=60_000)
-    _settle(page)
+    _idle(page)
     result = Axe().run(page, options={"runOnly": {"type": "tag", "values": [
         "wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}, "resultTypes": ["violations"]})
     out = []
@@ -308,6 +313,7 @@ def test_away_for_hours_then_save_keeps_the_choices_for_after_sign_in(app):
         page.keyboard.press(key)
     page.get_by_label("Comment (optional)").fill("back after lunch")
     engine = app["engine"]
+    _idle(page)  # no run of the app in flight that would mark the session active again
     with write_session(engine) as s:  # the hours away: the session was last seen 3 h ago
         for row in s.exec(select(AuthSession).join(Rater, Rater.id == AuthSession.rater_id)
                           .where(Rater.name == "away-rater")):
