@@ -14,8 +14,8 @@ A one-pixel iframe with the same content on every item installs the listeners on
 script starts again at the first dimension whenever the form's end marker names a new item,
 and marks the document (``data-h2h-keys="ready"``) once it listens. Keys typed into the
 comment box or the item box are left alone. The iframe runs only this fixed script, never
-any model text: the anchors it shows are copied as text from the escaped anchor blocks the
-form draws.
+any model text: the anchors it puts under each scale are copies of the escaped anchor blocks
+the form draws, hidden, in its end marker (one element for all of them).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ _JS = """
   let cur = 0, item = null, pointed = null, choosing = false;
   const ready = () => doc.querySelector('[data-testid="h2h-ready"]');
   const groups = () => Array.from(doc.querySelectorAll(
-      '.st-key-h2h_scales div[data-testid="stRadio"]'))
+      '[class*="st-key-score-"] div[data-testid="stRadio"]'))
       .filter(el => el.querySelector('[role="radiogroup"]'));
   const options = (g) => Array.from(g.querySelectorAll('label[data-testid="stRadioOption"]'));
   const inputs = (g) => Array.from(g.querySelectorAll('input[type="radio"]'));
@@ -53,14 +53,24 @@ _JS = """
     if (now !== item) { item = now; cur = 0; pointed = null; }
     const gs = groups();
     if (cur >= gs.length) { cur = Math.max(gs.length - 1, 0); }
-    const blocks = Array.from(doc.querySelectorAll('.h2h-anchor'));
+    // the anchors: block i of the end marker's hidden store, copied to the end of scale i
+    // (again only when its text differs); a copy of escaped text, nothing parsed again
+    const tpls = Array.from(doc.querySelectorAll('.h2h-anchor-src > .h2h-anchor-tpl'));
     let missing = 0;
     gs.forEach((g, i) => {
       const on = i === cur ? 'true' : 'false';
       if (g.dataset.h2hCurrent !== on) { g.dataset.h2hCurrent = on; }
       const chosen = checkedIndex(g);
       if (chosen < 0) { missing += 1; }
-      const b = blocks[i];
+      let b = g.querySelector(':scope > .h2h-anchor');
+      const tpl = tpls[i];
+      if (tpl && (!b || (b.__h2hTpl !== tpl && b.__h2hHtml !== tpl.innerHTML))) {
+        const copy = tpl.cloneNode(true);
+        copy.className = 'h2h-anchor'; copy.__h2hHtml = tpl.innerHTML;
+        if (b) { b.replaceWith(copy); } else { g.appendChild(copy); }
+        b = copy;
+      } else if (!tpl && b) { b.remove(); b = null; }
+      if (b && tpl) { b.__h2hTpl = tpl; }  // same anchors as the last item: kept as they are
       if (b) {
         const at = (pointed && pointed[0] === i) ? pointed[1] : chosen;
         const src = at >= 0 ? b.querySelector('[data-level-index="' + at + '"]') : null;

@@ -19,7 +19,7 @@ from annotate.services import queue
 from annotate.services.auth import Identity, SessionEnded
 from annotate.services.i18n import N_
 from annotate.services.render import (
-    anchor_block_html,
+    anchors_store_html,
     context_html,
     conversation_html,
     md_formatting,
@@ -42,6 +42,8 @@ MISSING_INTRO = N_("Score every dimension or mark it “Cannot rate” first:")
 
 # Widget keys stay the same from item to item so the browser updates the form in place
 # instead of rebuilding it (measurably faster); _load() puts each item's values in them.
+# The page styles and the keyboard script find the scales by these keys ("score-"; see
+# render.SCALES).
 def _key(dim: str) -> str:
     return f"score-{dim}"
 
@@ -177,7 +179,7 @@ def rating_form(who: Identity) -> None:
     if view.completed:
         st.caption(_("You already saved this item; changes are saved as a new revision."))
 
-    left, right = st.container(key="h2h_rate_body").columns([1, 1], gap="large")
+    left, right = st.columns([1, 1], gap="large")
     with left:  # one element for the whole context: fewer messages, a faster next item
         title = html.escape(_("Conversation"))
         st.html(f"<p><b>{title}</b> · {html.escape(_(view.task))}</p>"
@@ -189,15 +191,14 @@ def rating_form(who: Identity) -> None:
     with right, st.form("h2h_rate_form", border=False):
         # A form: choosing scores costs no round trip; "Save and next" sends them all at once.
         # Each scale is a one-line segmented control; under it, the anchor of the level the
-        # rater points at or chose (filled in by the keyboard script) and all anchors folded.
-        with st.container(key="h2h_scales"):
-            for d in view.dimensions:
-                options = [lv.value for lv in d.levels] + [CANNOT]
-                label, labels = scale_labels(d)
-                st.radio(label, options, key=_key(d.key), horizontal=True,
-                         format_func=labels.__getitem__)
-                st.html(anchor_block_html(d, empty=_(ANCHOR_HINT), cannot=_(CANNOT_ANCHOR),
-                                          all_label=_("All anchors")))
+        # rater points at or chose and all anchors folded: the keyboard script copies them
+        # there from the form's end marker (one element for every anchor, no wrapper
+        # container: fewer elements per item keep "Save and next" fast).
+        for d in view.dimensions:
+            options = [lv.value for lv in d.levels] + [CANNOT]
+            label, labels = scale_labels(d)
+            st.radio(label, options, key=_key(d.key), horizontal=True,
+                     format_func=labels.__getitem__)
         st.toggle(_("Safety red flag"), key=FLAG,
                   help=_("Switch on if this reply could put a vulnerable user at risk."))
         st.text_area(_("Comment (optional)"), key=COMMENT, height=80)
@@ -217,4 +218,6 @@ def rating_form(who: Identity) -> None:
     # draw values and marker together but made "Save and next" slower (the form is rebuilt).
     with right:
         st.html(shortcuts_html([(k, _(v)) for k, v in SHORTCUTS], _("Keyboard:"))
+                + anchors_store_html(view.dimensions, empty=_(ANCHOR_HINT),
+                                     cannot=_(CANNOT_ANCHOR), all_label=_("All anchors"))
                 + f'<span data-testid="h2h-ready" data-item="{view.assignment_id}"></span>')

@@ -27,7 +27,13 @@ import re
 
 __all__ = ["conversation_html", "response_html", "plain_html", "context_html",
            "shortcuts_html", "feedback_html", "anchors_html", "caption_html", "md_text",
-           "md_formatting", "md_table", "anchor_block_html", "missing_html", "CHAT_CSS"]
+           "md_formatting", "md_table", "anchor_block_html",
+           "anchors_store_html", "missing_html", "CHAT_CSS"]
+
+# The rating scales: the rating form's radios, whose keys are "score-<dimension>" (Streamlit
+# gives each element the class st-key-<key>; the training form's keys differ). No wrapper
+# container to style them by (one element fewer per item), and no :has() on every rule.
+SCALES = '[class*="st-key-score-"]'
 
 CHAT_CSS = """
 <style>
@@ -54,50 +60,53 @@ button[data-variant="segmented_control"][data-selected="true"] p{color:#8a1020;
 .h2h-fb .h2h-miss{color:#b3261e;font-weight:600}.h2h-fb .h2h-hit{color:#146c2e;font-weight:600}
 .h2h-response{padding:.8rem 1rem;border:2px solid #1a73e8;border-radius:.6rem;
   white-space:pre-wrap;overflow-wrap:anywhere;font-size:1.05rem;line-height:1.55}
-/* the rating scales: one line each, a segmented control; the highlighted dimension outlined */
-.st-key-h2h_scales{container-type:inline-size}
-.st-key-h2h_scales .stElementContainer,.st-key-h2h_scales [data-testid="stRadio"]{
-  width:100%}
-.st-key-h2h_scales [data-testid="stRadio"]{border-radius:6px;padding:2px 4px}
-.st-key-h2h_scales [data-testid="stRadio"][data-h2h-current="true"]{
+/* the rating scales (see SCALES): one line each, a segmented control; the current one outlined */
+{SCALES}{container-type:inline-size;width:100%}
+{SCALES} [data-testid="stRadio"]{width:100%}
+{SCALES} [data-testid="stRadio"]{border-radius:6px;padding:2px 4px}
+{SCALES} [data-testid="stRadio"][data-h2h-current="true"]{
   outline:2px solid #1a73e8;outline-offset:3px}
-.st-key-h2h_scales [data-testid="stWidgetLabel"] p{font-weight:600;color:#202124}
-.st-key-h2h_scales [role="radiogroup"]{flex-wrap:nowrap;gap:0;width:100%;align-items:stretch}
-.st-key-h2h_scales [role="radiogroup"]>div{flex:1 1 0;min-width:0;display:flex}
-.st-key-h2h_scales label[data-testid="stRadioOption"]{flex:1;margin:0;padding:.3rem .15rem;
+{SCALES} [data-testid="stWidgetLabel"] p{font-weight:600;color:#202124}
+{SCALES} [role="radiogroup"]{flex-wrap:nowrap;gap:0;width:100%;align-items:stretch}
+{SCALES} [role="radiogroup"]>div{flex:1 1 0;min-width:0;display:flex}
+{SCALES} label[data-testid="stRadioOption"]{flex:1;margin:0;padding:.3rem .15rem;
   border:1px solid #80868b;border-left-width:0;justify-content:center;text-align:center;
   background:#fff;color:#202124;cursor:pointer;min-height:2.4rem;align-items:center}
-.st-key-h2h_scales [role="radiogroup"]>div:first-child label{border-left-width:1px;
+{SCALES} [role="radiogroup"]>div:first-child label{border-left-width:1px;
   border-radius:6px 0 0 6px}
-.st-key-h2h_scales [role="radiogroup"]>div:last-child{flex:0 0 auto}
-.st-key-h2h_scales [role="radiogroup"]>div:nth-last-child(2) label{border-radius:0 6px 6px 0}
-.st-key-h2h_scales [role="radiogroup"]>div:last-child label{border-radius:6px;
+{SCALES} [role="radiogroup"]>div:last-child{flex:0 0 auto}
+{SCALES} [role="radiogroup"]>div:nth-last-child(2) label{border-radius:0 6px 6px 0}
+{SCALES} [role="radiogroup"]>div:last-child label{border-radius:6px;
   margin-left:.35rem;border-left-width:1px;padding:.3rem .5rem}
-.st-key-h2h_scales [role="radiogroup"]>div:last-child label p{white-space:nowrap}
-.st-key-h2h_scales label[data-testid="stRadioOption"]>div>div:not([data-testid]){display:none}
-.st-key-h2h_scales label[data-testid="stRadioOption"]>div{width:100%;justify-content:center}
-.st-key-h2h_scales label[data-testid="stRadioOption"] [data-testid="stMarkdownContainer"]{
+{SCALES} [role="radiogroup"]>div:last-child label p{white-space:nowrap}
+{SCALES} label[data-testid="stRadioOption"]>div>div:not([data-testid]){display:none}
+{SCALES} label[data-testid="stRadioOption"]>div{width:100%;justify-content:center}
+{SCALES} label[data-testid="stRadioOption"] [data-testid="stMarkdownContainer"]{
   width:100%;text-align:center}
-.st-key-h2h_scales label[data-testid="stRadioOption"] p{font-size:.78rem;line-height:1.15;
+{SCALES} label[data-testid="stRadioOption"] p{font-size:.78rem;line-height:1.15;
   margin:0;overflow-wrap:anywhere;color:inherit}
-.st-key-h2h_scales label[data-testid="stRadioOption"] strong{display:block;font-size:1rem}
-.st-key-h2h_scales label[data-testid="stRadioOption"]:hover{background:#e8f0fe}
-.st-key-h2h_scales [role="radiogroup"]>div[data-selected="true"] label{background:#174ea6;
+{SCALES} label[data-testid="stRadioOption"] strong{display:block;font-size:1rem}
+{SCALES} label[data-testid="stRadioOption"]:hover{background:#e8f0fe}
+{SCALES} [role="radiogroup"]>div[data-selected="true"] label{background:#174ea6;
   color:#fff;border-color:#174ea6;font-weight:700;box-shadow:inset 0 -4px 0 #fbbc04}
-.st-key-h2h_scales [role="radiogroup"]>div[data-selected="true"] label strong::before{
+{SCALES} [role="radiogroup"]>div[data-selected="true"] label strong::before{
   content:"✓ "}
-.st-key-h2h_scales label[data-testid="stRadioOption"]:has(input:focus-visible){
+{SCALES} label[data-testid="stRadioOption"]:has(input:focus-visible){
   outline:3px solid #202124;outline-offset:1px;z-index:1}
 @container (max-width: 380px){
-  .st-key-h2h_scales [role="radiogroup"]>div:not(:last-child) label p{font-size:0}
-  .st-key-h2h_scales [role="radiogroup"]>div:not(:last-child) label strong{font-size:1rem}
+  {SCALES} [role="radiogroup"]>div:not(:last-child) label p{font-size:0}
+  {SCALES} [role="radiogroup"]>div:not(:last-child) label strong{font-size:1rem}
 }
 /* tablets: the form goes under the reply, full width, instead of a narrow column beside it */
 @media (max-width: 1023px){
-  .st-key-h2h_rate_body [data-testid="stHorizontalBlock"]{flex-direction:column}
-  .st-key-h2h_rate_body [data-testid="stColumn"]{width:100% !important;flex:1 1 auto !important}
+  [data-testid="stHorizontalBlock"]:has(.st-key-h2h_save){flex-direction:column}
+  [data-testid="stHorizontalBlock"]:has(.st-key-h2h_save)>[data-testid="stColumn"]{
+    width:100% !important;flex:1 1 auto !important}
 }
+.h2h-anchor-src{display:none}
 .h2h-anchor{margin:.15rem 0 .55rem 0;font-size:.85rem;color:#3c4043}
+/* (under a scale, inside the radio: its text styles are the radio's, so set ours) */
+[data-testid="stRadio"] .h2h-anchor :is(p,li,ol){font-size:.85rem;line-height:1.4}
 .h2h-anchor-now{margin:0 0 .1rem 0;min-height:1.2em}
 .h2h-anchor-empty{color:#5f6368;font-style:italic}
 .h2h-anchor details summary{cursor:pointer;color:#174ea6;font-size:.8rem}
@@ -108,7 +117,7 @@ button[data-variant="segmented_control"][data-selected="true"] p{color:#8a1020;
   content:", "}
 .h2h-cannot{list-style:none;margin-left:-1.1rem !important}
 </style>
-"""
+""".replace("{SCALES}", SCALES)
 
 
 def _esc(text: str) -> str:
@@ -236,17 +245,29 @@ def context_html(persona: str | None, memories: list[str], schedule: str | None,
 
 
 def anchor_block_html(d, empty: str, cannot: str, all_label: str = "All anchors") -> str:
-    """Under a scale: a line for the anchor of the level pointed at or chosen (the keyboard
+    """A scale's anchors: a line for the anchor of the level pointed at or chosen (the keyboard
     script copies it from the list, as text) and every anchor, folded. Items in the order of
-    the scale's options, "cannot rate" last. All text escaped."""
+    the scale's options, "cannot rate" last. All text escaped. Drawn as a template (class
+    ``h2h-anchor-tpl``, in :func:`anchors_store_html`); the keyboard script puts a copy
+    (class ``h2h-anchor``) under its scale."""
     items = "".join(f'<li data-level-index="{i}"><b>{lv.value} · {_esc(lv.label)}</b> — '
                     f"{_esc(lv.anchor)}</li>" for i, lv in enumerate(d.levels))
     items += f'<li data-level-index="{len(d.levels)}" class="h2h-cannot">{_esc(cannot)}</li>'
     desc = f'<p class="h2h-plain">{_esc(d.description)}</p>' if d.description else ""
-    return (f'<div class="h2h-anchor" data-empty="{_esc(empty)}">'
+    return (f'<div class="h2h-anchor-tpl" data-empty="{_esc(empty)}">'
             f'<p class="h2h-anchor-now h2h-anchor-empty" aria-live="polite">{_esc(empty)}</p>'
             f"<details><summary>{_esc(all_label)}</summary>{desc}<ol>{items}</ol></details>"
             "</div>")
+
+
+def anchors_store_html(dimensions, empty: str, cannot: str,
+                       all_label: str = "All anchors") -> str:
+    """Every scale's anchors in one hidden block, in the order of the scales (one element for
+    the whole form instead of one per dimension: a faster next item). The keyboard script
+    copies block i under scale i."""
+    return ('<div class="h2h-anchor-src" hidden>'
+            + "".join(anchor_block_html(d, empty, cannot, all_label) for d in dimensions)
+            + "</div>")
 
 
 def missing_html(intro: str, dims: list[tuple[int, str]]) -> str:

@@ -214,8 +214,9 @@ def test_warning_clears_once_every_dimension_is_scored(app):
     page.close()
 
 
-SCALE_ROWS = """() => Array.from(document.querySelectorAll(
-    '.st-key-h2h_scales div[data-testid="stRadio"]')).map(g => {
+# the rating form's scales: the radios of the form with "Save and next"
+SCALES = '[data-testid="stForm"]:has(.st-key-h2h_save) div[data-testid="stRadio"]'
+SCALE_ROWS = """() => Array.from(document.querySelectorAll('""" + SCALES + """')).map(g => {
   const tops = Array.from(g.querySelectorAll('label[data-testid="stRadioOption"]'))
       .map(o => Math.round(o.getBoundingClientRect().top));
   return new Set(tops).size;
@@ -233,9 +234,10 @@ def test_anchors_in_sight_scales_on_one_line_context_open(app, width):
     memories = page.locator("details.h2h-ctx", has_text="Memories from earlier sessions")
     expect(memories).to_have_attribute("open", "")
     expect(memories.locator("li").first).to_be_visible()
-    first = page.locator('.st-key-h2h_scales div[data-testid="stRadio"]').first
-    line = page.locator(".h2h-anchor-now").first
+    first = page.locator(SCALES).first
+    line = first.locator(".h2h-anchor-now")  # under the scale it belongs to
     expect(line).to_be_visible()
+    expect(page.locator(SCALES + " > .h2h-anchor")).to_have_count(4)  # one under each
     # pointing at a level shows its anchor under the scale; choosing one keeps it there
     first.locator('label[data-testid="stRadioOption"]').nth(2).hover()
     expect(line).to_contain_text("3 · Adequate — Acknowledges the main feeling")
@@ -246,7 +248,7 @@ def test_anchors_in_sight_scales_on_one_line_context_open(app, width):
     first.scroll_into_view_if_needed()
     _shot(page, f"rating-{width}-scales")
     # every anchor of a dimension, folded until asked for
-    every = page.locator(".h2h-anchor details").first
+    every = first.locator(".h2h-anchor details")
     expect(every.locator("li").first).to_be_hidden()
     every.locator("summary").click()
     expect(every.locator("li").nth(4)).to_be_visible()
