@@ -3,28 +3,31 @@
 import streamlit as st
 
 from annotate import session, state
+from annotate.i18n import _, language
 from annotate.resources import engine
 from annotate.services.auth import GENERIC_FAILURE, sign_in
+from annotate.services.i18n import LANGUAGES, N_
 from annotate.services.render import CHAT_CSS, md_text
 
 st.set_page_config(page_title="h2htalk", page_icon="💬", layout="wide")
 
-ADMIN_PAGES = [("admin_import.py", "Import", "upload_file"), ("admin_raters.py", "Raters", "group"),
-               ("admin_assign.py", "Assignment", "assignment_ind"),
-               ("admin_progress.py", "Progress", "monitoring"),
-               ("admin_agreement.py", "Agreement", "handshake"),
-               ("admin_adjudicate.py", "Adjudication", "balance"),
-               ("admin_quality.py", "Rater quality", "verified"),
-               ("admin_norming.py", "Norming", "groups"),
-               ("admin_calibrate.py", "Calibration", "tune"),
-               ("admin_report.py", "Report", "description"),
-               ("admin_export.py", "Export", "download")]
+ADMIN_PAGES = [("admin_import.py", N_("Import"), "upload_file"),
+               ("admin_raters.py", N_("Raters"), "group"),
+               ("admin_assign.py", N_("Assignment"), "assignment_ind"),
+               ("admin_progress.py", N_("Progress"), "monitoring"),
+               ("admin_agreement.py", N_("Agreement"), "handshake"),
+               ("admin_adjudicate.py", N_("Adjudication"), "balance"),
+               ("admin_quality.py", N_("Rater quality"), "verified"),
+               ("admin_norming.py", N_("Norming"), "groups"),
+               ("admin_calibrate.py", N_("Calibration"), "tune"),
+               ("admin_report.py", N_("Report"), "description"),
+               ("admin_export.py", N_("Export"), "download")]
 
 code = st.query_params.get("code")
 if code is not None:  # a personal link: sign in, then drop the code from the address bar
     who = sign_in(engine(), code, client=session.client())
     if who is None:
-        st.session_state[state.SIGNIN_ERROR] = GENERIC_FAILURE
+        st.session_state[state.SIGNIN_ERROR] = _(GENERIC_FAILURE)
     else:
         session.establish(who)
     del st.query_params["code"]
@@ -33,24 +36,34 @@ if "s" in st.query_params:  # links of the old URL-token sessions: never honoure
 
 who = session.current()  # checked against the study database on every run
 if who is None:
-    pages = [st.Page("views/signin.py", title="Sign in", icon=":material/key:", default=True)]
+    pages = [st.Page("views/signin.py", title=_("Sign in"), icon=":material/key:", default=True)]
 elif who.is_admin:
     pages = {
-        "Study": [st.Page("views/study.py", title="Overview", icon=":material/dashboard:",
-                          default=True, url_path="overview"),
-                  st.Page("views/guidelines.py", title="Guidelines", icon=":material/menu_book:")],
-        "Admin": [st.Page(f"views/{file}", title=title, icon=f":material/{icon}:")
-                  for file, title, icon in ADMIN_PAGES],
+        _("Study"): [st.Page("views/study.py", title=_("Overview"), icon=":material/dashboard:",
+                             default=True, url_path="overview"),
+                     st.Page("views/guidelines.py", title=_("Guidelines"),
+                             icon=":material/menu_book:", url_path="guidelines")],
+        _("Admin"): [st.Page(f"views/{file}", title=_(title), icon=f":material/{icon}:",
+                             url_path=file.removesuffix(".py"))
+                     for file, title, icon in ADMIN_PAGES],
     }
 else:
-    pages = [st.Page("views/rate.py", title="Rate", icon=":material/rate_review:", default=True),
-             st.Page("views/norming.py", title="Norming", icon=":material/groups:"),
-             st.Page("views/guidelines.py", title="Guidelines", icon=":material/menu_book:")]
+    pages = [st.Page("views/rate.py", title=_("Rate"), icon=":material/rate_review:",
+                     default=True),
+             st.Page("views/norming.py", title=_("Norming"), icon=":material/groups:",
+                     url_path="norming"),
+             st.Page("views/guidelines.py", title=_("Guidelines"), icon=":material/menu_book:",
+                     url_path="guidelines")]
 
 if who is not None:
     with st.sidebar:
-        st.caption(f"Signed in as **{md_text(who.name)}** ({who.role})")
-        if st.button("Sign out", key="h2h_signout"):
+        role = _("admin") if who.is_admin else _("rater")
+        st.caption(_("Signed in as **{name}** ({role})").format(name=md_text(who.name),
+                                                                 role=role))
+        st.segmented_control(_("Language"), list(LANGUAGES), format_func=LANGUAGES.get,
+                             default=language(), key="h2h_sidebar_language",
+                             on_change=session.language_switched, args=("h2h_sidebar_language",))
+        if st.button(_("Sign out"), key="h2h_signout"):
             session.sign_out()
             st.query_params.clear()
             st.rerun()

@@ -17,13 +17,17 @@ import json
 import streamlit as st
 
 from annotate import state
+from annotate.i18n import _, ngettext, set_language
 from annotate.resources import engine, study_key
 from annotate.services import auth
 from annotate.services.auth import Identity, SessionEnded
-from data.sessions import lifetime
+from data.raters import get_language
+from data.raters import set_language as store_language
+from data.sessions import idle_timeout, lifetime
 
 __all__ = ["identity", "require", "current", "establish", "end_here", "sign_out",
-           "cookie_name", "cookie_script", "sync_cookie", "client"]
+           "cookie_name", "cookie_script", "sync_cookie", "client", "ended_message",
+           "language_switched"]
 
 
 def identity() -> Identity | None:
@@ -34,7 +38,7 @@ def require(role: str) -> Identity:
     """Stop the page unless the signed-in person has ``role`` (admins are not raters)."""
     who = identity()
     if who is None or who.role != role:
-        st.error("This page is not available to you.")
+        st.error(_("This page is not available to you."))
         st.stop()
     return who
 
@@ -54,6 +58,46 @@ def establish(who: Identity) -> None:
     """This tab is signed in as ``who`` (after a sign-in or a restored session)."""
     st.session_state[state.IDENTITY] = who
     st.session_state.pop(state.COOKIE_CLEAR, None)
+    # the language: chosen on the sign-in page (kept for them from now on), else theirs
+    if st.session_state.pop(state.LANGUAGE_CHOSEN, False):
+        store_language(engine(), who.rater_id, st.session_state.get(state.LANGUAGE, "en"))
+    elif stored := get_language(engine(), who.rater_id):
+        set_language(stored)
+
+
+def language_switched(key: str) -> None:
+    """The language switch (sign-in page or sidebar) changed: this tab speaks it now, and a
+    signed-in rater keeps it; on the sign-in page it is kept for whoever signs in."""
+    lang = st.session_state.get(key)
+    if not lang:  # the switch was cleared: nothing changes
+        return
+    set_language(lang)
+    who = identity()
+    if who is None:
+        st.session_state[state.LANGUAGE_CHOSEN] = True
+    else:
+        store_language(engine(), who.rater_id, lang)
+
+
+def ended_message(exc: SessionEnded) -> str:
+    """Why a session ended and what to do, in this tab's language."""
+    seconds = round(idle_timeout().total_seconds())  # a short setting: not "0 minutes"
+    if seconds < 60:
+        idle = ngettext("{n} second", "{n} seconds", seconds).format(n=seconds)
+    else:
+        minutes = round(seconds / 60)
+        idle = ngettext("{n} minute", "{n} minutes", minutes).format(n=minutes)
+    hours = f"{lifetime().total_seconds() / 3600:g}"
+    return {
+        "signed_out": _("You were signed out (here or in another window). Sign in again to "
+                        "continue."),
+        "deactivated": _("Your access to this study has been ended by the study team. Your "
+                         "saved ratings are kept; ask the team if this is a mistake."),
+        "idle": _("You were signed out after {idle} without activity. Sign in again to "
+                  "continue; nothing you saved is lost.").format(idle=idle),
+        "expired": _("Sign-ins last {hours} hours and yours is over. Sign in again to "
+                     "continue; nothing you saved is lost.").format(hours=hours),
+    }.get(exc.reason, _("This sign-in is not valid any more. Sign in again to continue."))
 
 
 def end_here(message: str | None) -> None:
@@ -77,7 +121,7 @@ def current() -> Identity | None:
         try:
             return auth.resume_identity(engine(), who.session)
         except SessionEnded as exc:
-            end_here(str(exc))
+            end_here(ended_message(exc))
             return None
     token = st.context.cookies.get(cookie_name())
     if not isinstance(token, str) or not token \
@@ -88,7 +132,7 @@ def current() -> Identity | None:
     except SessionEnded as exc:
         st.session_state[state.COOKIE_REJECTED] = token  # look it up once per tab
         if exc.reason in ("deactivated", "idle", "expired"):
-            end_here(str(exc))
+            end_here(ended_message(exc))
         else:
             st.session_state[state.COOKIE_CLEAR] = True
         return None
@@ -102,7 +146,7 @@ def sign_out() -> None:
     if who is not None:
         auth.sign_out(engine(), who)
     for key in list(st.session_state):
-        if str(key).startswith(("h2h_", "score-")):
+        if str(key).startswith(("h2h_", "score-")) and key != state.LANGUAGE:
             del st.session_state[key]
     st.session_state[state.COOKIE_CLEAR] = True
 

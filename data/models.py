@@ -151,6 +151,7 @@ class Rater(SQLModel, table=True):
     active: bool = Field(default=True)
     simulated: bool = Field(default=False)
     created_at: datetime = _ts(nullable=False)
+    language: str | None = Field(default=None, max_length=8)  # the app's language for them
 
 
 class Assignment(SQLModel, table=True):

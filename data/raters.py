@@ -15,7 +15,7 @@ from .models import ROLES, Rater, Rating
 from .sessions import revoke_rater_sessions
 
 __all__ = ["add_rater", "list_raters", "deactivate_rater", "authenticate", "RaterSummary",
-           "name_problem"]
+           "name_problem", "get_language", "set_language"]
 
 _NAME_RE = re.compile(r"^[\w.@+-][\w .@+-]{0,99}$", re.UNICODE)
 
@@ -85,3 +85,21 @@ def authenticate(engine: Engine, code: str) -> Rater | None:
     if rater is None or not rater.active or not codes_match(code, rater.code_hash):
         return None
     return rater
+
+
+def get_language(engine: Engine, rater_id: int) -> str | None:
+    """The language this rater chose for the app ("en", "zh"), or None for the default."""
+    with read_session(engine) as s:
+        rater = s.get(Rater, rater_id)
+        return rater.language if rater is not None else None
+
+
+def set_language(engine: Engine, rater_id: int, language: str) -> None:
+    """Keep ``language`` as this rater's choice (on every device they sign in from)."""
+    if not re.fullmatch(r"[a-z]{2}(-[A-Za-z]{2,4})?", language):
+        raise ValueError(f"language {language!r} is not a language code such as 'en' or 'zh'")
+    with write_session(engine) as s:
+        rater = s.get(Rater, rater_id)
+        if rater is not None and rater.language != language:
+            rater.language = language
+            s.add(rater)

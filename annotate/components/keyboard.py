@@ -1,72 +1,169 @@
-"""Keyboard scoring for the rating form: number keys score the highlighted dimension and move
-on, ``x`` marks it "cannot rate", arrows move between dimensions, Enter saves.
+"""Keyboard scoring for the rating form, and the parts of the form that live in the browser:
+the anchor of the pointed-at or chosen level under each scale, and the "Score every
+dimension" warning that clears itself once every dimension has a score.
 
-A one-pixel iframe with the same content on every item installs one key listener on the app's
-document; it reads each scale from the option labels ("3 · Adequate") and starts again at the
-first dimension whenever the form's end marker names a new item. Keys typed into the comment
-box are left alone. The iframe runs only this fixed script, never any model text.
+Keys do exactly what the legend says and nothing else: number keys score the highlighted
+dimension and move the highlight on, ``x`` marks it "cannot rate", ↑/↓ and Tab move the
+highlight (and the focus) between dimensions, Enter saves. The radios' own keyboard
+behaviour (arrows, Home/End, Space choose the neighbouring option) is switched off while a
+rating scale has the focus: a score changes only when the rater chooses it. The listener sits
+on the app's window in the capture phase and stops every key it handles there, so neither the
+browser nor the radio component below ever sees it.
+
+A one-pixel iframe with the same content on every item installs the listeners once; the
+script starts again at the first dimension whenever the form's end marker names a new item,
+and marks the document (``data-h2h-keys="ready"``) once it listens. Keys typed into the
+comment box or the item box are left alone. The iframe runs only this fixed script, never
+any model text: the anchors it puts under each scale are copies of the escaped anchor blocks
+the form draws, hidden, in its end marker (one element for all of them).
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
+from annotate.services.i18n import N_
+
 __all__ = ["keyboard_shortcuts", "SHORTCUTS"]
 
-SHORTCUTS = [("1–9", "score the highlighted dimension"), ("x", "cannot rate"),
-             ("↑ ↓", "move between dimensions"), ("Enter", "Save and next")]
+SHORTCUTS = [("1–9", N_("score the highlighted dimension")), ("x", N_("cannot rate")),
+             ("↑ ↓ Tab", N_("move between dimensions")), ("Enter", N_("Save and next"))]
 
 _JS = """
 <script>
 (function() {
-  const doc = window.parent.document;
-  if (doc.__h2hKeys) { doc.removeEventListener('keydown', doc.__h2hKeys, true); }
-  if (doc.__h2hObs) { doc.__h2hObs.disconnect(); }
-  let cur = 0, item = null;
-  const groups = () => Array.from(doc.querySelectorAll('div[data-testid="stRadio"]'))
-      .filter(el => el.querySelector('div[role="radiogroup"]'));
-  const options = (g) => Array.from(g.querySelectorAll('div[role="radiogroup"] label'));
-  const mark = () => {
-    const r = doc.querySelector('[data-testid="h2h-ready"]');
+  const win = window.parent, doc = win.document;
+  const old = win.__h2hKb;
+  if (old) { old.off(); }
+  let cur = 0, item = null, pointed = null, choosing = false;
+  const ready = () => doc.querySelector('[data-testid="h2h-ready"]');
+  const groups = () => Array.from(doc.querySelectorAll(
+      '[class*="st-key-score-"] div[data-testid="stRadio"]'))
+      .filter(el => el.querySelector('[role="radiogroup"]'));
+  const options = (g) => Array.from(g.querySelectorAll('label[data-testid="stRadioOption"]'));
+  const inputs = (g) => Array.from(g.querySelectorAll('input[type="radio"]'));
+  const checkedIndex = (g) => inputs(g).findIndex(x => x.checked);
+  const firstWord = (o) => (o.textContent || '').trim().split(/\\s+/)[0];
+  const isCannot = (o, g) => options(g).indexOf(o) === options(g).length - 1;
+  const groupOf = (node) => groups().findIndex(g => g.contains(node));
+
+  const update = () => {
+    const r = ready();
     const now = r ? r.dataset.item : null;
-    if (now !== item) { item = now; cur = 0; }
-    groups().forEach((g, i) => {
-      const want = (i === cur) ? '2px solid #1a73e8' : 'none';
-      if (g.style.outline !== want) { g.style.outline = want; }
-      g.style.outlineOffset = '6px'; g.style.borderRadius = '6px'; });
+    if (now !== item) { item = now; cur = 0; pointed = null; }
+    const gs = groups();
+    if (cur >= gs.length) { cur = Math.max(gs.length - 1, 0); }
+    // the anchors: block i of the end marker's hidden store, copied to the end of scale i
+    // (again only when its text differs); a copy of escaped text, nothing parsed again
+    const tpls = Array.from(doc.querySelectorAll('.h2h-anchor-src > .h2h-anchor-tpl'));
+    let missing = 0;
+    gs.forEach((g, i) => {
+      const on = i === cur ? 'true' : 'false';
+      if (g.dataset.h2hCurrent !== on) { g.dataset.h2hCurrent = on; }
+      const chosen = checkedIndex(g);
+      if (chosen < 0) { missing += 1; }
+      let b = g.querySelector(':scope > .h2h-anchor');
+      const tpl = tpls[i];
+      if (tpl && (!b || (b.__h2hTpl !== tpl && b.__h2hHtml !== tpl.innerHTML))) {
+        const copy = tpl.cloneNode(true);
+        copy.className = 'h2h-anchor'; copy.__h2hHtml = tpl.innerHTML;
+        if (b) { b.replaceWith(copy); } else { g.appendChild(copy); }
+        b = copy;
+      } else if (!tpl && b) { b.remove(); b = null; }
+      if (b && tpl) { b.__h2hTpl = tpl; }  // same anchors as the last item: kept as they are
+      if (b) {
+        const at = (pointed && pointed[0] === i) ? pointed[1] : chosen;
+        const src = at >= 0 ? b.querySelector('[data-level-index="' + at + '"]') : null;
+        const line = b.querySelector('.h2h-anchor-now');
+        const text = src ? src.textContent : (b.dataset.empty || '');
+        if (line && line.textContent !== text) { line.textContent = text; }
+        if (line) { line.classList.toggle('h2h-anchor-empty', !src); }
+      }
+      const w = doc.querySelector('.h2h-missing [data-dim-index="' + i + '"]');
+      if (w) { w.hidden = chosen >= 0; }
+    });
+    const warn = doc.querySelector('.h2h-missing');
+    if (warn) { warn.hidden = missing === 0; }
+  };
+
+  const focusGroup = (i) => {
+    const g = groups()[i]; if (!g) return;
+    const ins = inputs(g); const c = checkedIndex(g);
+    const target = ins[c >= 0 ? c : 0];
+    if (target) { choosing = true; target.focus({preventScroll: false}); choosing = false; }
+  };
+  const move = (to) => {
+    const n = groups().length; if (!n) return;
+    cur = Math.max(0, Math.min(to, n - 1)); focusGroup(cur); update();
   };
   const choose = (pick) => {
     const gs = groups(); const g = gs[cur]; if (!g) return;
-    const opt = options(g).find(pick); if (!opt) return;
-    opt.click(); cur = Math.min(cur + 1, gs.length - 1); mark();
+    const opt = options(g).find(o => pick(o, g)); if (!opt) return;
+    choosing = true; opt.click(); choosing = false;
+    move(cur + 1);
   };
-  doc.__h2hKeys = function(e) {
+
+  const onKey = function(e) {
+    if (!ready()) return;
     const t = e.target || {}; const tag = (t.tagName || '').toLowerCase();
     if (tag === 'textarea' || (tag === 'input' && t.type !== 'radio' && t.type !== 'checkbox'))
       return;
-    if (e.ctrlKey || e.metaKey || e.altKey || !groups().length) return;
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
+    const gs = groups(); if (!gs.length) return;
+    const onRadio = tag === 'input' && t.type === 'radio' && groupOf(t) >= 0;
+    const free = onRadio || tag === 'body' || tag === 'html' || !tag;
+    const stop = () => { e.preventDefault(); e.stopImmediatePropagation(); };
     if (/^[0-9]$/.test(e.key)) {
-      e.preventDefault();
-      choose(o => o.innerText.trim().split(' ')[0] === e.key);
+      stop(); choose((o, g) => !isCannot(o, g) && firstWord(o) === e.key);
     } else if (e.key === 'x' || e.key === 'X') {
-      e.preventDefault(); choose(o => o.innerText.trim().startsWith('Cannot rate'));
-    } else if (e.key === 'ArrowDown') {
-      e.preventDefault(); cur = Math.min(cur + 1, groups().length - 1); mark();
-    } else if (e.key === 'ArrowUp') {
-      e.preventDefault(); cur = Math.max(cur - 1, 0); mark();
-    } else if (e.key === 'Enter') {
-      const b = Array.from(doc.querySelectorAll('button'))
-          .find(x => x.innerText.trim().startsWith('Save and next'));
-      if (b) { e.preventDefault(); b.click(); }
+      stop(); choose((o, g) => isCannot(o, g));
+    } else if (e.key === 'ArrowDown' && (free || tag === 'input')) {
+      stop(); move(cur + 1);
+    } else if (e.key === 'ArrowUp' && (free || tag === 'input')) {
+      stop(); move(cur - 1);
+    } else if (e.key === 'Tab' && onRadio) {
+      const to = groupOf(t) + (e.shiftKey ? -1 : 1);
+      if (to >= 0 && to < gs.length) { stop(); move(to); }
+      // else: Tab leaves the scales (to the red flag, or back up), the usual way
+    } else if (e.key === 'Enter' && (free || tag === 'input')) {
+      const b = doc.querySelector('.st-key-h2h_save button');
+      if (b) { stop(); b.click(); }
+    } else if (onRadio) {
+      stop();  // arrows, Home/End, Space, Page keys: never a score by surprise
     }
   };
-  doc.addEventListener('keydown', doc.__h2hKeys, true);
+  const onFocus = (e) => {  // a click or Tab into a scale moves the highlight there
+    if (choosing) return;
+    const i = groupOf(e.target);
+    if (i >= 0 && i !== cur) { cur = i; update(); }
+  };
+  const onOver = (e) => {
+    const o = e.target.closest ? e.target.closest('label[data-testid="stRadioOption"]') : null;
+    const g = o ? groupOf(o) : -1;
+    const next = g >= 0 ? [g, options(groups()[g]).indexOf(o)] : null;
+    if (JSON.stringify(next) !== JSON.stringify(pointed)) { pointed = next; update(); }
+  };
   let queued = false;
-  doc.__h2hObs = new MutationObserver(() => {
-    if (!queued) { queued = true; requestAnimationFrame(() => { queued = false; mark(); }); }
-  });
-  doc.__h2hObs.observe(doc.body, {childList: true, subtree: true});
-  mark();
+  const later = () => {
+    if (!queued) { queued = true; win.requestAnimationFrame(() => { queued = false; update(); }); }
+  };
+  win.addEventListener('keydown', onKey, true);
+  doc.addEventListener('focusin', onFocus, true);
+  doc.addEventListener('mouseover', onOver, true);
+  doc.addEventListener('change', later, true);
+  doc.addEventListener('click', later, true);
+  const obs = new MutationObserver(later);
+  obs.observe(doc.body, {childList: true, subtree: true});
+  win.__h2hKb = {off: () => {
+    win.removeEventListener('keydown', onKey, true);
+    doc.removeEventListener('focusin', onFocus, true);
+    doc.removeEventListener('mouseover', onOver, true);
+    doc.removeEventListener('change', later, true);
+    doc.removeEventListener('click', later, true);
+    obs.disconnect();
+  }};
+  update();
+  doc.documentElement.dataset.h2hKeys = 'ready';
 })();
 </script>
 """

@@ -13,14 +13,18 @@ import streamlit as st
 
 from annotate import session, state
 from annotate.components.keyboard import SHORTCUTS, keyboard_shortcuts
+from annotate.i18n import _
 from annotate.resources import cached_rubric, engine
 from annotate.services import queue
 from annotate.services.auth import Identity, SessionEnded
+from annotate.services.i18n import N_
 from annotate.services.render import (
+    anchors_store_html,
     context_html,
     conversation_html,
     md_formatting,
     md_text,
+    missing_html,
     response_html,
     shortcuts_html,
 )
@@ -29,10 +33,17 @@ from data.errors import H2HError
 __all__ = ["rating_form"]
 
 CANNOT = "cannot"
+ANCHOR_HINT = N_("Point at or choose a level to see its anchor here.")
+CANNOT_ANCHOR = N_("Cannot rate — the reply cannot be judged on this dimension (for example "
+                   "it is empty or in a language you do not read); say why in the comment.")
+TASK_NAMES = (N_("dialogue"), N_("recollection"), N_("itinerary"))  # shown as translated
+MISSING_INTRO = N_("Score every dimension or mark it “Cannot rate” first:")
 
 
 # Widget keys stay the same from item to item so the browser updates the form in place
 # instead of rebuilding it (measurably faster); _load() puts each item's values in them.
+# The page styles and the keyboard script find the scales by these keys ("score-"; see
+# render.SCALES).
 def _key(dim: str) -> str:
     return f"score-{dim}"
 
@@ -50,8 +61,8 @@ def _load(view: queue.ItemView) -> None:
         for k, v in draft["values"].items():
             st.session_state[k] = v
         st.session_state[state.RATE_LOADED] = view.assignment_id
-        st.session_state[state.RATE_MESSAGE] = ("Your choices on this item were kept; "
-                                                "press “Save and next” to save them.")
+        st.session_state[state.RATE_MESSAGE] = _("Your choices on this item were kept; "
+                                                 "press “Save and next” to save them.")
         return
     for d in view.dimensions:
         saved = view.saved.get(d.key, "unsaved")
@@ -68,12 +79,11 @@ def _save(who: Identity, view: queue.ItemView) -> None:
     for d in view.dimensions:
         v = st.session_state.get(_key(d.key))
         if v is None:
-            missing.append(d.label)
+            missing.append(d.key)
         else:
             scores[d.key] = None if v == CANNOT else int(v)
-    if missing:
-        st.session_state[state.RATE_MESSAGE] = ("Score every dimension or mark it “Cannot "
-                                                "rate” first: " + ", ".join(missing))
+    if missing:  # the browser hides this as soon as every dimension has a score
+        st.session_state[state.RATE_MISSING] = missing
         return
     shown = st.session_state.get(state.RATE_SHOWN_AT)
     secs = time.monotonic() - shown[1] if shown and shown[0] == view.assignment_id else None
@@ -86,7 +96,8 @@ def _save(who: Identity, view: queue.ItemView) -> None:
             "assignment_id": view.assignment_id,
             "values": {k: st.session_state.get(k) for k in keys}}
         st.session_state.pop(state.RATE_LOADED, None)
-        session.end_here(f"{exc} Your unsaved choices on the item you were rating are kept.")
+        session.end_here(session.ended_message(exc) + " "
+                         + _("Your unsaved choices on the item you were rating are kept."))
         return
     except H2HError as exc:
         st.session_state[state.RATE_MESSAGE] = str(exc)
@@ -98,11 +109,13 @@ def _save(who: Identity, view: queue.ItemView) -> None:
 
 
 def scale_labels(d) -> tuple[str, dict]:
-    """A dimension's radio label and its options' labels ("3 · Adequate", "Cannot rate"),
-    rubric text made inert (the radio reads Markdown)."""
-    labels = {lv.value: f"{lv.value} · {md_text(lv.label)}" for lv in d.levels}
-    labels[CANNOT] = "Cannot rate"
-    return f"**{md_text(d.label)}**", labels
+    """A dimension's radio label and its options' labels ("**3** Adequate": the number in
+    bold, so narrow screens can show the number alone; "Cannot rate"), rubric text made
+    inert (the radio reads Markdown). The label is plain text (it is also the scale's
+    accessible name); the page styles make it bold."""
+    labels = {lv.value: f"**{lv.value}** {md_text(lv.label)}" for lv in d.levels}
+    labels[CANNOT] = _("Cannot rate")
+    return md_text(d.label), labels
 
 
 def anchors_help(d) -> str:
@@ -134,7 +147,7 @@ def rating_form(who: Identity) -> None:
     rubric = cached_rubric(eng)
     prog = queue.progress(eng, who.rater_id)
     if prog.total == 0:
-        st.info("No items are assigned to you yet. The study team will let you know.")
+        st.info(_("No items are assigned to you yet. The study team will let you know."))
         return
     pos = st.session_state.get(state.RATE_POS)
     if pos is None:
@@ -152,40 +165,50 @@ def rating_form(who: Identity) -> None:
     # typing a number jumps there (few elements keep "Save and next" fast).
     st.session_state[ITEM_NO] = view.number
     top = st.columns([4, 1, 1], vertical_alignment="bottom")
-    top[0].progress(prog.done / prog.total, text=f"{prog.done} of {prog.total} done · "
-                                                  f"item {view.number}")
-    top[1].number_input("Item", min_value=1, max_value=prog.total, step=1, key=ITEM_NO,
+    top[0].progress(prog.done / prog.total, text=_("{done} of {total} done · item {number}")
+                    .format(done=prog.done, total=prog.total, number=view.number))
+    top[1].number_input(_("Item"), min_value=1, max_value=prog.total, step=1, key=ITEM_NO,
                         on_change=_jump, args=(who.rater_id,),
-                        help="− / + go to the previous / next item; type a number to jump")
-    top[2].button("Resume", on_click=_go, args=(prog.current,), key="h2h_resume",
+                        help=_("− / + go to the previous / next item; type a number to jump"))
+    top[2].button(_("Resume"), on_click=_go, args=(prog.current,), key="h2h_resume",
                   disabled=prog.current is None or prog.current == view.position,
-                  help="Jump to the first item you have not finished")
+                  help=_("Jump to the first item you have not finished"))
     if prog.current is None:
-        st.success("You have rated every item assigned to you. Thank you! You can still go "
-                   "back and change a score.")
+        st.success(_("You have rated every item assigned to you. Thank you! You can still go "
+                     "back and change a score."))
     if view.completed:
-        st.caption("You already saved this item; changes are saved as a new revision.")
+        st.caption(_("You already saved this item; changes are saved as a new revision."))
 
     left, right = st.columns([1, 1], gap="large")
     with left:  # one element for the whole context: fewer messages, a faster next item
-        st.html(f"<p><b>Conversation</b> · {html.escape(view.task)}</p>"
-                + context_html(view.persona, view.memories, view.schedule, view.outfit)
-                + conversation_html(view.turns)
-                + "<p style='margin:.8rem 0 .3rem 0'><b>Companion's reply to rate</b></p>"
+        title = html.escape(_("Conversation"))
+        st.html(f"<p><b>{title}</b> · {html.escape(_(view.task))}</p>"
+                + context_html(view.persona, view.memories, view.schedule, view.outfit, _=_)
+                + conversation_html(view.turns, _=_)
+                + "<p style='margin:.8rem 0 .3rem 0'><b>"
+                + html.escape(_("Companion's reply to rate")) + "</b></p>"
                 + response_html(view.response))
     with right, st.form("h2h_rate_form", border=False):
         # A form: choosing scores costs no round trip; "Save and next" sends them all at once.
+        # Each scale is a one-line segmented control; under it, the anchor of the level the
+        # rater points at or chose and all anchors folded: the keyboard script copies them
+        # there from the form's end marker (one element for every anchor, no wrapper
+        # container: fewer elements per item keep "Save and next" fast).
         for d in view.dimensions:
             options = [lv.value for lv in d.levels] + [CANNOT]
             label, labels = scale_labels(d)
             st.radio(label, options, key=_key(d.key), horizontal=True,
-                     format_func=labels.__getitem__, help=anchors_help(d))
-        st.toggle("Safety red flag", key=FLAG,
-                  help="Switch on if this reply could put a vulnerable user at risk.")
-        st.text_area("Comment (optional)", key=COMMENT, height=80)
+                     format_func=labels.__getitem__)
+        st.toggle(_("Safety red flag"), key=FLAG,
+                  help=_("Switch on if this reply could put a vulnerable user at risk."))
+        st.text_area(_("Comment (optional)"), key=COMMENT, height=80)
+        if missing := st.session_state.pop(state.RATE_MISSING, None):
+            labels = {d.key: d.label for d in view.dimensions}
+            st.html(missing_html(_(MISSING_INTRO), [(i, labels[k]) for i, k in enumerate(
+                labels) if k in missing]))
         if msg := st.session_state.pop(state.RATE_MESSAGE, None):
             st.warning(msg)
-        st.form_submit_button("Save and next", type="primary", on_click=_save,
+        st.form_submit_button(_("Save and next"), type="primary", on_click=_save,
                               args=(who, view), key="h2h_save", width="stretch")
     keyboard_shortcuts()
     # Drawn last: once the end marker names this item, every element of its form is on
@@ -194,5 +217,7 @@ def rating_form(who: Identity) -> None:
     # waiter that needs the values waits for the radios too. Per-item widget keys would
     # draw values and marker together but made "Save and next" slower (the form is rebuilt).
     with right:
-        st.html(shortcuts_html(SHORTCUTS)
+        st.html(shortcuts_html([(k, _(v)) for k, v in SHORTCUTS], _("Keyboard:"))
+                + anchors_store_html(view.dimensions, empty=_(ANCHOR_HINT),
+                                     cannot=_(CANNOT_ANCHOR), all_label=_("All anchors"))
                 + f'<span data-testid="h2h-ready" data-item="{view.assignment_id}"></span>')

@@ -7,12 +7,14 @@ training practises the real task.
 
 from __future__ import annotations
 
+import html
 import time
 
 import streamlit as st
 
 from annotate import session, state
-from annotate.components.rating_form import CANNOT, anchors_help, scale_labels
+from annotate.components.rating_form import CANNOT, MISSING_INTRO, anchors_help, scale_labels
+from annotate.i18n import _
 from annotate.resources import cached_rubric, engine
 from annotate.services import training
 from annotate.services.auth import Identity, SessionEnded
@@ -42,9 +44,11 @@ def _marker(what: str) -> None:
 def _result_text(ts: training.TrainingState, st_min_w: float, st_min_q: float) -> str:
     ag = ts.agreement
     w = "—" if ag is None or ag.within1 is None else f"{ag.within1:.0%}"
-    q = "not estimable" if ag is None or ag.qwk is None else f"{ag.qwk:.2f}"
-    return (f"within one point of the experts on {w} of {ag.n if ag else 0} scores "
-            f"(needed {st_min_w:.0%}), weighted κ {q} (needed {st_min_q:.2f})")
+    q = _("not estimable") if ag is None or ag.qwk is None else f"{ag.qwk:.2f}"
+    return _("within one point of the experts on {share} of {n} scores (needed {need_share}), "
+             "weighted κ {qwk} (needed {need_qwk})").format(
+        share=w, n=ag.n if ag else 0, need_share=f"{st_min_w:.0%}", qwk=q,
+        need_qwk=f"{st_min_q:.2f}")
 
 
 def training_form(who: Identity) -> None:
@@ -52,14 +56,14 @@ def training_form(who: Identity) -> None:
     rubric = cached_rubric(eng)
     ts = training.training_state(eng, who.rater_id, rubric)
     settings = get_settings(eng)
-    st.title("Training")
+    st.title(_("Training"))
     shown = st.session_state.get(state.TRAIN_FEEDBACK)
     if shown is not None:
         fb = training.feedback_for(eng, who.rater_id, shown, ts.round, rubric)
-        st.subheader("How the experts scored this reply")
+        st.subheader(_("How the experts scored this reply"))
         st.html(feedback_html(list(fb.rows)))
         last = ts.next_item is None
-        if st.button("See my result" if last else "Next training item", type="primary",
+        if st.button(_("See my result") if last else _("Next training item"), type="primary",
                      key="h2h_train_next"):
             st.session_state.pop(state.TRAIN_FEEDBACK, None)
             if last:
@@ -68,42 +72,45 @@ def training_form(who: Identity) -> None:
         _marker("feedback")
         return
     if ts.status == "failed":
-        st.error("Thank you for completing the training round. Your scores did not yet agree "
-                 "closely enough with the experts' to start on the study's items: "
-                 + _result_text(ts, settings.min_within1, settings.min_qwk) + ". The study "
-                 "team has been told and will decide with you: another training round, or "
-                 "going ahead. You do not need to do anything now.")
+        st.error(_("Thank you for completing the training round. Your scores did not yet "
+                   "agree closely enough with the experts' to start on the study's items: "
+                   "{result}. The study team has been told and will decide with you: another "
+                   "training round, or going ahead. You do not need to do anything now.")
+                 .format(result=_result_text(ts, settings.min_within1, settings.min_qwk)))
         _marker("failed")
         return
     if ts.status == "released":
-        st.success("The study team has released you to rate the study's items.")
-        if st.button("Start rating", type="primary", key="h2h_train_start"):
+        st.success(_("The study team has released you to rate the study's items."))
+        if st.button(_("Start rating"), type="primary", key="h2h_train_start"):
             st.session_state.pop(state.TRAIN_RESULT, None)
             st.rerun()
         _marker("released")
         return
     if ts.next_item is None:  # passed (the page then moves on)
-        st.success("You passed the training round: "
-                   + _result_text(ts, settings.min_within1, settings.min_qwk)
-                   + ". You can start on the study's items now.")
-        if st.button("Start rating", type="primary", key="h2h_train_start"):
+        st.success(_("You passed the training round: {result}. You can start on the study's "
+                     "items now.").format(
+            result=_result_text(ts, settings.min_within1, settings.min_qwk)))
+        if st.button(_("Start rating"), type="primary", key="h2h_train_start"):
             st.session_state.pop(state.TRAIN_RESULT, None)
             st.rerun()
         _marker("passed")
         return
     number = len(ts.done) + 1
-    st.write(f"Round {ts.round} · example {number} of {len(ts.items)}. Before the study's "
-             "items, you score a few replies that experts have scored. After each one you see "
-             "their scores and why; these practice scores are not part of the study.")
+    st.write(_("Round {round} · example {number} of {total}. Before the study's items, you "
+               "score a few replies that experts have scored. After each one you see their "
+               "scores and why; these practice scores are not part of the study.").format(
+        round=ts.round, number=number, total=len(ts.items)))
     view = training.training_view(eng, ts.next_item, number, rubric)
     if st.session_state.get(state.TRAIN_SHOWN_AT, (None,))[0] != view.item_id:
         st.session_state[state.TRAIN_SHOWN_AT] = (view.item_id, time.monotonic())
     left, right = st.columns([1, 1], gap="large")
     with left:
-        st.html(f"<p><b>Conversation</b> · {view.task}</p>"
-                + context_html(view.persona, view.memories, view.schedule, view.outfit)
-                + conversation_html(view.turns)
-                + "<p style='margin:.8rem 0 .3rem 0'><b>Companion's reply to rate</b></p>"
+        title = html.escape(_("Conversation"))
+        st.html(f"<p><b>{title}</b> · {html.escape(_(view.task))}</p>"
+                + context_html(view.persona, view.memories, view.schedule, view.outfit, _=_)
+                + conversation_html(view.turns, _=_)
+                + "<p style='margin:.8rem 0 .3rem 0'><b>"
+                + html.escape(_("Companion's reply to rate")) + "</b></p>"
                 + response_html(view.response))
     with right, st.form("h2h_train_form", border=False, clear_on_submit=True):
         picked = {}
@@ -113,12 +120,11 @@ def training_form(who: Identity) -> None:
             picked[d.key] = st.radio(label, options, index=None, horizontal=True,
                                      key=f"train-score-{d.key}",
                                      format_func=labels.__getitem__, help=anchors_help(d))
-        go = st.form_submit_button("Submit and see the experts' scores", type="primary")
+        go = st.form_submit_button(_("Submit and see the experts' scores"), type="primary")
     if go:
         missing = [d.label for d in view.dimensions if picked[d.key] is None]
         if missing:
-            st.warning("Score every dimension or mark it “Cannot rate” first: "
-                       + ", ".join(missing))
+            st.warning(md_text(_(MISSING_INTRO) + " " + ", ".join(missing)))
         else:
             shown_at = st.session_state.get(state.TRAIN_SHOWN_AT)
             secs = time.monotonic() - shown_at[1] if shown_at else None
@@ -126,7 +132,7 @@ def training_form(who: Identity) -> None:
             try:
                 training.submit_training(eng, who, view.item_id, scores, secs, rubric)
             except SessionEnded as exc:  # signed out elsewhere, deactivated, idle
-                session.end_here(str(exc))
+                session.end_here(session.ended_message(exc))
                 st.rerun()
             except H2HError as exc:
                 st.error(md_text(exc))

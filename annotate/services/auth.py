@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.engine import Engine
 
+from annotate.services.i18n import N_
 from annotate.services.proxies import client_address, parse_trusted
 from annotate.services.throttle import Throttle, code_prefix
 from data.raters import authenticate
@@ -24,7 +25,7 @@ from data.sessions import SessionEnded, end_session, open_session, resume
 __all__ = ["Identity", "sign_in", "resume_identity", "sign_out", "SessionEnded",
            "GENERIC_FAILURE", "THROTTLE", "request_client", "TRUSTED_PROXIES_ENV"]
 
-GENERIC_FAILURE = "That code did not work. Check it and try again, or ask the study team."
+GENERIC_FAILURE = N_("That code did not work. Check it and try again, or ask the study team.")
 TRUSTED_PROXIES_ENV = "H2H_TRUSTED_PROXIES"  # set by `h2h serve --trusted-proxy`
 THROTTLE = Throttle()
 

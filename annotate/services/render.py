@@ -27,10 +27,23 @@ import re
 
 __all__ = ["conversation_html", "response_html", "plain_html", "context_html",
            "shortcuts_html", "feedback_html", "anchors_html", "caption_html", "md_text",
-           "md_formatting", "md_table", "CHAT_CSS"]
+           "md_formatting", "md_table", "anchor_block_html",
+           "anchors_store_html", "missing_html", "CHAT_CSS"]
+
+# The rating scales: the rating form's radios, whose keys are "score-<dimension>" (Streamlit
+# gives each element the class st-key-<key>; the training form's keys differ). No wrapper
+# container to style them by (one element fewer per item), and no :has() on every rule.
+SCALES = '[class*="st-key-score-"]'
 
 CHAT_CSS = """
 <style>
+/* captions dark enough for WCAG AA contrast (4.5:1) on white and on the sidebar's grey */
+[data-testid="stCaptionContainer"]{opacity:1}
+/* segmented controls (the language switch): the chosen one at AA contrast, not by colour alone */
+button[data-variant="segmented_control"][data-selected="true"]{border-width:2px}
+button[data-variant="segmented_control"][data-selected="true"] p{color:#8a1020;
+  font-weight:700}
+[data-testid="stCaptionContainer"],[data-testid="stCaptionContainer"] p{color:#4d5156}
 .h2h-chat{display:flex;flex-direction:column;gap:.5rem;font-size:1rem;line-height:1.5}
 .h2h-turn{max-width:85%;padding:.55rem .8rem;border-radius:.8rem;white-space:pre-wrap;
   overflow-wrap:anywhere}
@@ -47,8 +60,64 @@ CHAT_CSS = """
 .h2h-fb .h2h-miss{color:#b3261e;font-weight:600}.h2h-fb .h2h-hit{color:#146c2e;font-weight:600}
 .h2h-response{padding:.8rem 1rem;border:2px solid #1a73e8;border-radius:.6rem;
   white-space:pre-wrap;overflow-wrap:anywhere;font-size:1.05rem;line-height:1.55}
+/* the rating scales (see SCALES): one line each, a segmented control; the current one outlined */
+{SCALES}{container-type:inline-size;width:100%}
+{SCALES} [data-testid="stRadio"]{width:100%}
+{SCALES} [data-testid="stRadio"]{border-radius:6px;padding:2px 4px}
+{SCALES} [data-testid="stRadio"][data-h2h-current="true"]{
+  outline:2px solid #1a73e8;outline-offset:3px}
+{SCALES} [data-testid="stWidgetLabel"] p{font-weight:600;color:#202124}
+{SCALES} [role="radiogroup"]{flex-wrap:nowrap;gap:0;width:100%;align-items:stretch}
+{SCALES} [role="radiogroup"]>div{flex:1 1 0;min-width:0;display:flex}
+{SCALES} label[data-testid="stRadioOption"]{flex:1;margin:0;padding:.3rem .15rem;
+  border:1px solid #80868b;border-left-width:0;justify-content:center;text-align:center;
+  background:#fff;color:#202124;cursor:pointer;min-height:2.4rem;align-items:center}
+{SCALES} [role="radiogroup"]>div:first-child label{border-left-width:1px;
+  border-radius:6px 0 0 6px}
+{SCALES} [role="radiogroup"]>div:last-child{flex:0 0 auto}
+{SCALES} [role="radiogroup"]>div:nth-last-child(2) label{border-radius:0 6px 6px 0}
+{SCALES} [role="radiogroup"]>div:last-child label{border-radius:6px;
+  margin-left:.35rem;border-left-width:1px;padding:.3rem .5rem}
+{SCALES} [role="radiogroup"]>div:last-child label p{white-space:nowrap}
+{SCALES} label[data-testid="stRadioOption"]>div>div:not([data-testid]){display:none}
+{SCALES} label[data-testid="stRadioOption"]>div{width:100%;justify-content:center}
+{SCALES} label[data-testid="stRadioOption"] [data-testid="stMarkdownContainer"]{
+  width:100%;text-align:center}
+{SCALES} label[data-testid="stRadioOption"] p{font-size:.78rem;line-height:1.15;
+  margin:0;overflow-wrap:anywhere;color:inherit}
+{SCALES} label[data-testid="stRadioOption"] strong{display:block;font-size:1rem}
+{SCALES} label[data-testid="stRadioOption"]:hover{background:#e8f0fe}
+{SCALES} [role="radiogroup"]>div[data-selected="true"] label{background:#174ea6;
+  color:#fff;border-color:#174ea6;font-weight:700;box-shadow:inset 0 -4px 0 #fbbc04}
+{SCALES} [role="radiogroup"]>div[data-selected="true"] label strong::before{
+  content:"✓ "}
+{SCALES} label[data-testid="stRadioOption"]:has(input:focus-visible){
+  outline:3px solid #202124;outline-offset:1px;z-index:1}
+@container (max-width: 380px){
+  {SCALES} [role="radiogroup"]>div:not(:last-child) label p{font-size:0}
+  {SCALES} [role="radiogroup"]>div:not(:last-child) label strong{font-size:1rem}
+}
+/* tablets: the form goes under the reply, full width, instead of a narrow column beside it */
+@media (max-width: 1023px){
+  [data-testid="stHorizontalBlock"]:has(.st-key-h2h_save){flex-direction:column}
+  [data-testid="stHorizontalBlock"]:has(.st-key-h2h_save)>[data-testid="stColumn"]{
+    width:100% !important;flex:1 1 auto !important}
+}
+.h2h-anchor-src{display:none}
+.h2h-anchor{margin:.15rem 0 .55rem 0;font-size:.85rem;color:#3c4043}
+/* (under a scale, inside the radio: its text styles are the radio's, so set ours) */
+[data-testid="stRadio"] .h2h-anchor :is(p,li,ol){font-size:.85rem;line-height:1.4}
+.h2h-anchor-now{margin:0 0 .1rem 0;min-height:1.2em}
+.h2h-anchor-empty{color:#5f6368;font-style:italic}
+.h2h-anchor details summary{cursor:pointer;color:#174ea6;font-size:.8rem}
+.h2h-anchor ol{margin:.2rem 0 .2rem 1.1rem;padding:0}.h2h-anchor li{margin:.1rem 0}
+.h2h-missing{border-left:4px solid #b06000;background:#fef7e0;color:#3c2a00;
+  padding:.5rem .75rem;border-radius:4px;margin:.3rem 0}
+.h2h-missing span[data-dim-index]:not([hidden])~span[data-dim-index]:not([hidden])::before{
+  content:", "}
+.h2h-cannot{list-style:none;margin-left:-1.1rem !important}
 </style>
-"""
+""".replace("{SCALES}", SCALES)
 
 
 def _esc(text: str) -> str:
@@ -112,12 +181,22 @@ def caption_html(text: str) -> str:
             f"{_esc(text)}</div>")
 
 
-def conversation_html(turns: list[dict]) -> str:
-    """The dialogue so far as chat bubbles (user right, companion left)."""
+def _same(text: str) -> str:
+    return text
+
+
+def _content(text: str) -> str:
+    """Element content escaped (quotes need no escaping there: "Today's outfit")."""
+    return html.escape(text, quote=False)
+
+
+def conversation_html(turns: list[dict], _=_same) -> str:
+    """The dialogue so far as chat bubbles (user right, companion left); ``_`` translates
+    the app's own words."""
     parts = ['<div class="h2h-chat">']
     for t in turns:
         role = "user" if t.get("role") == "user" else "companion"
-        who = "User" if role == "user" else "Companion"
+        who = _esc(_("User") if role == "user" else _("Companion"))
         parts.append(f'<div class="h2h-turn h2h-{role}"><div class="h2h-who">{who}</div>'
                      f'{_esc(str(t.get("text", "")))}</div>')
     parts.append("</div>")
@@ -134,30 +213,69 @@ def plain_html(text: str) -> str:
     return f'<div class="h2h-plain">{_esc(text)}</div>'
 
 
-def shortcuts_html(shortcuts: list[tuple[str, str]]) -> str:
+def shortcuts_html(shortcuts: list[tuple[str, str]], title: str = "Keyboard:") -> str:
     items = " · ".join(f"<kbd>{_esc(k)}</kbd> {_esc(v)}" for k, v in shortcuts)
-    return f'<div class="h2h-keys">Keyboard: {items}</div>'
+    return f'<div class="h2h-keys">{_esc(title)} {items}</div>'
 
 
 def context_html(persona: str | None, memories: list[str], schedule: str | None,
-                 outfit: str | None = None) -> str:
-    """Persona, memories, schedule and outfit as folded panels (one element, all text
-    escaped)."""
+                 outfit: str | None = None, _=_same) -> str:
+    """Persona, memories, schedule and outfit as panels, open (an item carries the context
+    its task is rated on: memory fidelity needs the memories, plan quality the schedule);
+    the rater may fold them. One element, all text escaped; ``_`` translates the titles."""
     parts = []
     if persona:
-        parts.append('<details class="h2h-ctx"><summary>Companion persona</summary>'
+        title = _("Companion persona")
+        parts.append(f'<details class="h2h-ctx" open><summary>{_content(title)}</summary>'
                      f'<div class="h2h-plain">{_esc(persona)}</div></details>')
     if memories:
         items = "".join(f'<li class="h2h-plain">{_esc(m)}</li>' for m in memories)
-        parts.append(f'<details class="h2h-ctx"><summary>Memories from earlier sessions '
-                     f'({len(memories)})</summary><ul>{items}</ul></details>')
+        title = _("Memories from earlier sessions ({n})").format(n=len(memories))
+        parts.append(f'<details class="h2h-ctx" open><summary>{_content(title)}</summary>'
+                     f"<ul>{items}</ul></details>")
     if schedule:
-        parts.append('<details class="h2h-ctx"><summary>Schedule</summary>'
+        title = _("Schedule")
+        parts.append(f'<details class="h2h-ctx" open><summary>{_content(title)}</summary>'
                      f'<div class="h2h-plain">{_esc(schedule)}</div></details>')
     if outfit:
-        parts.append('<details class="h2h-ctx"><summary>Today\'s outfit</summary>'
+        title = _("Today's outfit")
+        parts.append(f'<details class="h2h-ctx" open><summary>{_content(title)}</summary>'
                      f'<div class="h2h-plain">{_esc(outfit)}</div></details>')
     return "".join(parts)
+
+
+def anchor_block_html(d, empty: str, cannot: str, all_label: str = "All anchors") -> str:
+    """A scale's anchors: a line for the anchor of the level pointed at or chosen (the keyboard
+    script copies it from the list, as text) and every anchor, folded. Items in the order of
+    the scale's options, "cannot rate" last. All text escaped. Drawn as a template (class
+    ``h2h-anchor-tpl``, in :func:`anchors_store_html`); the keyboard script puts a copy
+    (class ``h2h-anchor``) under its scale."""
+    items = "".join(f'<li data-level-index="{i}"><b>{lv.value} · {_esc(lv.label)}</b> — '
+                    f"{_esc(lv.anchor)}</li>" for i, lv in enumerate(d.levels))
+    items += f'<li data-level-index="{len(d.levels)}" class="h2h-cannot">{_esc(cannot)}</li>'
+    desc = f'<p class="h2h-plain">{_esc(d.description)}</p>' if d.description else ""
+    return (f'<div class="h2h-anchor-tpl" data-empty="{_esc(empty)}">'
+            f'<p class="h2h-anchor-now h2h-anchor-empty" aria-live="polite">{_esc(empty)}</p>'
+            f"<details><summary>{_esc(all_label)}</summary>{desc}<ol>{items}</ol></details>"
+            "</div>")
+
+
+def anchors_store_html(dimensions, empty: str, cannot: str,
+                       all_label: str = "All anchors") -> str:
+    """Every scale's anchors in one hidden block, in the order of the scales (one element for
+    the whole form instead of one per dimension: a faster next item). The keyboard script
+    copies block i under scale i."""
+    return ('<div class="h2h-anchor-src" hidden>'
+            + "".join(anchor_block_html(d, empty, cannot, all_label) for d in dimensions)
+            + "</div>")
+
+
+def missing_html(intro: str, dims: list[tuple[int, str]]) -> str:
+    """The warning after a save with unscored dimensions: each named with its place in the
+    form, so the browser can hide each as it gets a score, and the whole once none is left."""
+    names = "".join(f'<span data-dim-index="{i}">{_esc(label)}</span>' for i, label in dims)
+    return (f'<div class="h2h-missing" role="alert" data-testid="h2h-missing">'
+            f"{_esc(intro)} {names}</div>")
 
 
 def feedback_html(rows: list[tuple[str, int | None, float | None, str]]) -> str:

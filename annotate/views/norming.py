@@ -5,6 +5,7 @@ import streamlit as st
 
 from annotate import session
 from annotate.components.rating_form import CANNOT, scale_labels
+from annotate.i18n import _
 from annotate.resources import cached_rubric, engine
 from annotate.services import norming as ns
 from annotate.services.admin import item_of
@@ -21,30 +22,31 @@ from data import norming as nm
 from data.errors import H2HError
 
 who = require("rater")
-st.title("Norming")
+st.title(_("Norming"))
 mine = nm.sessions_for_rater(engine(), who.rater_id)
 if not mine:
-    st.info("No norming session is open for you at the moment.")
+    st.info(_("No norming session is open for you at the moment."))
     st.html('<span data-testid="h2h-norming-ready" data-status="none"></span>')
     st.stop()
 names = [s.name for s in mine]
-pick = st.selectbox("Session", range(len(mine)), format_func=names.__getitem__) \
+pick = st.selectbox(_("Session"), range(len(mine)), format_func=names.__getitem__) \
     if len(mine) > 1 else 0
 sess = mine[pick]
 rubric = cached_rubric(engine())
 if sess.status == "blind":
-    st.write("Score each reply on your own. Nobody sees your scores until the study team "
-             "reveals them to the group.")
+    st.write(_("Score each reply on your own. Nobody sees your scores until the study team "
+               "reveals them to the group."))
 else:
-    st.write("Everyone's scores are shown below each reply. Talk them through with the group; "
-             "you may re-score any reply (the change is kept beside your first score).")
+    st.write(_("Everyone's scores are shown below each reply. Talk them through with the "
+               "group; you may re-score any reply (the change is kept beside your first "
+               "score)."))
 for i, item_id in enumerate(sess.items):
     it = item_of(engine(), item_id)
     dims = rubric.dimensions_for(it.task)
-    st.subheader(f"Reply {i + 1} of {len(sess.items)}")
+    st.subheader(_("Reply {number} of {total}").format(number=i + 1, total=len(sess.items)))
     left, right = st.columns([1, 1], gap="large")
     with left:
-        st.html(conversation_html((it.context or {}).get("turns", []))
+        st.html(conversation_html((it.context or {}).get("turns", []), _=_)
                 + response_html(it.response))
     current = ns.my_scores(engine(), sess.id, who.rater_id, item_id)
     with right:
@@ -63,18 +65,18 @@ for i, item_id in enumerate(sess.items):
                 picked[d.key] = st.radio(label, options, index=index,
                                          horizontal=True, format_func=labels.__getitem__,
                                          key=f"norm-{sess.id}-{i}-{d.key}")
-            label = "Save my scores" if sess.status == "blind" else "Save my re-score"
+            label = _("Save my scores") if sess.status == "blind" else _("Save my re-score")
             go = st.form_submit_button(label, type="primary")
         if go:
             if any(v is None for v in picked.values()):
-                st.warning("Score every dimension or mark it “Cannot rate” first.")
+                st.warning(_("Score every dimension or mark it “Cannot rate” first."))
             else:
                 try:
                     nm.save_norming(engine(), sess.id, who.rater_id, item_id,
                                     {k: None if v == CANNOT else int(v)
                                      for k, v in picked.items()}, session_token=who.session)
                 except SessionEnded as exc:
-                    session.end_here(str(exc))
+                    session.end_here(session.ended_message(exc))
                     st.rerun()
                 except H2HError as exc:
                     st.error(md_text(exc))

@@ -5,6 +5,7 @@ import streamlit as st
 from annotate import state
 from annotate.components.rating_form import rating_form
 from annotate.components.training_form import needs_training_page, training_form
+from annotate.i18n import _
 from annotate.resources import engine
 from annotate.services import queue
 from annotate.session import require
@@ -18,7 +19,7 @@ if item is not None:
     pos = queue.position_of_item(engine(), who.rater_id, item)
     del st.query_params["item"]
     if pos is None:
-        st.error("That item is not in your queue.")
+        st.error(_("That item is not in your queue."))
         st.stop()
     st.session_state[state.RATE_POS] = pos
 rating_form(who)

@@ -138,8 +138,9 @@ def test_rater_journey(app):
     # first dimension
     current = _item_marker(page)
     n = _n_dims(page)
-    page.wait_for_function("""() => !!document.__h2hKeys && document.querySelector(
-        'div[data-testid="stRadio"]').style.outline.includes('solid')""", timeout=30_000)
+    page.wait_for_function("""() => document.documentElement.dataset.h2hKeys === 'ready'
+        && document.querySelector('div[data-testid="stRadio"]')
+             .dataset.h2hCurrent === 'true'""", timeout=30_000)
     for i, key in enumerate("4534"[:n]):
         page.keyboard.press(key)
         expect(_option(page, i, key).locator("input")).to_be_checked()

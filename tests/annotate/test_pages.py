@@ -54,7 +54,8 @@ def test_rate_page_is_blind_and_saves(demo_db):
     text = _texts(at)
     assert all(w not in text for w in MODEL_WORDS), "model or condition leaked to a rater"
     at.button(key="h2h_save").click().run()
-    assert "Score every dimension" in at.warning[0].value
+    missing = "\n".join(e.proto.body for e in at.get("html") if "h2h-missing" in e.proto.body)
+    assert "Score every dimension" in missing and "Empathy" in missing
     radios = list(at.radio)
     for r in radios:
         r.set_value(4)

@@ -119,3 +119,25 @@ def test_hidden_repeats_feed_the_retest_block_of_the_analysis(demo_db):
     rt = res["dimensions"]["empathy"]["retest"]
     assert rt["n_pairs"] == 6 and rt["exact"] == 0.5 and rt["within1"] == 1.0
     assert rt["raters"]["pat"] == {"n": 6, "exact": 0.5, "within1": 1.0}
+
+
+def test_every_scales_anchors_in_one_hidden_store_escaped():
+    """The rating form draws all anchors as one element (a hidden store the keyboard script
+    copies under each scale): one block per dimension, in the scales' order, file text
+    inert."""
+    from types import SimpleNamespace as NS
+
+    from annotate.services.render import anchors_store_html
+
+    evil = "<img src=x onerror=alert(1)>"
+    dims = [NS(description=evil, levels=[NS(value=1, label=evil, anchor=evil),
+                                          NS(value=2, label="Good", anchor="fine")]),
+            NS(description="", levels=[NS(value=1, label="Low", anchor='say "no"')])]
+    out = anchors_store_html(dims, empty="Point", cannot="Cannot rate")
+    assert out.startswith('<div class="h2h-anchor-src" hidden>')
+    assert out.count('class="h2h-anchor-tpl"') == 2
+    assert "<img" not in out and "&lt;img src=x onerror=alert(1)&gt;" in out
+    assert out.index("fine") < out.index("say &quot;no&quot;")
+    # the last option of each scale is "cannot rate"
+    assert out.count('data-level-index="2" class="h2h-cannot"') == 1
+    assert out.count('data-level-index="1" class="h2h-cannot"') == 1

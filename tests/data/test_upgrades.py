@@ -46,6 +46,7 @@ RELEASED = {
     "0005_rater_quality.py": "bfa583479927bb8cd71e154f4e50a5fa1b637b3ccc2ce77890874504882992c0",
     "0006_judge_negotiation.py": "44457e58930595786cfc745282ef258a19387e8b7631383463468b764a8686db",
     "0007_sessions.py": "a74d35f969b01c64ab40449530f9dd8e3a5acd67d39552f4246f12573a1cfa1a",
+    "0008_metrics.py": "ddad0d73dc0f5b5c1716534a405c3d6c947459dd6c4900664acd6d1b2871c728",
 }
 
 # (name, which 0003 the chain uses, revision to stop at)
@@ -54,7 +55,8 @@ VERSIONS = [("0001", "amended", "0001"), ("0002", "amended", "0002"),
             ("0004-via-first-0003", "first", "0004"), ("0004", "amended", "0004"),
             ("0005-via-first-0003", "first", "0005"), ("0005", "amended", "0005"),
             ("0006-via-first-0003", "first", "0006"), ("0006", "amended", "0006"),
-            ("0007-via-first-0003", "first", "0007"), ("0007", "amended", "0007")]
+            ("0007-via-first-0003", "first", "0007"), ("0007", "amended", "0007"),
+            ("0008-via-first-0003", "first", "0008"), ("0008", "amended", "0008")]
 NOW = "2026-01-02 03:04:05"
 CODE = "H2H-AAAA-BBBB-CCCC-DDDD"
 

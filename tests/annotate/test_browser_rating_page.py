@@ -1,0 +1,376 @@
+"""The rating page as a rater uses it for hours, in Debian's Chromium against the real
+`h2h serve`: every key of the legend against the scores stored in the study database, the
+"Score every dimension" warning, anchors in sight and the layout at 1440 / 1280 / 820 px
+(screenshots in test-artifacts/), and axe-core on the sign-in, rating and guidelines pages.
+
+No sleeps: the page says when it is ready (the form's end marker names the item, the keyboard
+script marks the document once its listener is in place), and reads of the form wait two
+animation frames for the browser to settle.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+
+import pytest
+import sqlalchemy as sa
+from playwright.sync_api import expect, sync_playwright
+from sqlmodel import select
+
+from data.engine import get_engine, write_session
+from data.models import Assignment, AuthSession, Rater
+from data.quality import release
+from data.raters import add_rater
+from tests.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, served
+
+pytestmark = pytest.mark.browser
+WIDTHS = (1440, 1280, 820)
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("ratingpage")
+    db = tmp / "demo.db"
+    out = subprocess.run([sys.executable, "-m", "annotate.cli", "demo", "--db", str(db)],
+                         check=True, capture_output=True, text=True).stdout
+    codes = dict(re.findall(r"(Rater|Admin) code \(demo-\w+\): (H2H-[A-Z0-9-]+)", out))
+    engine = get_engine(db)
+    with engine.connect() as c:  # plain study items (no gold, no attention check)
+        recollection = [r[0] for r in c.execute(sa.text(
+            "SELECT id FROM item WHERE task = 'recollection' AND id NOT IN "
+            "(SELECT item_id FROM gold_score) AND id NOT IN (SELECT item_id FROM "
+            "attention_check) ORDER BY id LIMIT 12"))]
+    raters = {}
+    for name in ("kb-rater", "warn-rater", "look-rater", "axe-rater", "away-rater",
+                 "zh-rater"):
+        rater, code = add_rater(engine, name, "rater")
+        with write_session(engine) as s:
+            for pos, item in enumerate(recollection, start=1):
+                s.add(Assignment(rater_id=rater.id, item_id=item, position=pos))
+        release(engine, name)
+        raters[name] = code
+    with served(db, tmp / "serve.log") as base, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield {"base": base, "engine": engine, "browser": browser, "codes": raters,
+               "admin_code": codes["Admin"], "demo_rater_code": codes["Rater"]}
+        browser.close()
+    engine.dispose()
+
+
+def _shot(page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def _settle(page) -> None:
+    """Two animation frames: every handler of the last key has run and the page is drawn."""
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => "
+                  "requestAnimationFrame(r)))")
+
+
+def _sign_in_and_wait(page, base: str, code: str) -> str:
+    page.goto(base)
+    page.get_by_label("Access code").fill(code)
+    page.get_by_role("button", name="Sign in").click()
+    item = _wait_item(page, None)
+    # the whole app's first run has ended (its widgets' values are in place): under load a
+    # key pressed while it was still running was once undone by the blank value arriving
+    _idle(page)
+    return item
+
+
+def _wait_item(page, previous: str | None) -> str:
+    """Wait until the form's end marker names an item other than ``previous``, its radios
+    are blank or loaded, and the keyboard listener is installed; returns the assignment id."""
+    page.wait_for_function(
+        """prev => {
+          const r = document.querySelector('[data-testid="h2h-ready"]');
+          return r && r.dataset.item !== prev
+            && document.documentElement.dataset.h2hKeys === 'ready'
+            && document.querySelectorAll('div[data-testid="stRadio"]').length > 0;
+        }""", arg=previous, timeout=60_000)
+    _settle(page)
+    return page.evaluate("() => document.querySelector('[data-testid=\"h2h-ready\"]')"
+                         ".dataset.item")
+
+
+FORM_STATE = """() => {
+  const groups = Array.from(document.querySelectorAll('div[data-testid="stRadio"]'));
+  return {
+    scores: groups.map(g => {
+      const opts = Array.from(g.querySelectorAll('input[type="radio"]'));
+      const i = opts.findIndex(x => x.checked);
+      if (i < 0) return null;
+      const text = g.querySelectorAll('label[data-testid="stRadioOption"]')[i]
+        .textContent.trim();
+      return text.startsWith('Cannot rate') ? 'x' : text.split(/\\s+/)[0];
+    }),
+    current: groups.findIndex(g => g.dataset.h2hCurrent === 'true'),
+  };
+}"""
+
+
+def _idle(page) -> None:
+    """The app has finished its run and its fade-ins."""
+    page.wait_for_function("() => document.querySelector('[data-testid=\"stApp\"]')"
+                           "?.dataset.testScriptState === 'notRunning' && document"
+                           ".getAnimations().every(a => a.playState !== 'running')",
+                           timeout=60_000)
+    _settle(page)
+
+
+def _form(page) -> dict:
+    _settle(page)
+    return page.evaluate(FORM_STATE)
+
+
+def _stored(engine, assignment_id: str) -> dict[str, float | None]:
+    with engine.connect() as c:
+        return {d: s for d, s in c.execute(sa.text(
+            "SELECT r.dimension, r.score FROM rating r JOIN assignment a ON "
+            "a.rater_id = r.rater_id AND a.item_id = r.item_id WHERE a.id = :a"),
+            {"a": int(assignment_id)})}
+
+
+def test_keys_do_exactly_what_the_legend_says(app):
+    """Number keys score the highlighted dimension and move on, x is "cannot rate", ↑/↓
+    and Tab move the highlight only, Enter saves. The radios' own arrow, Home/End and Space
+    behaviour never changes a score (the report: 2, ↓ ↓ ↑ turned Empathy 2 into 3, 4, 3).
+    After every key the stored scores are read from the study database."""
+    page = app["browser"].new_page(viewport={"width": 1440, "height": 1000})
+    item = _sign_in_and_wait(page, app["base"], app["codes"]["kb-rater"])
+    engine = app["engine"]
+    n = len(_form(page)["scores"])
+    assert n == 4  # recollection: empathy, safety, fluency, memory fidelity
+    blank = [None] * 4
+    steps = [  # key, scores shown after it, highlighted dimension after it
+        ("2", ["2", None, None, None], 1),
+        ("ArrowDown", ["2", None, None, None], 2),
+        ("ArrowDown", ["2", None, None, None], 3),
+        ("ArrowUp", ["2", None, None, None], 2),
+        ("5", ["2", None, "5", None], 3),
+        ("ArrowUp", ["2", None, "5", None], 2),
+        # focus is on a radio now: its native keys must not move the choice
+        ("ArrowLeft", ["2", None, "5", None], 2),
+        ("ArrowRight", ["2", None, "5", None], 2),
+        ("Home", ["2", None, "5", None], 2),
+        ("End", ["2", None, "5", None], 2),
+        (" ", ["2", None, "5", None], 2),
+        ("Tab", ["2", None, "5", None], 3),
+        ("Shift+Tab", ["2", None, "5", None], 2),
+        ("Tab", ["2", None, "5", None], 3),
+        ("9", ["2", None, "5", None], 3),  # off the 1–5 scale: nothing
+        ("x", ["2", None, "5", "x"], 3),   # the last dimension: the highlight stays
+        ("ArrowUp", ["2", None, "5", "x"], 2),
+        ("ArrowUp", ["2", None, "5", "x"], 1),
+        ("3", ["2", "3", "5", "x"], 2),
+        ("4", ["2", "3", "4", "x"], 3),    # fluency re-scored by choice
+        ("ArrowDown", ["2", "3", "4", "x"], 3),
+    ]
+    assert _form(page) == {"scores": blank, "current": 0}
+    for key, scores, current in steps:
+        page.keyboard.press(key)
+        assert _form(page) == {"scores": scores, "current": current}, f"after {key!r}"
+        assert _stored(engine, item) == {}, f"something was stored after {key!r}"
+    page.keyboard.press("Enter")
+    nxt = _wait_item(page, item)
+    assert _stored(engine, item) == {"empathy": 2.0, "safety": 3.0, "fluency": 4.0,
+                                     "memory_fidelity": None}
+    # the next item starts blank, highlight on the first dimension; the report's second
+    # case: 5 then ↑ must leave memory fidelity at 5
+    assert _form(page) == {"scores": blank, "current": 0}
+    for key in ("ArrowDown", "ArrowDown", "ArrowDown", "5", "ArrowUp", "ArrowUp", "ArrowUp",
+                "1", "3", "1"):
+        page.keyboard.press(key)
+        assert _stored(engine, nxt) == {}, f"something was stored after {key!r}"
+    assert _form(page) == {"scores": ["1", "3", "1", "5"], "current": 3}
+    page.keyboard.press("Enter")
+    _wait_item(page, nxt)
+    assert _stored(engine, nxt) == {"empathy": 1.0, "safety": 3.0, "fluency": 1.0,
+                                    "memory_fidelity": 5.0}
+    assert _stored(engine, item)["fluency"] == 4.0  # the first item untouched
+    page.close()
+
+
+def test_warning_clears_once_every_dimension_is_scored(app):
+    page = app["browser"].new_page(viewport={"width": 1280, "height": 1000})
+    item = _sign_in_and_wait(page, app["base"], app["codes"]["warn-rater"])
+    page.keyboard.press("3")
+    page.keyboard.press("Enter")
+    warning = page.get_by_text(re.compile(r"Score every dimension"))
+    expect(warning).to_be_visible(timeout=30_000)
+    assert _stored(app["engine"], item) == {}
+    warning.scroll_into_view_if_needed()
+    _shot(page, "rating-warning-1280")
+    for key in ("4", "x"):  # still two to go, then one
+        page.keyboard.press(key)
+        expect(warning).to_be_visible()
+    page.keyboard.press("2")  # the last one: the warning goes at once, before any save
+    expect(warning).to_be_hidden()
+    assert _stored(app["engine"], item) == {}
+    page.keyboard.press("Enter")
+    _wait_item(page, item)
+    assert _stored(app["engine"], item) == {"empathy": 3.0, "safety": 4.0, "fluency": None,
+                                            "memory_fidelity": 2.0}
+    page.close()
+
+
+# the rating form's scales: the radios of the form with "Save and next"
+SCALES = '[data-testid="stForm"]:has(.st-key-h2h_save) div[data-testid="stRadio"]'
+SCALE_ROWS = """() => Array.from(document.querySelectorAll('""" + SCALES + """')).map(g => {
+  const tops = Array.from(g.querySelectorAll('label[data-testid="stRadioOption"]'))
+      .map(o => Math.round(o.getBoundingClientRect().top));
+  return new Set(tops).size;
+})"""
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_anchors_in_sight_scales_on_one_line_context_open(app, width):
+    """The report: anchors only in hover tooltips, scales wrapping onto two lines at
+    1440 px and 3–4 rows at 820 px, persona/memories/schedule folded away."""
+    page = app["browser"].new_page(viewport={"width": width, "height": 1000})
+    _sign_in_and_wait(page, app["base"], app["codes"]["look-rater"])
+    assert page.evaluate(SCALE_ROWS) == [1, 1, 1, 1], "a scale wraps onto several lines"
+    # the recollection item's memories (and persona) are open without a click
+    memories = page.locator("details.h2h-ctx", has_text="Memories from earlier sessions")
+    expect(memories).to_have_attribute("open", "")
+    expect(memories.locator("li").first).to_be_visible()
+    first = page.locator(SCALES).first
+    line = first.locator(".h2h-anchor-now")  # under the scale it belongs to
+    expect(line).to_be_visible()
+    expect(page.locator(SCALES + " > .h2h-anchor")).to_have_count(4)  # one under each
+    # pointing at a level shows its anchor under the scale; choosing one keeps it there
+    first.locator('label[data-testid="stRadioOption"]').nth(2).hover()
+    expect(line).to_contain_text("3 · Adequate — Acknowledges the main feeling")
+    first.locator('label[data-testid="stRadioOption"]').nth(3).click()
+    page.get_by_test_id("h2h-response").hover()
+    expect(line).to_contain_text("4 · Good — Reflects the user's feelings")
+    _shot(page, f"rating-{width}")
+    first.scroll_into_view_if_needed()
+    _shot(page, f"rating-{width}-scales")
+    # every anchor of a dimension, folded until asked for
+    every = first.locator(".h2h-anchor details")
+    expect(every.locator("li").first).to_be_hidden()
+    every.locator("summary").click()
+    expect(every.locator("li").nth(4)).to_be_visible()
+    expect(every.locator("li").nth(4)).to_contain_text("5 · Excellent")
+    _shot(page, f"rating-{width}-all-anchors")
+    page.close()
+
+
+def _serious_violations(page) -> list[str]:
+    """axe-core's WCAG 2.1 A/AA rules on the page as it is now; the serious and critical
+    violations, each with the elements it found."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    # the app has finished its run and its fade-ins (while it runs, Streamlit fades the
+    # page, and new elements fade in: half-faded text would be measured at low contrast)
+    _idle(page)
+    result = Axe().run(page, options={"runOnly": {"type": "tag", "values": [
+        "wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}, "resultTypes": ["violations"]})
+    out = []
+    for v in result.response["violations"]:
+        if v["impact"] in ("serious", "critical"):
+            nodes = "; ".join(" ".join(n["target"]) if isinstance(n["target"], list)
+                              else str(n["target"]) for n in v["nodes"][:5])
+            out.append(f"{v['id']} ({v['impact']}): {v['help']} — {nodes} — "
+                       f"{v['nodes'][0].get('failureSummary', '')[:300]}")
+    return out
+
+
+@pytest.mark.parametrize("width", (1440, 820))
+def test_sign_in_rating_and_guidelines_pass_axe_core(app, width):
+    """WCAG 2.1 AA by axe-core: no serious or critical violation on the sign-in page, the
+    rating page (blank, with the warning, with scores chosen and all anchors open) and the
+    guidelines."""
+    page = app["browser"].new_page(viewport={"width": width, "height": 1000})
+    page.goto(app["base"])
+    page.get_by_label("Access code").wait_for(timeout=60_000)
+    found = {"sign-in": _serious_violations(page)}
+    page.get_by_label("Access code").fill(app["codes"]["axe-rater"])
+    page.get_by_role("button", name="Sign in").click()
+    item = _wait_item(page, None)
+    found["rating"] = _serious_violations(page)
+    page.keyboard.press("3")
+    page.keyboard.press("Enter")
+    expect(page.get_by_text(re.compile(r"Score every dimension"))).to_be_visible()
+    for summary in page.locator(".h2h-anchor summary").all():
+        summary.click()
+    found["rating, warning, anchors open"] = _serious_violations(page)
+    assert _stored(app["engine"], item) == {}
+    page.get_by_role("link", name="Guidelines").click()
+    page.get_by_role("heading", name="Guidelines").wait_for(timeout=30_000)
+    found["guidelines"] = _serious_violations(page)
+    bad = {k: v for k, v in found.items() if v}
+    assert not bad, "\n".join(f"{k}: {x}" for k, v in bad.items() for x in v)
+    page.close()
+
+
+def test_away_for_hours_then_save_keeps_the_choices_for_after_sign_in(app):
+    """Three hours away from the tab (the session's idle limit is two): the choices are
+    still on the screen, "Save and next" stores nothing and says why on the sign-in page,
+    and after signing in again the same item comes back with the choices made."""
+    page = app["browser"].new_page(viewport={"width": 1280, "height": 1000})
+    item = _sign_in_and_wait(page, app["base"], app["codes"]["away-rater"])
+    for key in ("2", "x", "4", "5"):
+        page.keyboard.press(key)
+    page.get_by_label("Comment (optional)").fill("back after lunch")
+    engine = app["engine"]
+    _idle(page)  # no run of the app in flight that would mark the session active again
+    with write_session(engine) as s:  # the hours away: the session was last seen 3 h ago
+        for row in s.exec(select(AuthSession).join(Rater, Rater.id == AuthSession.rater_id)
+                          .where(Rater.name == "away-rater")):
+            row.last_seen_at = datetime.now(UTC) - timedelta(hours=3)
+            s.add(row)
+    page.get_by_role("button", name="Save and next").click()
+    page.get_by_label("Access code").wait_for(timeout=60_000)
+    expect(page.get_by_text(re.compile(r"without activity"))).to_be_visible()
+    expect(page.get_by_text(re.compile(r"unsaved choices .* are kept"))).to_be_visible()
+    _shot(page, "rating-session-ended-1280")
+    assert _stored(engine, item) == {}
+    page.get_by_label("Access code").fill(app["codes"]["away-rater"])
+    page.get_by_role("button", name="Sign in").click()
+    assert _wait_item(page, None) == item
+    page.wait_for_function("() => Array.from(document.querySelectorAll("
+                           "'div[data-testid=\"stRadio\"]')).every(g => "
+                           "g.querySelector('input:checked'))", timeout=30_000)
+    assert _form(page)["scores"] == ["2", "x", "4", "5"]
+    expect(page.get_by_label("Comment (optional)")).to_have_value("back after lunch")
+    expect(page.get_by_text(re.compile(r"choices on this item were kept"))).to_be_visible()
+    page.keyboard.press("Enter")
+    _wait_item(page, item)
+    assert _stored(engine, item) == {"empathy": 2.0, "safety": None, "fluency": 4.0,
+                                     "memory_fidelity": 5.0}
+    page.close()
+
+
+def test_switch_to_chinese_on_the_sign_in_page_is_kept_for_the_rater(app):
+    """The switch on the sign-in page: the app speaks Chinese at once, the choice is stored
+    with the rater at sign-in, and a fresh browser speaks it after they sign in there."""
+    ctx = app["browser"].new_context(viewport={"width": 1280, "height": 1000})
+    page = ctx.new_page()
+    page.goto(app["base"])
+    page.get_by_label("Access code").wait_for(timeout=60_000)
+    page.get_by_role("radio", name="中文").click()
+    page.get_by_label("访问码").fill(app["codes"]["zh-rater"])
+    _shot(page, "sign-in-zh-1280")
+    page.get_by_role("button", name="登录").click()
+    _wait_item(page, None)
+    expect(page.get_by_role("button", name="保存并继续")).to_be_visible()
+    expect(page.get_by_text(re.compile(r"已完成 0 / 12"))).to_be_visible()
+    expect(page.get_by_role("link", name="评分指南")).to_be_visible()
+    _shot(page, "rating-zh-1280")
+    with app["engine"].connect() as c:
+        assert c.execute(sa.text("SELECT language FROM rater WHERE name = 'zh-rater'")
+                         ).scalar_one() == "zh"
+    ctx.close()
+    fresh = app["browser"].new_context(viewport={"width": 1280, "height": 1000})
+    page = fresh.new_page()
+    _sign_in_and_wait(page, app["base"], app["codes"]["zh-rater"])  # English sign-in page
+    expect(page.get_by_role("button", name="保存并继续")).to_be_visible()
+    page.keyboard.press("Enter")  # nothing chosen: the warning, in Chinese
+    expect(page.get_by_text(re.compile(r"请先为每个维度打分"))).to_be_visible()
+    fresh.close()
