@@ -18,6 +18,7 @@ from sqlalchemy import func
 from sqlalchemy.engine import Engine
 from sqlmodel import delete, select
 
+from .configs import find_by_name_or_hash
 from .engine import read_session, write_connection, write_session
 from .errors import H2HError
 from .models import AttentionCheck, Item, MetricConfigRow, MetricScore, utcnow
@@ -105,19 +106,8 @@ def _short(settings: dict) -> str:
 
 def find_metric_config(engine: Engine, ref: str) -> MetricConfigRow:
     """A configuration by name, by hash, or by a hash prefix of at least 6 characters."""
-    with read_session(engine) as s:
-        row = s.exec(select(MetricConfigRow).where(MetricConfigRow.name == ref)).first()
-        if row is None:
-            row = s.get(MetricConfigRow, ref)
-        if row is None and len(ref) >= 6:
-            hits = s.exec(select(MetricConfigRow)
-                          .where(MetricConfigRow.hash.startswith(ref))).all()
-            row = hits[0] if len(hits) == 1 else None
-        if row is None:
-            names = s.exec(select(MetricConfigRow.name).order_by(MetricConfigRow.name)).all()
-            known = ", ".join(names) if names else "none yet; run `h2h metrics run`"
-            raise H2HError(f"no metric configuration '{ref}' (known: {known})")
-        return row
+    return find_by_name_or_hash(engine, MetricConfigRow, ref, what="metric configuration",
+                                none_yet="none yet; run `h2h metrics run`")
 
 
 def list_metric_configs(engine: Engine) -> list[dict[str, Any]]:

@@ -18,6 +18,7 @@ from sqlalchemy import func
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
+from data.configs import find_by_name_or_hash
 from data.engine import read_session, write_connection, write_session
 from data.errors import H2HError
 from data.models import CostEntry, JudgeBatch, JudgeConfigRow, Judgment, utcnow
@@ -129,19 +130,10 @@ def check_name_free(s: Session, name: str, config_hash: str) -> None:
 
 def find_config(engine: Engine, ref: str) -> JudgeConfigRow:
     """A configuration by name, by hash, or by a hash prefix of at least 6 characters."""
-    with read_session(engine) as s:
-        row = s.exec(select(JudgeConfigRow).where(JudgeConfigRow.name == ref)).first()
-        if row is None:
-            row = s.get(JudgeConfigRow, ref)
-        if row is None and len(ref) >= 6:
-            hits = s.exec(select(JudgeConfigRow)
-                          .where(JudgeConfigRow.hash.startswith(ref))).all()
-            row = hits[0] if len(hits) == 1 else None
-        if row is None:
-            names = s.exec(select(JudgeConfigRow.name).order_by(JudgeConfigRow.name)).all()
-            known = ", ".join(names) if names else "none yet"
-            raise H2HError(f"--config: no judge configuration '{ref}' (known: {known})")
-        return row
+    try:
+        return find_by_name_or_hash(engine, JudgeConfigRow, ref, what="judge configuration")
+    except H2HError as exc:
+        raise H2HError(f"--config: {exc}") from None
 
 
 def list_configs(engine: Engine) -> list[dict[str, Any]]:
