@@ -155,13 +155,22 @@ class OpenAIProvider:
         if request.schema is None:  # generation: free text, nothing to negotiate
             return await self._send(request, "text")
         refused: list[ProviderError] = []
+        if not self._settled:
+            if self._negotiating is None:
+                self._negotiating = asyncio.Lock()
+            async with self._negotiating:  # one call finds the form; the rest wait
+                if not self._settled:
+                    # a retryable failure raises: the next call negotiates again from here
+                    reply = await self._send_stepping_down(request, refused)
+                    self._settled = True
+                    return reply
+        return await self._send_stepping_down(request, refused)
+
+    async def _send_stepping_down(self, request: Request, refused: list[ProviderError]
+                                  ) -> Reply:
+        """Send in the current form; a form the server refuses is recorded in ``refused`` and
+        the next weaker one tried, until one answers or none is left (then it raises)."""
         while True:
-            if not self._settled:
-                if self._negotiating is None:
-                    self._negotiating = asyncio.Lock()
-                async with self._negotiating:  # one call finds the form; the rest wait
-                    if not self._settled:
-                        return await self._negotiate(request, refused)
             try:
                 reply = await self._send(request, self._form)
             except ProviderError as err:
@@ -170,19 +179,6 @@ class OpenAIProvider:
                     continue
                 err.refused = tuple(refused)
                 raise
-            return replace(reply, refused=tuple(refused))
-
-    async def _negotiate(self, request: Request, refused: list[ProviderError]) -> Reply:
-        while True:
-            try:
-                reply = await self._send(request, self._form)
-            except ProviderError as err:
-                if err.kind == "unsupported" and self._step_down(err):
-                    refused.append(err)
-                    continue
-                err.refused = tuple(refused)
-                raise  # a retryable failure: the next call negotiates again from here
-            self._settled = True
             return replace(reply, refused=tuple(refused))
 
     def _params(self, request: Request, form: str) -> dict[str, Any]:
