@@ -6,7 +6,6 @@ button's callback, committed before the next item is drawn.
 
 from __future__ import annotations
 
-import html
 import time
 
 import streamlit as st
@@ -20,12 +19,10 @@ from annotate.services.auth import Identity, SessionEnded
 from annotate.services.i18n import N_
 from annotate.services.render import (
     anchors_store_html,
-    context_html,
-    conversation_html,
+    item_html,
     md_formatting,
     md_text,
     missing_html,
-    response_html,
     shortcuts_html,
 )
 from data.errors import H2HError
@@ -181,13 +178,7 @@ def rating_form(who: Identity) -> None:
 
     left, right = st.columns([1, 1], gap="large")
     with left:  # one element for the whole context: fewer messages, a faster next item
-        title = html.escape(_("Conversation"))
-        st.html(f"<p><b>{title}</b> · {html.escape(_(view.task))}</p>"
-                + context_html(view.persona, view.memories, view.schedule, view.outfit, _=_)
-                + conversation_html(view.turns, _=_)
-                + "<p style='margin:.8rem 0 .3rem 0'><b>"
-                + html.escape(_("Companion's reply to rate")) + "</b></p>"
-                + response_html(view.response))
+        st.html(item_html(view, _=_))
     with right, st.form("h2h_rate_form", border=False):
         # A form: choosing scores costs no round trip; "Save and next" sends them all at once.
         # Each scale is a one-line segmented control; under it, the anchor of the level the

@@ -7,7 +7,6 @@ training practises the real task.
 
 from __future__ import annotations
 
-import html
 import time
 
 import streamlit as st
@@ -19,11 +18,9 @@ from annotate.resources import cached_rubric, engine
 from annotate.services import training
 from annotate.services.auth import Identity, SessionEnded
 from annotate.services.render import (
-    context_html,
-    conversation_html,
     feedback_html,
+    item_html,
     md_text,
-    response_html,
 )
 from data.errors import H2HError
 from data.quality import get_settings
@@ -105,13 +102,7 @@ def training_form(who: Identity) -> None:
         st.session_state[state.TRAIN_SHOWN_AT] = (view.item_id, time.monotonic())
     left, right = st.columns([1, 1], gap="large")
     with left:
-        title = html.escape(_("Conversation"))
-        st.html(f"<p><b>{title}</b> · {html.escape(_(view.task))}</p>"
-                + context_html(view.persona, view.memories, view.schedule, view.outfit, _=_)
-                + conversation_html(view.turns, _=_)
-                + "<p style='margin:.8rem 0 .3rem 0'><b>"
-                + html.escape(_("Companion's reply to rate")) + "</b></p>"
-                + response_html(view.response))
+        st.html(item_html(view, _=_))
     with right, st.form("h2h_train_form", border=False, clear_on_submit=True):
         picked = {}
         for d in view.dimensions:

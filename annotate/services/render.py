@@ -27,7 +27,7 @@ import re
 
 __all__ = ["conversation_html", "response_html", "plain_html", "context_html",
            "shortcuts_html", "feedback_html", "anchors_html", "caption_html", "md_text",
-           "md_formatting", "md_table", "anchor_block_html",
+           "md_formatting", "md_table", "anchor_block_html", "item_html",
            "anchors_store_html", "missing_html", "CHAT_CSS"]
 
 # The rating scales: the rating form's radios, whose keys are "score-<dimension>" (Streamlit
@@ -242,6 +242,19 @@ def context_html(persona: str | None, memories: list[str], schedule: str | None,
         parts.append(f'<details class="h2h-ctx" open><summary>{_content(title)}</summary>'
                      f'<div class="h2h-plain">{_esc(outfit)}</div></details>')
     return "".join(parts)
+
+
+def item_html(view, _=_same) -> str:
+    """The left column of the rating and training pages, as one element: the task, the
+    context the task needs, the conversation and the reply to rate (all text escaped).
+    ``view`` has ``task``, ``persona``, ``memories``, ``schedule``, ``outfit``, ``turns`` and
+    ``response``."""
+    return (f"<p><b>{html.escape(_('Conversation'))}</b> · {html.escape(_(view.task))}</p>"
+            + context_html(view.persona, view.memories, view.schedule, view.outfit, _=_)
+            + conversation_html(view.turns, _=_)
+            + "<p style='margin:.8rem 0 .3rem 0'><b>"
+            + html.escape(_("Companion's reply to rate")) + "</b></p>"
+            + response_html(view.response))
 
 
 def anchor_block_html(d, empty: str, cannot: str, all_label: str = "All anchors") -> str:
