@@ -12,7 +12,7 @@ from sqlmodel import SQLModel
 
 from data.engine import create_sqlite_file, get_engine
 from data.errors import H2HError
-from data.migrate import current_revision, head_revision, upgrade
+from data.migrate import HEAD, current_revision, head_revision, schema_state, upgrade
 from data.rubric import load_default_rubric
 from data.study import current_rubric, init_study
 
@@ -96,3 +96,25 @@ def test_init_refuses_a_foreign_database(db_url):
         init_study(engine)
     with engine.connect() as c:  # untouched
         assert "alembic_version" not in sa.inspect(c).get_table_names()
+
+
+def test_the_fast_schema_check_knows_the_head_alembic_knows():
+    """ensure_current answers from data.migrate.HEAD without Alembic: a new migration must
+    move HEAD with it (else every command would call a current study 'older')."""
+    assert HEAD == head_revision()
+
+
+def test_the_fast_schema_check_never_calls_an_older_or_odd_study_current(db_url):
+    engine = get_engine(db_url)
+    upgrade(engine, "0001")
+    assert schema_state(engine) == "behind"
+    upgrade(engine)
+    assert schema_state(engine) == "current"
+    with engine.begin() as c:  # two recorded revisions (branches): not the fast path's case
+        c.execute(sa.text("INSERT INTO alembic_version (version_num) VALUES ('0001')"))
+    with pytest.raises(Exception, match="more than one head"):  # Alembic's own answer
+        schema_state(engine)
+    with engine.begin() as c:
+        c.execute(sa.text("DELETE FROM alembic_version"))
+        c.execute(sa.text("INSERT INTO alembic_version (version_num) VALUES ('9999')"))
+    assert schema_state(engine) == "ahead"
