@@ -83,10 +83,20 @@ class FigureExporter:
               formats: Iterable[str] = FORMATS) -> int:
         """Write each ``(figure, path without suffix)`` in each format (pdf, svg, png; PNG at
         300 dpi); returns how many files were written."""
+        return self.submit(figures, formats).result(timeout=_TIMEOUT)
+
+    def submit(self, figures: Iterable[tuple[object, Path]],
+               formats: Iterable[str] = FORMATS) -> Future:
+        """Start writing, as :meth:`write` does, and return at once: the browser renders
+        while the caller goes on (``h2h report`` writes its tables and HTML meanwhile).
+        The future's result is the number of files written, or the export's error.
+
+        Each figure is turned into its plain dict here, in the caller's thread, once (kaleido
+        would do it again for every format, in the browser's thread)."""
         from .style import PNG_SCALE
 
-        k = self._browser.result(timeout=_TIMEOUT)
-        figs = [(fig, Path(stem)) for fig, stem in figures]
+        figs = [(fig.to_dict() if hasattr(fig, "to_dict") else fig, Path(stem))
+                for fig, stem in figures]
         formats = tuple(formats)
         # the PDF is printed from the SVG: write it beside, or in a scratch folder
         svg_of = {i: (stem.with_suffix(".svg") if "svg" in formats
@@ -98,8 +108,14 @@ class FigureExporter:
                 for fig, stem in figs if "png" in formats]
         pdfs = [(svg_of[i], stem.with_suffix(".pdf")) for i, (_, stem) in enumerate(figs)
                 if "pdf" in formats]
-        self._run(self._write_all(k, svgs, pngs, pdfs))
-        return len(figs) * len(formats)
+        count = len(figs) * len(formats)
+
+        async def run() -> int:
+            k = await asyncio.wrap_future(self._browser)
+            await self._write_all(k, svgs, pngs, pdfs)
+            return count
+
+        return asyncio.run_coroutine_threadsafe(run(), self._loop)
 
     async def _write_all(self, k, svgs: list, pngs: list, pdfs: list) -> None:
         """SVGs first; then the PNGs (kaleido's tabs) and the PDFs printed from the SVGs (a

@@ -46,6 +46,30 @@ def write_report(bundle: dict, out: str | Path, *, figures: bool = True,
     t0 = time.perf_counter()
     built = built if built is not None else build_sections(bundle, sections)
     timing["sections"] = time.perf_counter() - t0
+    own = figures and exporter is None
+    pending = None
+    if figures:
+        # the browser draws the figures while the tables and the HTML are written here
+        exporter = exporter or FigureExporter()
+        figs = [f for _, r in built for f in r.figures]
+        pending = exporter.submit(((f.fig, out / "figures" / f.key) for f in figs), FORMATS)
+    try:
+        _write_text_outputs(bundle, built, out, timing)
+        if pending is not None:
+            t0 = time.perf_counter()
+            pending.result()
+            (out / "figures.tex").write_text(_figures_tex(built, _numbers(built)),
+                                             encoding="utf-8")
+            timing["figure_export"] = time.perf_counter() - t0  # the wait beyond the rest
+    finally:
+        if own:
+            exporter.close()
+    return timing
+
+
+def _write_text_outputs(bundle: dict, built: list[tuple[Section, SectionOutput]], out: Path,
+                        timing: dict[str, float]) -> None:
+    """Everything but the figures' files: CSVs, LaTeX, JSON, Markdown and HTML."""
     t0 = time.perf_counter()
     numbers = _numbers(built)
     legends = {t.key: legend_for(t) for _, r in built for t in r.tables}
@@ -71,19 +95,6 @@ def write_report(bundle: dict, out: str | Path, *, figures: bool = True,
     (out / "report.html").write_text(report_html(bundle, built, numbers, general, legends),
                                      encoding="utf-8")
     timing["html"] = time.perf_counter() - t0
-    if figures:
-        t0 = time.perf_counter()
-        figs = [f for _, r in built for f in r.figures]
-        own = exporter is None
-        exporter = exporter or FigureExporter()
-        try:
-            exporter.write(((f.fig, out / "figures" / f.key) for f in figs), FORMATS)
-        finally:
-            if own:
-                exporter.close()
-        (out / "figures.tex").write_text(_figures_tex(built, numbers), encoding="utf-8")
-        timing["figure_export"] = time.perf_counter() - t0
-    return timing
 
 
 def _numbers(built: list[tuple[Section, SectionOutput]]) -> dict[str, int]:
