@@ -25,8 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import html
-import os
+import json
 import re
 import tempfile
 import threading
@@ -39,10 +38,15 @@ __all__ = ["FigureExporter", "FORMATS"]
 FORMATS = ("pdf", "svg", "png")
 _TIMEOUT = 300.0
 _SIZE = re.compile(r'<svg[^>]*?\swidth="([\d.]+)"[^>]*?\sheight="([\d.]+)"')
-_PAGE = ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>{title}</title>"
-         "<style>@page{{size:{w}px {h}px;"
-         "margin:0}}html,body{{margin:0;padding:0;background:#fff}}svg{{display:block}}"
-         "</style></head><body>{svg}</body></html>")
+# Put one figure in the print page: its SVG as the body, the page exactly its size; resolves
+# after the next frame is drawn.
+_SET_PAGE = ("new Promise(done => {{ document.title = {title}; document.body.innerHTML = {svg}; "
+             "document.getElementById('page-size').textContent = "
+             "'@page{{size:' + {w} + 'px ' + {h} + 'px;margin:0}}'; "
+             "requestAnimationFrame(() => requestAnimationFrame(() => done(true))); }})")
+_PAGE = ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>h2htalk figure</title>"
+         "<style id='page-size'></style><style>html,body{margin:0;padding:0;"
+         "background:#fff}svg{display:block}</style></head><body></body></html>")
 
 
 def _kaleido_class():
@@ -59,10 +63,10 @@ class FigureExporter:
     """A Chromium that writes plotly figures; open it early, :meth:`write` when ready,
     :meth:`close` at the end (or use it as a context manager)."""
 
-    def __init__(self, tabs: int | None = None):
-        # a tab per core (up to 4): the statistics run on one core while the browser starts,
-        # then the tabs render figures in parallel
-        tabs = tabs or max(1, min(4, os.cpu_count() or 1))
+    def __init__(self, tabs: int = 1):
+        # One plotly tab draws the SVGs one after another while a second, plain tab prints
+        # and photographs the one before: each further plotly tab would cost a renderer and
+        # a parse of plotly.js (about 0.4 s of CPU) and win nothing on two cores.
         self._tmp = tempfile.TemporaryDirectory(prefix="h2h-figures-")
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True,
@@ -70,6 +74,7 @@ class FigureExporter:
         self._thread.start()
         self._browser: Future = asyncio.run_coroutine_threadsafe(self._open(tabs), self._loop)
         self._print_tab = None
+        self._print_lock = asyncio.Lock()
 
     async def _open(self, tabs: int):
         k = _kaleido_class()(n=tabs, mathjax=False)
@@ -98,59 +103,91 @@ class FigureExporter:
         figs = [(fig.to_dict() if hasattr(fig, "to_dict") else fig, Path(stem))
                 for fig, stem in figures]
         formats = tuple(formats)
-        # the PDF is printed from the SVG: write it beside, or in a scratch folder
+        # plotly draws each figure once, as SVG (beside, or in a scratch folder); the PDF and
+        # the PNG are that SVG printed and photographed by the same browser
         svg_of = {i: (stem.with_suffix(".svg") if "svg" in formats
                       else Path(self._tmp.name) / f"{i}.svg") for i, (_, stem) in enumerate(figs)}
         svgs = [{"fig": fig, "path": str(svg_of[i]), "opts": {"format": "svg"}}
-                for i, (fig, _) in enumerate(figs) if "svg" in formats or "pdf" in formats]
-        pngs = [{"fig": fig, "path": str(stem.with_suffix(".png")),
-                 "opts": {"format": "png", "scale": PNG_SCALE}}
-                for fig, stem in figs if "png" in formats]
-        pdfs = [(svg_of[i], stem.with_suffix(".pdf")) for i, (_, stem) in enumerate(figs)
-                if "pdf" in formats]
+                for i, (fig, _) in enumerate(figs)] if formats else []
+        pages = [(svg_of[i], stem.with_suffix(".pdf") if "pdf" in formats else None,
+                  stem.with_suffix(".png") if "png" in formats else None)
+                 if {"pdf", "png"} & set(formats) else None for i, (_, stem) in enumerate(figs)]
         count = len(figs) * len(formats)
 
         async def run() -> int:
             k = await asyncio.wrap_future(self._browser)
-            await self._write_all(k, svgs, pngs, pdfs)
+            # plotly draws the SVGs one after another; as each is ready, the print tab
+            # prints and photographs it while the next one is drawn
+            drawn: asyncio.Queue = asyncio.Queue()
+
+            async def draw() -> None:
+                try:
+                    for spec, page in zip(svgs, pages, strict=True):
+                        await k.write_fig_from_object([spec], cancel_on_error=True)
+                        if page is not None:
+                            await drawn.put(page)
+                finally:
+                    await drawn.put(None)
+
+            async def finish() -> None:
+                while (page := await drawn.get()) is not None:
+                    async with self._print_lock:  # a page at a time (submits overlap)
+                        await self._finish(k, *page, PNG_SCALE)
+
+            await asyncio.gather(draw(), finish())
             return count
 
         return asyncio.run_coroutine_threadsafe(run(), self._loop)
 
-    async def _write_all(self, k, svgs: list, pngs: list, pdfs: list) -> None:
-        """SVGs first; then the PNGs (kaleido's tabs) and the PDFs printed from the SVGs (a
-        tab of its own) at the same time."""
-        if svgs:
-            await k.write_fig_from_object(svgs, cancel_on_error=True)
-        jobs = []
-        if pngs:
-            jobs.append(k.write_fig_from_object(pngs, cancel_on_error=True))
-        if pdfs:
-            jobs.append(self._print_pdfs(k, pdfs))
-        await asyncio.gather(*jobs)
-
-    async def _print_pdfs(self, k, jobs: list[tuple[Path, Path]]) -> None:
+    async def _tab(self, k):
+        """The tab that prints and photographs figures: a blank page of ours, loaded once,
+        in front (a tab behind draws no frames, and the page waits for one)."""
         if self._print_tab is None:
-            self._print_tab = await k.create_tab("")
-            await self._print_tab.send_command("Page.enable")
-        tab = self._print_tab
-        for n, (svg_path, pdf_path) in enumerate(jobs):
-            svg = svg_path.read_text(encoding="utf-8")
-            m = _SIZE.search(svg)
-            if m is None:
-                raise ValueError(f"{svg_path}: no width and height on the SVG")
-            page = Path(self._tmp.name) / f"page{n}.html"
-            page.write_text(_PAGE.format(w=m.group(1), h=m.group(2), svg=svg,
-                                         title=html.escape(pdf_path.stem)), encoding="utf-8")
+            tab = await k.create_tab("")
+            await tab.send_command("Page.enable")
+            blank = Path(self._tmp.name) / "page.html"
+            blank.write_text(_PAGE, encoding="utf-8")
             loaded = tab.subscribe_once("Page.loadEventFired")
-            await tab.send_command("Page.navigate", params={"url": page.as_uri()})
+            await tab.send_command("Page.navigate", params={"url": blank.as_uri()})
             await asyncio.wait_for(loaded, _TIMEOUT)
+            await tab.send_command("Page.bringToFront")
+            self._print_tab = tab
+        return self._print_tab
+
+    async def _finish(self, k, svg_path: Path, pdf_path: Path | None, png_path: Path | None,
+                      png_scale: float) -> None:
+        """The SVG inline in the print tab's page, which takes exactly its size (no
+        navigation, no new document): printed to PDF and photographed to PNG at
+        ``png_scale`` (the whole figure, whatever the tab's size)."""
+        tab = await self._tab(k)
+        svg = svg_path.read_text(encoding="utf-8")
+        m = _SIZE.search(svg)
+        if m is None:
+            raise ValueError(f"{svg_path}: no width and height on the SVG")
+        w, h = m.group(1), m.group(2)
+        res = await tab.send_command("Runtime.evaluate", params={
+            "expression": _SET_PAGE.format(svg=json.dumps(svg), w=json.dumps(w),
+                                           h=json.dumps(h),
+                                           title=json.dumps((pdf_path or png_path).stem)),
+            "awaitPromise": True, "returnByValue": True})
+        if "error" in res or res.get("result", {}).get("exceptionDetails"):
+            raise RuntimeError(f"drawing {svg_path.name}: {res}")
+        if pdf_path is not None:
             res = await tab.send_command("Page.printToPDF", params={
                 "printBackground": True, "preferCSSPageSize": True, "marginTop": 0,
                 "marginBottom": 0, "marginLeft": 0, "marginRight": 0, "pageRanges": "1"})
             if "error" in res:
                 raise RuntimeError(f"printing {pdf_path.name}: {res['error']}")
             pdf_path.write_bytes(base64.b64decode(res["result"]["data"]))
+        if png_path is not None:
+            res = await tab.send_command("Page.captureScreenshot", params={
+                "format": "png", "captureBeyondViewport": True, "fromSurface": True,
+                "optimizeForSpeed": True,
+                "clip": {"x": 0, "y": 0, "width": float(w), "height": float(h),
+                         "scale": png_scale}})
+            if "error" in res:
+                raise RuntimeError(f"drawing {png_path.name}: {res['error']}")
+            png_path.write_bytes(base64.b64decode(res["result"]["data"]))
 
     def close(self) -> None:
         try:  # a browser still starting is waited for, so that no Chromium is left behind

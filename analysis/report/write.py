@@ -23,7 +23,7 @@ from .export import FORMATS, FigureExporter
 from .html import report_html
 from .latex import PREAMBLE, legend_for, table_tex, tables_tex, tex
 from .markdown import report_md
-from .sections import Finding, Section, SectionOutput, build_sections
+from .sections import SECTIONS, Finding, Section, SectionOutput, build_sections
 
 __all__ = ["write_report"]
 
@@ -44,20 +44,32 @@ def write_report(bundle: dict, out: str | Path, *, figures: bool = True,
     (out / "figures").mkdir(parents=True, exist_ok=True)
     timing: dict[str, float] = {}
     t0 = time.perf_counter()
-    built = built if built is not None else build_sections(bundle, sections)
-    timing["sections"] = time.perf_counter() - t0
     own = figures and exporter is None
-    pending = None
     if figures:
-        # the browser draws the figures while the tables and the HTML are written here
         exporter = exporter or FigureExporter()
-        figs = [f for _, r in built for f in r.figures]
-        pending = exporter.submit(((f.fig, out / "figures" / f.key) for f in figs), FORMATS)
+    pending: list = []
+
+    def draw(section_figures) -> None:  # the browser draws while the rest goes on here
+        if figures and section_figures:
+            pending.append(exporter.submit(
+                ((f.fig, out / "figures" / f.key) for f in section_figures), FORMATS))
+
     try:
+        if built is None:  # each section's figures go to the browser once it is built
+            built = []
+            for s in SECTIONS if sections is None else sections:
+                for pair in build_sections(bundle, [s]):
+                    built.append(pair)
+                    draw(pair[1].figures)
+        else:
+            for _, res in built:
+                draw(res.figures)
+        timing["sections"] = time.perf_counter() - t0
         _write_text_outputs(bundle, built, out, timing)
-        if pending is not None:
+        if figures:
             t0 = time.perf_counter()
-            pending.result()
+            for job in pending:
+                job.result()
             (out / "figures.tex").write_text(_figures_tex(built, _numbers(built)),
                                              encoding="utf-8")
             timing["figure_export"] = time.perf_counter() - t0  # the wait beyond the rest
