@@ -17,20 +17,66 @@ from plotly.subplots import make_subplots
 from .format import dim_labels, dim_order, fmt, fmt_est, is_missing, natural_key
 from .style import FONT_PX, OKABE_ITO, SYMBOLS, Width, use_template, width_px
 
-__all__ = ["Figure", "slug", "agreement_figure", "judges_figure", "calibration_figure",
-           "calibration_pairs_figure", "leaderboard_figure", "sap_figure",
+__all__ = ["Figure", "slug", "plain", "inert", "agreement_figure", "judges_figure",
+           "calibration_figure", "calibration_pairs_figure", "leaderboard_figure", "sap_figure",
            "confusion_figures", "bland_altman_figures"]
 
 
 @dataclass(frozen=True)
 class Figure:
-    """``key`` names the files (``figures/<key>.pdf``); made safe with :func:`slug`."""
+    """``key`` names the files (``figures/<key>.pdf``); made safe with :func:`slug`.
+
+    The names on the figure (models, judges, rubric labels: text from files) are made inert
+    on creation (:func:`inert`)."""
 
     key: str
     fig: go.Figure
     caption: str
     alt: str
     width: Width = "column"
+
+    def __post_init__(self) -> None:
+        inert(self.fig)
+
+
+def plain(text: str) -> str:
+    """``text`` as plotly shows it literally: plotly reads a subset of HTML in every label
+    (``<b>``, ``<br>``, ``<a href=…>`` become bold text, line breaks and links in the SVG, the
+    PDF and the interactive HTML figure) and HTML entities; a model named ``<a href=…>`` must
+    stay those characters. (Hover templates also read ``%{…}``: names never go into them;
+    they use ``%{fullData.name}`` and ``%{customdata}``.)"""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def inert(fig: go.Figure) -> go.Figure:
+    """Every text of ``fig`` that can carry a name shown literally (see :func:`plain`): trace
+    names, custom data, categories, tick labels and annotations (the panel titles). The
+    figures' own words carry no markup, so escaping all of them changes nothing else; hover
+    templates are the figures' own and keep theirs. Applied once per figure."""
+    if fig.layout.meta == "h2h-inert":
+        return fig
+
+    def esc(values):
+        if values is None or isinstance(values, str):
+            return plain(values) if isinstance(values, str) else values
+        return [plain(v) if isinstance(v, str) else v for v in values]
+
+    for tr in fig.data:
+        if isinstance(getattr(tr, "name", None), str):
+            tr.name = plain(tr.name)
+        for attr in ("customdata", "x", "y", "text"):
+            vals = getattr(tr, attr, None)
+            if vals is not None and not hasattr(vals, "dtype") and any(
+                    isinstance(v, str) for v in vals):
+                setattr(tr, attr, esc(vals))
+    for ann in fig.layout.annotations:
+        if isinstance(ann.text, str):
+            ann.text = plain(ann.text)
+    for key in fig.layout:
+        if key.startswith(("xaxis", "yaxis")) and fig.layout[key].ticktext is not None:
+            fig.layout[key].ticktext = esc(fig.layout[key].ticktext)
+    fig.layout.meta = "h2h-inert"
+    return fig
 
 
 def slug(key: str) -> str:
@@ -154,7 +200,8 @@ def judges_figure(bundle: dict) -> Figure | None:
                         marker=dict(size=6, color=colors[k % len(colors)],
                                     symbol="diamond" if k == 0 else SYMBOLS[(k - 1) % 8]),
                         customdata=[labels[d] for d in dims],
-                        hovertemplate=f"{name}, %{{customdata}}: QWK = %{{x:.3f}}<extra></extra>")
+                        hovertemplate="%{fullData.name}, %{customdata}: QWK = %{x:.3f}"
+                                      "<extra></extra>")
     _cat_axis(fig, [labels[d] for d in dims])
     fig.update_xaxes(title="Quadratic-weighted κ", dtick=0.1)
     fig.update_layout(showlegend=True)
@@ -195,7 +242,7 @@ def calibration_figure(calib: dict, labels: dict[str, str] | None = None) -> go.
     _cat_axis(fig, [labels.get(d, d) for d in dims])
     fig.update_xaxes(title="Quadratic-weighted κ (paired bootstrap 95% CI)")
     fig.update_layout(showlegend=True)
-    return fig
+    return inert(fig)
 
 
 def calibration_pairs_figure(bundle: dict) -> Figure | None:
@@ -260,7 +307,7 @@ def leaderboard_figure(bundle: dict, src: str) -> Figure | None:
                         name=m, marker=dict(size=6, symbol=SYMBOLS[k % 8]),
                         error_y=_err(v, [c.get("low") for c in cs], [c.get("high") for c in cs]),
                         customdata=[labels[d] for d in dims],
-                        hovertemplate=f"{m}, %{{customdata}}: %{{y:.2f}}<extra></extra>")
+                        hovertemplate="%{fullData.name}, %{customdata}: %{y:.2f}<extra></extra>")
     fig.update_xaxes(tickvals=list(range(len(dims))), ticktext=[labels[d] for d in dims],
                      range=[-0.5, len(dims) - 0.5], showgrid=False, ticks="")
     fig.update_yaxes(title=f"Mean score ({_scale_words(bundle, dims)})")
@@ -297,7 +344,7 @@ def sap_figure(bundle: dict, src: str) -> Figure | None:
                         name=m, marker=dict(size=6, symbol=SYMBOLS[k % 8]),
                         error_x=_err(v, [r.get("low") for r in rs], [r.get("high") for r in rs]),
                         customdata=[labels[d] for d in dims],
-                        hovertemplate=f"{m}, %{{customdata}}: %{{x:+.2f}}<extra></extra>")
+                        hovertemplate="%{fullData.name}, %{customdata}: %{x:+.2f}<extra></extra>")
     fig.add_vline(x=0, line=dict(color="#000000", width=0.8))
     _cat_axis(fig, [labels[d] for d in dims])
     fig.update_xaxes(title="SAP − baseline (score points)")

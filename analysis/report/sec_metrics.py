@@ -141,7 +141,7 @@ def metrics_figure(bundle: dict) -> Figure | None:
                                     dict(width=1, color=colors[k % len(colors)]),
                                     opacity=1.0),
                         customdata=[labels[d] for d in dims],
-                        hovertemplate=f"{shown[k]}, %{{customdata}}: ρ = %{{x:.3f}}"
+                        hovertemplate="%{fullData.name}, %{customdata}: ρ = %{x:.3f}"
                                       "<extra></extra>")
     _cat_axis(fig, [labels[d] for d in dims])
     lo_x = min([0.0] + lows)

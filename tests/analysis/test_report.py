@@ -378,3 +378,51 @@ def test_without_a_browser_the_report_is_written_and_the_error_says_what_to_do(r
     assert "figures could not be exported" in proc.stderr and "--no-figures" in proc.stderr
     for name in ("report.html", "report.md", "tables.tex", "manifest.json"):
         assert (out / name).stat().st_size > 0, name  # nothing else is lost
+
+
+def test_names_from_files_are_shown_as_written_in_every_figure(tmp_path):
+    """Model names come from imported files and judge names from the command line: in the
+    figures they are text, never plotly's markup (a link, bold, a line break) — in the SVG,
+    the PDF and the interactive figures of report.html (which must stay offline)."""
+    import re
+    import sqlite3
+    import subprocess as sp
+    from html import unescape
+
+    from playwright.sync_api import sync_playwright
+
+    db = tmp_path / "demo.db"
+    h2h("demo", "--db", str(db))
+    link = '<a href="http://127.0.0.1:9/x">evil</a>'
+    with sqlite3.connect(db) as con:  # what an items file and --name would have stored
+        con.execute("UPDATE item SET model = ? WHERE model = 'aster-70b'", (link,))
+        con.execute("UPDATE item SET model = ? WHERE model = 'birch-8b'", ("<b>bold</b>&co",))
+        con.execute("UPDATE judge_config SET name = ? WHERE name = 'sim-judge-plain'",
+                    ("plain<br>judge",))
+    out = tmp_path / "report"
+    h2h("report", "--db", str(db), "--out", str(out), "--bootstrap", "50")
+    board = (out / "figures" / "leaderboard_humans.svg").read_text(encoding="utf-8")
+    judges = (out / "figures" / "judges_vs_ceiling.svg").read_text(encoding="utf-8")
+    for svg in (board, judges):  # no link, no bold, no line break made of a name
+        assert re.search(r"<a[\s>]|<[^>]*\shref=", svg) is None
+        assert "font-weight:bold" not in svg and "font-weight: bold" not in svg
+    # the names as characters, in one text element each (the SVG escapes them as XML)
+    names = {unescape(t) for t in re.findall(r"<text[^>]*>([^<]*)</text>", board + judges)}
+    assert {link, "<b>bold</b>&co", "plain<br>judge"} <= names
+    text = sp.run([shutil.which("pdftotext"), str(out / "figures" / "judges_vs_ceiling.pdf"),
+                   "-"], capture_output=True, text=True).stdout
+    assert "plain<br>judge" in re.sub(r"\s+", "", text)
+    requests: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page()
+        page.on("request", lambda r: requests.append(r.url)
+                if not r.url.startswith(("file:", "data:", "blob:")) else None)
+        page.goto((out / "report.html").as_uri())
+        page.wait_for_function("document.querySelectorAll('.js-plotly-plot .main-svg').length"
+                               " >= 8", timeout=60_000)
+        legend = page.locator(".js-plotly-plot .legendtext").all_text_contents()
+        links = page.locator(".js-plotly-plot a").count()
+        browser.close()
+    assert link in legend and "<b>bold</b>&co" in legend and "plain<br>judge" in legend
+    assert links == 0 and requests == []
