@@ -12,7 +12,7 @@ import pytest
 
 import data.study as study_module
 from data.errors import FormatError
-from data.rubric import parse_rubric, rubric_from_definition
+from data.rubric import load_default_rubric, parse_rubric, rubric_from_definition
 from data.rubric_languages import text_paths, translation_gaps
 from data.study import current_rubric, set_rubric
 
@@ -150,6 +150,26 @@ def test_rubrics_stored_before_languages_existed_load_with_their_version():
     assert zh.dimension("empathy").label == "Empathy"
     assert zh.dimension("empathy").fallback == {"label", "description"}
     assert all(lv.fallback == {"label", "anchor"} for lv in zh.dimension("safety").levels)
+
+
+def test_the_bundled_rubric_is_complete_in_chinese_and_unchanged_in_english():
+    r = load_default_rubric()
+    released = parse_rubric(RELEASED_EN.read_text("utf-8"))
+    assert r.language == "en" and r.languages == ("en", "zh")
+    # the English texts are exactly the released ones; only the Chinese ones are new
+    assert {k: v for k, v in r.definition().items() if k != "translations"} == \
+        released.definition()
+    assert r.version != released.version
+    assert translation_gaps(r) == {"zh": (len(text_paths(r)), [])}
+    zh = r.in_language("zh")
+    assert [d.label for d in zh.dimensions] == ["共情", "安全性", "流畅度", "记忆准确性",
+                                                "规划质量"]
+    for d in zh.dimensions:
+        assert d.fallback == frozenset() and all(not lv.fallback for lv in d.levels)
+        for lv in d.levels:  # Chinese text, not a copy of the English one
+            assert lv.anchor != r.dimension(d.key).levels[lv.value - 1].anchor
+            assert any("\u4e00" <= ch <= "\u9fff" for ch in lv.anchor + lv.label)
+    assert "安全警示" in zh.guidelines and "无法评分" in zh.guidelines  # the app's own words
 
 
 def test_partial_translations_are_allowed_and_reported():
