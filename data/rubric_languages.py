@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from .rubric import Dimension, Rubric
 
 __all__ = ["RUBRIC_LANGUAGES", "DEFAULT_LANGUAGE", "shown_in", "translation_gaps", "text_paths",
-           "read_text"]
+           "read_text", "language_summary"]
 
 RUBRIC_LANGUAGES: tuple[str, ...] = ("en", "zh")
 """The languages a rubric's texts may be given in: the app's languages (English, Simplified
@@ -125,6 +125,22 @@ def translation_gaps(rubric: Rubric) -> dict[str, tuple[int, list[str]]]:
             continue
         out[lang] = (len(paths), [p for p, _ in paths if p not in have])
     return out
+
+
+def language_summary(rubric: Rubric, show: int = 6) -> str:
+    """One line for the terminal: the rubric's languages and, for a partial translation, what
+    is shown in the base language instead (a translation may leave texts out; they are
+    marked where shown)."""
+    parts = [f"{rubric.language} (the rubric's own)"]
+    for lang, (total, missing) in translation_gaps(rubric).items():
+        if not missing:
+            parts.append(f"{lang} (every text)")
+            continue
+        listed = ", ".join(missing[:show]) + (f" and {len(missing) - show} more"
+                                              if len(missing) > show else "")
+        parts.append(f"{lang} ({total - len(missing)} of {total} texts; shown in "
+                     f"{rubric.language} instead: {listed})")
+    return "Languages: " + "; ".join(parts)
 
 
 def shown_in(rubric: Rubric, language: str) -> Rubric:
