@@ -42,7 +42,7 @@ ZH = item("zh1", context={"persona": "Mira, a calm companion.", "memories": [],
 EN = item("en1")
 EN_ANCHOR = "Ignores or dismisses the user's feelings"
 ZH_ANCHOR = "忽视或否定用户的感受"
-ZH_GUIDE = "你将读到一段**用户**与 AI **陪伴者**之间的对话"
+ZH_GUIDE = "您将读到一段**用户**与 AI **陪伴者**之间的对话"
 
 
 @pytest.fixture
