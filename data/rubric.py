@@ -232,6 +232,8 @@ class ShownRubric(Rubric):
                          "(its definition holds every language)")
 
     def in_language(self, language: str) -> Rubric:
+        if language == self.shown_language:
+            return self
         raise ValueError("show the rubric itself in another language, not a view of it")
 
 
