@@ -25,9 +25,38 @@ def _f(x, nd=3) -> str:
     return "—" if x is None else f"{x:.{nd}f}"
 
 
+def _language_variants(engine, names: list[str], language: str) -> dict[str, object]:
+    """For ``--rubric-language``: each named judge configuration with the rubric shown in
+    ``language``, as a configuration of its own named ``<name>-rubric-<language>`` (a
+    different prompt is a different configuration, with its own hash). Configurations that
+    already show the rubric so, and simulated ones, have none."""
+    from dataclasses import replace
+
+    from data.study import rubric_by_version
+    from judge.config import rubric_language_setting, spec_from_row
+    from judge.store import find_config
+
+    out_: dict[str, object] = {}
+    for name in names:
+        row = find_config(engine, name)
+        if row.provider == "simulated":
+            out.print(f"{name}: simulated demo judge, no --rubric-language variant")
+            continue
+        base = spec_from_row(row)
+        setting = rubric_language_setting(language, rubric_by_version(engine,
+                                                                      base.rubric_version))
+        if setting == base.rubric_language:
+            continue
+        variant = replace(base, rubric_language=setting, name=f"{name}-rubric-{language}")
+        out_[variant.display_name] = variant
+    return out_
+
+
 def _run_configs(engine, configs: list[str], items: list[str], *, base_url: str | None,
-                 yes: bool, prices: Path | None) -> None:
-    """Judge the calibration items with each stored configuration, after a cost estimate."""
+                 yes: bool, prices: Path | None, variants: dict | None = None) -> None:
+    """Judge the calibration items with each stored configuration (and each new
+    ``--rubric-language`` variant), after a cost estimate."""
+    from data.engine import read_session
     from judge.cli import print_run_stats
     from judge.config import spec_from_row
     from judge.judging import Filters, plan_judging
@@ -35,18 +64,24 @@ def _run_configs(engine, configs: list[str], items: list[str], *, base_url: str 
     from judge.progress import format_usd
     from judge.providers import make_provider
     from judge.run import dry_run, run_judge
-    from judge.store import find_config
+    from judge.store import check_name_free, find_config
 
     table = load_prices(prices)
     plans = []
     total = 0.0
     unknown = False
+    variants = variants or {}
     for name in configs:
-        row = find_config(engine, name)
-        if row.provider == "simulated":
-            out.print(f"{name}: simulated demo judge, not run (its judgments are stored)")
-            continue
-        spec = spec_from_row(row)
+        if name in variants:
+            spec = variants[name]
+            with read_session(engine) as s:  # the variant's name is free, or its own
+                check_name_free(s, spec.display_name, spec.hash)
+        else:
+            row = find_config(engine, name)
+            if row.provider == "simulated":
+                out.print(f"{name}: simulated demo judge, not run (its judgments are stored)")
+                continue
+            spec = spec_from_row(row)
         plan = plan_judging(engine, spec, Filters(items=tuple(items)))
         d = dry_run(plan, table)
         plans.append((spec, plan))
@@ -99,6 +134,10 @@ def calibrate_cmd(
                                                  "provider's server URL.")] = None,
     prices: Annotated[Path | None, typer.Option(help="Price table TOML (default: the bundled "
                                                 "one, or $H2H_PRICES).")] = None,
+    rubric_language: Annotated[str | None, typer.Option(
+        "--rubric-language", help="Also compare each judge configuration with the rubric "
+        "shown in this language: en, zh, or item (each item's own language). The variant is "
+        "a configuration of its own, <name>-rubric-<language>, judged with --run.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")]
     = False,
 ) -> None:
@@ -121,6 +160,7 @@ def calibrate_cmd(
         compare_metrics,
         split_names,
     )
+    from annotate.services.calibration import config_names as cal_config_names
     from data.engine import get_engine
 
     names = [c.strip() for v in configs for c in v.split(",") if c.strip()]
@@ -130,12 +170,22 @@ def calibrate_cmd(
         raise H2HError("--bootstrap and --margin must be 0 or more")
     engine = get_engine(db)
     judge_names, metric_names = split_names(engine, names)
+    variants = _language_variants(engine, judge_names, rubric_language) \
+        if rubric_language is not None else {}
+    if variants and not run:
+        stored = set(cal_config_names(engine))
+        absent = [v for v in variants if v not in stored]
+        if absent:
+            raise H2HError(f"--rubric-language: {', '.join(absent)} has not been judged yet; "
+                           "add --run to judge the calibration items with it")
+    judge_names = list(dict.fromkeys(judge_names + list(variants)))
     items = calibration_items(engine, sample, seed)
     say = Console(stderr=True, highlight=False, soft_wrap=True) if as_json else out
     say.print(f"Calibration set: {len(items)} human-rated items"
               + (f" (seeded sample, seed {seed})" if sample else ""))
     if run and judge_names:
-        _run_configs(engine, judge_names, items, base_url=base_url, yes=yes, prices=prices)
+        _run_configs(engine, judge_names, items, base_url=base_url, yes=yes, prices=prices,
+                     variants=variants)
     opts = AnalysisOptions(B=bootstrap, seed=seed, margin=margin, alt_epsilon=alt_epsilon)
     res = compare_configs(engine, judge_names, items=items, options=opts) if judge_names \
         else {}

@@ -27,10 +27,15 @@ def _rubric(url: str) -> Rubric:
     return current_rubric(get_engine(url))
 
 
-def cached_rubric(_engine: Engine | None = None) -> Rubric:
+def cached_rubric(_engine: Engine | None = None, language: str | None = None) -> Rubric:
     """The study's current rubric, re-read at most every 30 s (admins may import a new one);
-    a version already parsed in this process is not parsed again (data.study)."""
-    return _rubric(resolve_url())
+    a version already parsed in this process is not parsed again (data.study).
+
+    With ``language``: the rubric shown in that language (the rubric's own text where a
+    translation is missing, marked), made once per process, rubric version and language
+    (:meth:`~data.rubric.Rubric.in_language` keeps it with the parsed rubric)."""
+    rubric = _rubric(resolve_url())
+    return rubric if language is None else rubric.in_language(language)
 
 
 def forget_rubric() -> None:

@@ -61,6 +61,11 @@ def init(
     else:
         out.print(f"Study '{res.study}' in {where} is up to date (schema {res.revision_after})")
     out.print(f"Rubric: {res.rubric} (version {res.rubric_version})")
+    if res.created:
+        from .rubric_languages import language_summary
+        from .study import current_rubric
+
+        out.print(language_summary(current_rubric(engine)))
 
 
 @import_app.command("items")
@@ -118,6 +123,7 @@ def import_rubric(
     """
     from .engine import get_engine
     from .rubric import load_rubric
+    from .rubric_languages import language_summary
     from .study import set_rubric
 
     engine = get_engine(db)
@@ -127,6 +133,7 @@ def import_rubric(
         out.print(f"Rubric '{rub.name}' version {version} is now current")
     else:
         out.print(f"Rubric '{rub.name}' version {version} was already current; nothing changed")
+    out.print(language_summary(rub))
 
 
 def _write(text: str, dest: Path | None, what: str, header: bool = True) -> None:

@@ -257,7 +257,8 @@ class JudgeConfigRow(SQLModel, table=True):
     """A judge configuration: provider + model + prompt template + parameters.
 
     ``hash`` is the content hash of everything that shapes the prompt and the reply
-    (provider, model, template, rubric version, mode, reason-first, temperature, max tokens);
+    (provider, model, template, rubric version and language, mode, reason-first, temperature,
+    max tokens);
     every judgment stores it. ``samples`` is the largest number of samples per item asked for.
     """
 
@@ -283,6 +284,9 @@ class JudgeConfigRow(SQLModel, table=True):
     # A GGUF model run in-process: the file's SHA-256 (in ``hash``) and where it was read from.
     model_digest: str | None = Field(default=None, max_length=64)
     model_file: str | None = Field(default=None)
+    # The language the rubric's texts are rendered in (migration 0010): "en", "zh", or "item"
+    # (each item's own language); None: the rubric's own language, as before 0010.
+    rubric_language: str | None = Field(default=None, max_length=8)
 
 
 class Judgment(SQLModel, table=True):

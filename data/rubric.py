@@ -12,6 +12,10 @@ Example
 ['empathy', 'safety', 'fluency']
 >>> r.dimension("empathy").values
 (1, 2, 3, 4, 5)
+>>> r.language, r.in_language("zh").dimension("empathy").label
+('en', '共情')
+
+Texts may be given per language (``label.zh = "…"``): see :mod:`data.rubric_languages`.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from typing import Any, Literal
 
 from ._files import short, value_problem
 from .errors import FormatError, Problem
+from .rubric_languages import DEFAULT_LANGUAGE, RUBRIC_LANGUAGES, read_text, shown_in
 
 __all__ = [
     "BUILTIN_TASKS",
@@ -35,6 +40,10 @@ __all__ = [
     "Level",
     "Dimension",
     "Rubric",
+    "ShownLevel",
+    "ShownDimension",
+    "ShownRubric",
+    "RUBRIC_LANGUAGES",
     "MeasurementLevel",
     "ScaleKind",
     "parse_rubric",
@@ -52,7 +61,7 @@ _RANGE_RE = re.compile(r"^\s*(-?\d{1,9})\s*\.\.\s*(-?\d{1,9})\s*$")
 # A Markdown image, inline ![alt](url) or by reference ![alt][ref]: rubric text is shown as
 # Markdown (guidelines, anchors), and an image there would make every rater's browser fetch it.
 _MD_IMAGE_RE = re.compile(r"!\[[^\]]*\]\s*[\[(]")
-_TOP_FIELDS = {"name", "description", "guidelines", "tasks", "dimensions"}
+_TOP_FIELDS = {"name", "description", "guidelines", "tasks", "dimensions", "language"}
 _DIM_FIELDS = {"key", "label", "description", "scale", "anchors", "labels", "tasks", "level",
                "ordered"}
 _MAX_LEVELS = 101
@@ -146,6 +155,26 @@ class Rubric:
     tasks: tuple[str, ...]
     dimensions: tuple[Dimension, ...]
     version: str = field(default="", compare=False)
+    language: str = DEFAULT_LANGUAGE
+    """The language the texts above are written in (the base language)."""
+    translations: dict[str, dict[str, str]] = field(default_factory=dict, hash=False)
+    """Per other language, its texts by path (``"dimensions.empathy.anchors.1"``; see
+    :func:`data.rubric_languages.text_paths`)."""
+
+    def in_language(self, language: str) -> Rubric:
+        """This rubric with its texts in ``language``, the base text where a translation is
+        missing (named in each object's ``fallback``). Made once per rubric and language."""
+        cache = self.__dict__.setdefault("_shown", {})
+        shown = cache.get(language)
+        if shown is None:
+            shown = cache[language] = shown_in(self, language)
+        return shown
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        """The base language, then every language with at least one translated text."""
+        return (self.language,) + tuple(lang for lang in RUBRIC_LANGUAGES
+                                        if lang != self.language and self.translations.get(lang))
 
     def dimension(self, key: str) -> Dimension:
         for d in self.dimensions:
@@ -158,10 +187,54 @@ class Rubric:
         return tuple(d for d in self.dimensions if d.applies_to(task))
 
     def definition(self) -> dict[str, Any]:
-        """The canonical JSON-able content that is stored and hashed."""
+        """The canonical JSON-able content that is stored and hashed. A rubric without
+        translations in the default language has exactly the definition (and so the version)
+        it had before rubrics could carry languages."""
         out = asdict(self)
         out.pop("version")
+        if out["language"] == DEFAULT_LANGUAGE:
+            out.pop("language")
+        if not out["translations"]:
+            out.pop("translations")
         return out
+
+
+@dataclass(frozen=True)
+class ShownLevel(Level):
+    """A level as shown in one language (:meth:`Rubric.in_language`); ``fallback`` names the
+    texts (``label``, ``anchor``) shown in the rubric's base language for want of a
+    translation."""
+
+    fallback: frozenset[str] = field(default=frozenset(), compare=False)
+
+
+@dataclass(frozen=True)
+class ShownDimension(Dimension):
+    """A dimension as shown in one language; ``fallback`` names its texts (``label``,
+    ``description``) in ``fallback_language`` (the rubric's base language) instead."""
+
+    fallback: frozenset[str] = field(default=frozenset(), compare=False)
+    shown_language: str = DEFAULT_LANGUAGE
+    fallback_language: str = DEFAULT_LANGUAGE
+
+
+@dataclass(frozen=True)
+class ShownRubric(Rubric):
+    """A rubric as shown in one language: a view of the stored rubric (same version), never
+    stored itself; ``fallback`` names the rubric's texts (``name``, ``description``,
+    ``guidelines``) shown in the base language."""
+
+    fallback: frozenset[str] = field(default=frozenset(), compare=False)
+    shown_language: str = DEFAULT_LANGUAGE
+
+    def definition(self) -> dict[str, Any]:
+        raise ValueError("a rubric shown in one language is a view; store the rubric itself "
+                         "(its definition holds every language)")
+
+    def in_language(self, language: str) -> Rubric:
+        if language == self.shown_language:
+            return self
+        raise ValueError("show the rubric itself in another language, not a view of it")
 
 
 def _hash_definition(defn: dict[str, Any]) -> str:
@@ -180,7 +253,10 @@ def rubric_from_definition(defn: dict[str, Any]) -> Rubric:
         for d in defn["dimensions"]
     )
     r = Rubric(name=defn["name"], description=defn["description"],
-               guidelines=defn["guidelines"], tasks=tuple(defn["tasks"]), dimensions=dims)
+               guidelines=defn["guidelines"], tasks=tuple(defn["tasks"]), dimensions=dims,
+               language=defn.get("language", DEFAULT_LANGUAGE),
+               translations={lang: dict(texts)
+                             for lang, texts in (defn.get("translations") or {}).items()})
     return _with_version(r)
 
 
@@ -190,41 +266,89 @@ def _with_version(r: Rubric) -> Rubric:
 
 
 class _Locator:
-    """Finds the line of a dimension's table header so errors can point into the file."""
+    """Finds the line of a field so errors can point into the file."""
 
     def __init__(self, text: str):
         self.lines = text.split("\n")  # TOML breaks lines on \n only, never on U+2028 …
         self.headers = [i + 1 for i, ln in enumerate(self.lines)
                         if ln.strip().startswith("[[dimensions]]")]
 
+    def _block(self, index: int) -> tuple[int, int]:
+        start = self.headers[index]
+        end = self.headers[index + 1] if index + 1 < len(self.headers) else len(self.lines) + 1
+        return start, end
+
+    def _find(self, pattern: str, start: int, end: int) -> int | None:
+        pat = re.compile(pattern)
+        return next((n for n in range(start, end) if pat.match(self.lines[n - 1])), None)
+
     def dim_line(self, index: int, key: str | None = None) -> int | None:
         if index >= len(self.headers):
             return None
-        start = self.headers[index]
-        end = self.headers[index + 1] if index + 1 < len(self.headers) else len(self.lines) + 1
+        start, end = self._block(index)
         if key is not None:
-            pat = re.compile(rf"^\s*(\[dimensions\.)?{re.escape(key)}\b")
-            for n in range(start, end):
-                if pat.match(self.lines[n - 1]):
-                    return n
+            found = self._find(rf"^\s*(\[dimensions\.)?{re.escape(key)}\b", start, end)
+            if found is not None:
+                return found
         return start
 
+    def field_line(self, index: int, parts: list[str]) -> int | None:
+        """The line of ``label.zh``, ``anchors.3`` or ``anchors.3.zh`` in the index-th
+        dimension (in its ``[dimensions.anchors]`` table or written inline)."""
+        if index >= len(self.headers) or not parts:
+            return None
+        start, end = self._block(index)
+        keys = [rf'"?{re.escape(p)}"?' for p in parts]
+        if parts[0] in ("anchors", "labels") and len(parts) > 1:
+            sub = self._find(rf"^\s*\[dimensions\.{parts[0]}\.{keys[1]}\]", start, end)
+            if sub is not None:  # [dimensions.anchors.zh]: a table where a level belongs
+                return sub
+            head = self._find(rf"^\s*\[dimensions\.{parts[0]}\]", start, end)
+            if head is not None:
+                stop = self._find(r"^\s*\[", head + 1, end) or end
+                found = self._find(r"^\s*" + r"\s*\.\s*".join(keys[1:]) + r"\s*=", head + 1,
+                                   stop) or self._find(rf"^\s*{keys[1]}\s*[.=]", head + 1, stop)
+                return found or head
+        found = self._find(r"^\s*" + r"\s*\.\s*".join(keys) + r"\s*=", start, end)
+        return found or self.dim_line(index, parts[0])
+
     def top_line(self, key: str) -> int | None:
-        pat = re.compile(rf"^\s*{re.escape(key)}\s*=")
-        for i, ln in enumerate(self.lines):
-            if pat.match(ln):
-                return i + 1
-        return None
+        """The line of a top-level field (``guidelines``, ``guidelines.zh``): before the
+        first dimension, where TOML puts the top-level keys."""
+        end = self.headers[0] if self.headers else len(self.lines) + 1
+        keys = r"\s*\.\s*".join(rf'"?{re.escape(p)}"?' for p in key.split("."))
+        found = self._find(rf"^\s*{keys}\s*=", 1, end)
+        if found is None and "." in key:
+            return self.top_line(key.split(".")[0])
+        return found
+
+    def line_of(self, fld: str) -> int | None:
+        """The line of a field as :func:`_texts` names it (``dimensions[2].anchors.1.zh``)."""
+        m = re.match(r"^dimensions\[(\d+)\]\.?(.*)$", fld)
+        if m:
+            rest = [p for p in m.group(2).split(".") if p]
+            i = int(m.group(1)) - 1
+            return self.field_line(i, rest) if rest else self.dim_line(i)
+        top = fld.split(".")[0].split("[")[0]
+        return self.top_line(fld) if top in _TOP_FIELDS else None
 
 
 def parse_rubric(text: str, file: str = "<rubric>") -> Rubric:
-    """Parse rubric TOML text. Raises :class:`FormatError` naming file, line and field."""
+    """Parse rubric TOML text. Raises :class:`FormatError` naming file, line and field.
+
+    Every text may be a plain string (in the rubric's ``language``, default ``en``) or one
+    string per language (``label.en = "…"``, ``label.zh = "…"``); see
+    :mod:`data.rubric_languages`."""
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"line (\d+)", str(exc))
         line = int(m.group(1)) if m else None
-        raise FormatError([Problem(file, line, None, f"not valid TOML: {exc}")]) from None
+        hint = ("; to give a text in several languages, write each one with its language "
+                "(1.en = \"…\" and 1.zh = \"…\", not 1 = \"…\" beside 1.zh)"
+                if "overwrite" in str(exc) else "")
+        raise FormatError([Problem(file, line, None, f"not valid TOML: {exc}{hint}")]) \
+            from None
     except RecursionError:
         raise FormatError([Problem(file, None, None, "not valid TOML: nested too deeply")]) \
             from None
@@ -241,9 +365,8 @@ def parse_rubric(text: str, file: str = "<rubric>") -> Rubric:
     if found is not None:
         bad(None, found[0] or None, found[1])
     for fld, val in _texts(raw) if found is None else ():
-        if _MD_IMAGE_RE.search(val):
-            top = fld.split(".")[0].split("[")[0]
-            bad(loc.top_line(top) if top in _TOP_FIELDS else None, fld,
+        if _MD_IMAGE_RE.search(val):  # in every language
+            bad(loc.line_of(fld), fld,
                 "images are not allowed in rubric text (the browser would fetch them from "
                 "elsewhere); describe the example in words")
     if problems:
@@ -251,14 +374,29 @@ def parse_rubric(text: str, file: str = "<rubric>") -> Rubric:
 
     for k in sorted(set(raw) - _TOP_FIELDS):
         bad(loc.top_line(k), k, f"unknown field (allowed: {', '.join(sorted(_TOP_FIELDS))})")
-    name = raw.get("name")
-    if not isinstance(name, str) or not name.strip():
+    base = raw.get("language", DEFAULT_LANGUAGE)
+    if base not in RUBRIC_LANGUAGES:
+        bad(loc.top_line("language"), "language",
+            f"{short(base)} is not a language rubric texts can be written in (one of: "
+            f"{', '.join(RUBRIC_LANGUAGES)}); it names the language of the plain texts")
+        base = DEFAULT_LANGUAGE
+    translations: dict[str, dict[str, str]] = {}
+
+    def text_of(value: Any, fld: str, path: str, where) -> str | None:
+        """A text field's base text (None after a problem); its translations are kept."""
+        got, others = read_text(value, fld, base, lambda f, m: bad(where(f), f, m))
+        for lang, t in others.items():
+            translations.setdefault(lang, {})[path] = t
+        return got
+
+    def top_where(fld: str) -> int | None:
+        return loc.top_line(fld)
+
+    name = text_of(raw.get("name"), "name", "name", top_where) if "name" in raw else None
+    if name is not None and not name.strip() or "name" not in raw:
         bad(loc.top_line("name"), "name", "required: a non-empty string naming the rubric")
-    description = raw.get("description", "")
-    guidelines = raw.get("guidelines", "")
-    for fld, val in (("description", description), ("guidelines", guidelines)):
-        if not isinstance(val, str):
-            bad(loc.top_line(fld), fld, "must be a string (markdown allowed)")
+    description = text_of(raw.get("description", ""), "description", "description", top_where)
+    guidelines = text_of(raw.get("guidelines", ""), "guidelines", "guidelines", top_where)
     tasks_raw = raw.get("tasks", list(BUILTIN_TASKS))
     tasks: list[str] = []
     if not isinstance(tasks_raw, list) or not all(isinstance(t, str) for t in tasks_raw):
@@ -281,7 +419,7 @@ def parse_rubric(text: str, file: str = "<rubric>") -> Rubric:
         if not isinstance(d, dict):
             bad(line, prefix, "must be a table")
             continue
-        dim = _parse_dimension(d, i, prefix, loc, tasks, bad)
+        dim = _parse_dimension(d, i, prefix, loc, tasks, bad, text_of)
         if dim is None:
             continue
         if dim.key in seen:
@@ -293,11 +431,14 @@ def parse_rubric(text: str, file: str = "<rubric>") -> Rubric:
     if problems:
         raise FormatError(problems)
     rub = Rubric(name=name.strip(), description=description.strip(),
-                 guidelines=guidelines.strip(), tasks=tuple(tasks), dimensions=tuple(dims))
+                 guidelines=guidelines.strip(), tasks=tuple(tasks), dimensions=tuple(dims),
+                 language=base,
+                 translations={lang: dict(sorted(t.items()))
+                               for lang, t in sorted(translations.items())})
     return _with_version(rub)
 
 
-def _parse_dimension(d, i, prefix, loc: _Locator, tasks, bad) -> Dimension | None:
+def _parse_dimension(d, i, prefix, loc: _Locator, tasks, bad, text_of) -> Dimension | None:
     for k in sorted(set(d) - _DIM_FIELDS):
         bad(loc.dim_line(i, k), f"{prefix}.{k}",
             f"unknown field (allowed: {', '.join(sorted(_DIM_FIELDS))})")
@@ -307,11 +448,18 @@ def _parse_dimension(d, i, prefix, loc: _Locator, tasks, bad) -> Dimension | Non
             "required: lower-case letters, digits and underscores, starting with a letter")
         return None
     prefix = f"dimensions.{key}"
-    label = d.get("label", key.replace("_", " ").capitalize())
-    description = d.get("description", "")
-    if not isinstance(label, str) or not isinstance(description, str):
-        bad(loc.dim_line(i, "label"), f"{prefix}.label", "label and description must be strings")
-        return None
+    n_parts = len(prefix.split("."))
+
+    def where(fld: str) -> int | None:  # "dimensions.empathy.anchors.3.zh" -> its line
+        return loc.field_line(i, fld.split(".")[n_parts:])
+
+    ok = True
+    label = text_of(d.get("label", key.replace("_", " ").capitalize()), f"{prefix}.label",
+                    f"{prefix}.label", where)
+    description = text_of(d.get("description", ""), f"{prefix}.description",
+                          f"{prefix}.description", where)
+    if label is None or description is None:
+        ok = False
     scale = d.get("scale")
     values: list[int]
     names: list[str] | None = None
@@ -346,23 +494,34 @@ def _parse_dimension(d, i, prefix, loc: _Locator, tasks, bad) -> Dimension | Non
         bad(loc.dim_line(i, "labels"), f"{prefix}.labels", "must be a table level = \"label\"")
         return None
     level_keys = [names[v] if names else str(v) for v in values]
-    ok = True
-    for extra in sorted(set(map(str, anchors)) - set(level_keys)):
-        bad(loc.dim_line(i, "anchors"), f"{prefix}.anchors.{extra}",
-            f"not a level of this scale (levels: {', '.join(level_keys)})")
-        ok = False
+    for table_name, table in (("anchors", anchors), ("labels", labels)):
+        for extra in sorted(set(map(str, table)) - set(level_keys)):
+            hint = (f"; to translate, give each level's text per language: "
+                    f"{level_keys[0]}.{extra} = \"…\""
+                    if extra in RUBRIC_LANGUAGES else "")
+            bad(where(f"{prefix}.{table_name}.{extra}"), f"{prefix}.{table_name}.{extra}",
+                f"not a level of this scale (levels: {', '.join(level_keys)}){hint}")
+            ok = False
     levels: list[Level] = []
     for v, lk in zip(values, level_keys, strict=True):
-        text = anchors.get(lk)
-        if not isinstance(text, str) or not text.strip():
-            bad(loc.dim_line(i, "anchors"), f"{prefix}.anchors.{lk}",
+        raw_anchor = anchors.get(lk)
+        fld = f"{prefix}.anchors.{lk}"
+        if raw_anchor is None or isinstance(raw_anchor, str) and not raw_anchor.strip():
+            bad(where(fld) or loc.dim_line(i, "anchors"), fld,
                 f"missing anchor text for level {lk}; every level needs one")
             ok = False
             continue
+        anchor = text_of(raw_anchor, fld, f"{prefix}.anchors.{v}", where)
         default_label = names[v] if names else ("Yes" if kind == "binary" and v == 1 else
                                                 "No" if kind == "binary" else str(v))
-        lab = labels.get(lk, default_label)
-        levels.append(Level(value=v, label=str(lab), anchor=text.strip()))
+        raw_label = labels.get(lk, default_label)
+        if not isinstance(raw_label, str | dict):
+            raw_label = str(raw_label)
+        label_text = text_of(raw_label, f"{prefix}.labels.{lk}", f"{prefix}.labels.{v}", where)
+        if anchor is None or label_text is None:
+            ok = False
+            continue
+        levels.append(Level(value=v, label=label_text, anchor=anchor.strip()))
     dim_tasks = d.get("tasks")
     if dim_tasks is not None:
         if not isinstance(dim_tasks, list) or not dim_tasks:

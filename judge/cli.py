@@ -66,6 +66,11 @@ ShowOpt = Annotated[int, typer.Option(help="With --dry-run, print this many prom
 QuietOpt = Annotated[bool, typer.Option("--quiet", help="No progress bar.")]
 TempOpt = Annotated[float | None, typer.Option(help="Sampling temperature (default: the "
                                                "provider's).")]
+RubricLanguageOpt = Annotated[str | None, typer.Option(
+    "--rubric-language", help="The language the prompt shows the rubric in (guidelines, "
+    "labels, anchors): en, zh, or item (each item's own language, from its share of Chinese "
+    "characters); a text without a translation stays in the rubric's own language. Default: "
+    "the rubric's own language.")]
 
 
 def _csv_list(values: list[str] | None) -> tuple[str, ...]:
@@ -184,8 +189,18 @@ def _stored_local_model(spec: JudgeSpec, model_file: Path | None) -> JudgeSpec:
     return replace(spec, model_file=str(lm.path))
 
 
+def describe_rubric_language(setting: str | None) -> str:
+    """How a configuration shows the rubric: ``rubric in zh``, ``rubric in each item's
+    language``, or empty for the rubric's own language."""
+    if setting is None:
+        return ""
+    return "rubric in each item's language" if setting == "item" else f"rubric in {setting}"
+
+
 def _describe(spec: JudgeSpec) -> str:
     extra = ", reason-first" if spec.reason_first else ""
+    if spec.rubric_language is not None:
+        extra += ", " + describe_rubric_language(spec.rubric_language)
     temp = "" if spec.temperature is None else f", temperature {spec.temperature:g}"
     mode = "all dimensions in one call" if spec.all_mode else "one dimension per call"
     file = (f" ({spec.model_file}, SHA-256 {spec.model_digest[:12]}…)"
@@ -227,6 +242,7 @@ def run_cmd(
     = None,
     samples: Annotated[int | None, typer.Option(help="Samples per item and dimension (1).")]
     = None,
+    rubric_language: RubricLanguageOpt = None,
     structured: Annotated[bool, typer.Option("--structured/--no-structured", help="Ask for "
                                              "schema-bound output (tool use / json_schema); "
                                              "--no-structured for servers without it.")] = True,
@@ -266,7 +282,7 @@ def run_cmd(
     from data.engine import get_engine
     from data.study import current_rubric
 
-    from .config import MODES, JudgeSpec, spec_from_row
+    from .config import MODES, JudgeSpec, rubric_language_setting, spec_from_row
     from .judging import Filters
     from .prices import load_prices
     from .progress import format_usd
@@ -280,7 +296,8 @@ def run_cmd(
     if config is not None:
         given = [o for o, v in (("--provider", provider), ("--model", model), ("--name", name),
                                 ("--template", template), ("--mode", mode),
-                                ("--temperature", temperature), ("--max-tokens", max_tokens))
+                                ("--temperature", temperature), ("--max-tokens", max_tokens),
+                                ("--rubric-language", rubric_language))
                  if v is not None] + (["--reason-first"] if reason_first else [])
         if given:
             raise H2HError(f"--config re-runs a stored configuration as it was; leave out "
@@ -309,7 +326,8 @@ def run_cmd(
                          reason_first=reason_first, structured=structured,
                          temperature=temperature, max_tokens=max_tokens or 1024,
                          samples=samples or 1, name=name, model_digest=digest,
-                         model_file=file)
+                         model_file=file,
+                         rubric_language=rubric_language_setting(rubric_language, rubric))
     settled, note = settle_name(engine, spec.name, spec.hash)
     if settled != spec.name:
         spec = replace(spec, name=settled)
@@ -542,17 +560,20 @@ def configs_cmd(db: DbOption = None) -> None:
     if not rows:
         out.print("No judge configurations yet; start one with `h2h judge run`.")
         return
-    t = Table("name", "hash", "provider / model", "template", "mode", "output", "samples",
-              "items", "scored", "unscored", "request failures")
+    t = Table("name", "hash", "provider / model", "template", "mode", "rubric", "output",
+              "samples", "items", "scored", "unscored", "request failures")
     for r in rows:
         c = r["row"]
         mode = c.mode + (", reason-first" if c.reason_first else "")
         form = c.output_form or ("text" if not c.structured else "—")
-        t.add_row(c.name, c.hash[:8], f"{c.provider} {c.model}", c.template_name, mode, form,
+        t.add_row(c.name, c.hash[:8], f"{c.provider} {c.model}", c.template_name, mode,
+                  c.rubric_language or "as written", form,
                   str(c.samples), str(r["items"]), str(r["scored"]), str(r["unscored"]),
                   str(r["request_failed"]))
     out.print(t)
-    out.print("output: the structured-output form the server took (json_schema, json_object "
+    out.print("rubric: the language the prompt shows the rubric in (--rubric-language: en, "
+              "zh, or item for each item's own; as written: the rubric's own language). "
+              "output: the structured-output form the server took (json_schema, json_object "
               "with the schema, tools, grammar for a local model, or text read by the tolerant "
               "parser); — until a run has settled it.")
 

@@ -7,7 +7,9 @@ after a run with 1 keeps sample 0 and asks only for samples 1 and 2, instead of 
 sample 0 again under a new name. It also leaves out where the model is served (base URL) and
 which structured-output form the server took (the prompt is the same in every form). For a GGUF
 model run in-process (``--provider local``) it covers the file's SHA-256, not its path: a moved
-file is the same judge, a changed file is not.
+file is the same judge, a changed file is not. The rubric language (``--rubric-language``) is in
+the hash when it is not the rubric's own language: a configuration that renders the rubric as
+it is written keeps the hash it had before languages existed.
 
 Example
 -------
@@ -29,14 +31,30 @@ from typing import Literal
 
 from data.errors import H2HError
 from data.models import JudgeConfigRow
+from data.rubric import RUBRIC_LANGUAGES, Rubric
 
 from .prompts import JudgeTemplate, text_hash
 from .providers.base import PROVIDERS
 
-__all__ = ["Mode", "MODES", "JudgeSpec", "slug", "spec_from_row"]
+__all__ = ["Mode", "MODES", "RUBRIC_LANGUAGE_CHOICES", "JudgeSpec", "slug", "spec_from_row",
+           "rubric_language_setting"]
 
 Mode = Literal["per-dimension", "all"]
 MODES: tuple[str, ...] = ("per-dimension", "all")
+RUBRIC_LANGUAGE_CHOICES: tuple[str, ...] = RUBRIC_LANGUAGES + ("item",)
+"""``--rubric-language``: a language the rubric's texts are rendered in, or ``item`` for each
+item's own language (:func:`data.text.item_language`)."""
+
+
+def rubric_language_setting(given: str | None, rubric: Rubric) -> str | None:
+    """The stored setting for ``--rubric-language``: None for the rubric's own language (the
+    default, so today's configurations keep their hash), else the language or ``item``."""
+    if given is None:
+        return None
+    if given not in RUBRIC_LANGUAGE_CHOICES:
+        raise H2HError(f"--rubric-language: '{given}' is not one of "
+                       f"{', '.join(RUBRIC_LANGUAGE_CHOICES)}")
+    return None if given == rubric.language else given
 
 
 def slug(text: str) -> str:
@@ -60,6 +78,7 @@ class JudgeSpec:
     name: str | None = None
     model_digest: str | None = None  # --provider local: the GGUF file's SHA-256
     model_file: str | None = None    # --provider local: where it was read from
+    rubric_language: str | None = None  # None: the rubric's own; a language; or "item"
 
     def __post_init__(self) -> None:
         if self.provider not in PROVIDERS:
@@ -79,6 +98,10 @@ class JudgeSpec:
             raise H2HError(f"--temperature must be between 0 and 2, got {self.temperature}")
         if self.name is not None and not self.name.strip():
             raise H2HError("--name must not be empty")
+        if self.rubric_language is not None \
+                and self.rubric_language not in RUBRIC_LANGUAGE_CHOICES:
+            raise H2HError(f"--rubric-language: '{self.rubric_language}' is not one of "
+                           f"{', '.join(RUBRIC_LANGUAGE_CHOICES)}")
 
     @property
     def all_mode(self) -> bool:
@@ -93,6 +116,8 @@ class JudgeSpec:
                   "max_tokens": self.max_tokens}
         if self.model_digest:  # only local models have one: remote hashes stay as they were
             fields["model_digest"] = self.model_digest
+        if self.rubric_language is not None:  # likewise: the rubric's own language is unset
+            fields["rubric_language"] = self.rubric_language
         return text_hash(fields)
 
     @property
@@ -108,7 +133,7 @@ class JudgeSpec:
                               reason_first=self.reason_first, structured=self.structured,
                               temperature=self.temperature, max_tokens=self.max_tokens,
                               samples=self.samples, model_digest=self.model_digest,
-                              model_file=self.model_file)
+                              model_file=self.model_file, rubric_language=self.rubric_language)
 
 
 def spec_from_row(row: JudgeConfigRow, samples: int | None = None) -> JudgeSpec:
@@ -119,4 +144,5 @@ def spec_from_row(row: JudgeConfigRow, samples: int | None = None) -> JudgeSpec:
                      reason_first=row.reason_first, structured=row.structured,
                      temperature=row.temperature, max_tokens=row.max_tokens,
                      samples=samples or row.samples, name=row.name,
-                     model_digest=row.model_digest, model_file=row.model_file)
+                     model_digest=row.model_digest, model_file=row.model_file,
+                     rubric_language=row.rubric_language)

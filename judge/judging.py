@@ -24,6 +24,7 @@ from data.migrate import ensure_current
 from data.models import AttentionCheck, Item, JudgeConfigRow
 from data.rubric import Dimension, Rubric
 from data.study import rubric_by_version
+from data.text import item_language
 
 from .config import JudgeSpec
 from .parse import parse_answer, reason_category
@@ -92,6 +93,23 @@ class JudgePlan:
     @property
     def pending_keys(self) -> int:
         return sum(len(u.store) for u in self.units)
+
+    def language_of(self, item_id: str) -> str:
+        """The language this configuration renders the rubric in for the item: the rubric's
+        own, the one configured, or (``item``) the item's own language."""
+        lang = self.spec.rubric_language
+        if lang is None:
+            return self.rubric.language
+        if lang == "item":
+            it = self.items[item_id]
+            return item_language(it.context, it.response)
+        return lang
+
+    def rubric_for(self, item_id: str) -> Rubric:
+        """The rubric as the prompt for the item shows it: every text in the item's rubric
+        language, the rubric's own text where a translation is missing (made once per
+        language)."""
+        return self.rubric.in_language(self.language_of(item_id))
 
 
 def _load_items(engine: Engine, rubric: Rubric, f: Filters) -> list[ItemView]:
@@ -206,8 +224,9 @@ def build_request(spec: JudgeSpec, rubric: Rubric, item: ItemView,
 
 def unit_request(plan: JudgePlan, unit: JudgeUnit) -> tuple[Request, int]:
     """The request for one unit and its estimated tokens (prompt plus expected answer)."""
-    dims = [plan.rubric.dimension(k) for k in unit.ask]
-    req = build_request(plan.spec, plan.rubric, plan.items[unit.item_id], dims)
+    rubric = plan.rubric_for(unit.item_id)
+    dims = [rubric.dimension(k) for k in unit.ask]
+    req = build_request(plan.spec, rubric, plan.items[unit.item_id], dims)
     text = req.system + "".join(m.text for m in req.messages)
     return req, estimate_tokens(text) + expected_output_tokens(plan.spec, len(unit.ask))
 
@@ -228,7 +247,10 @@ class JudgeSink:
         self._form_stored: str | None = None
 
     def dims(self, unit: JudgeUnit) -> list[Dimension]:
-        return [self.plan.rubric.dimension(k) for k in unit.ask]
+        """The dimensions as the unit's prompt showed them (level names in its language, which
+        the tolerant parser reads)."""
+        rubric = self.plan.rubric_for(unit.item_id)
+        return [rubric.dimension(k) for k in unit.ask]
 
     def request_for(self, unit: JudgeUnit) -> tuple[Request, int]:
         return unit_request(self.plan, unit)

@@ -69,7 +69,10 @@ def _judge_configs(engine: Engine) -> list[dict]:
              "max_tokens": r.max_tokens, "samples": r.samples,
              # how the answers were asked for, and which GGUF file a local model was
              "structured": r.structured, "output_form": r.output_form,
-             "model_sha256": r.model_digest} for r in rows]
+             "model_sha256": r.model_digest,
+             # the language the prompt showed the rubric in: null = the rubric's own
+             # language, "item" = each item's own (Chinese or English, by its text)
+             "rubric_language": r.rubric_language} for r in rows]
 
 
 def _versions() -> dict[str, str]:

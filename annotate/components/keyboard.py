@@ -1,4 +1,5 @@
-"""Keyboard scoring for the rating form, and the parts of the form that live in the browser:
+"""Keyboard scoring for the rating and training forms, and the parts of the form that live
+in the browser:
 the anchor of the pointed-at or chosen level under each scale, and the "Score every
 dimension" warning that clears itself once every dimension has a score.
 
@@ -11,11 +12,14 @@ on the app's window in the capture phase and stops every key it handles there, s
 browser nor the radio component below ever sees it.
 
 A one-pixel iframe with the same content on every item installs the listeners once; the
-script starts again at the first dimension whenever the form's end marker names a new item,
-and marks the document (``data-h2h-keys="ready"``) once it listens. Keys typed into the
-comment box or the item box are left alone. The iframe runs only this fixed script, never
-any model text: the anchors it puts under each scale are copies of the escaped anchor blocks
-the form draws, hidden, in its end marker (one element for all of them).
+script starts again at the first dimension whenever the form's end marker (``h2h-ready`` on
+the rating page, ``h2h-training-ready`` on a training item) names a new item, and marks the
+document (``data-h2h-keys="ready"``) once it listens. Keys typed into the comment box or the
+item box are left alone. The iframe runs only this fixed script, never any model text: the
+anchors it puts under each scale are copies of the escaped anchor blocks the form draws,
+hidden, in its end marker (one element for all of them); the anchor of the pointed-at or
+chosen level is a copy of that level's nodes (its tag, when the text is not translated,
+included), never text parsed again.
 """
 
 from __future__ import annotations
@@ -24,10 +28,11 @@ import streamlit as st
 
 from annotate.services.i18n import N_
 
-__all__ = ["keyboard_shortcuts", "SHORTCUTS"]
+__all__ = ["keyboard_shortcuts", "SHORTCUTS", "TRAINING_SHORTCUTS"]
 
 SHORTCUTS = [("1–9", N_("score the highlighted dimension")), ("x", N_("cannot rate")),
              ("↑ ↓ Tab", N_("move between dimensions")), ("Enter", N_("Save and next"))]
+TRAINING_SHORTCUTS = SHORTCUTS[:3] + [("Enter", N_("submit"))]
 
 _JS = """
 <script>
@@ -36,7 +41,9 @@ _JS = """
   const old = win.__h2hKb;
   if (old) { old.off(); }
   let cur = 0, item = null, pointed = null, choosing = false;
-  const ready = () => doc.querySelector('[data-testid="h2h-ready"]');
+  // the rating form's end marker, or a training item's (never both on one page)
+  const ready = () => doc.querySelector('[data-testid="h2h-ready"], '
+      + '[data-testid="h2h-training-ready"][data-item]');
   const groups = () => Array.from(doc.querySelectorAll(
       '[class*="st-key-score-"] div[data-testid="stRadio"]'))
       .filter(el => el.querySelector('[role="radiogroup"]'));
@@ -75,9 +82,12 @@ _JS = """
         const at = (pointed && pointed[0] === i) ? pointed[1] : chosen;
         const src = at >= 0 ? b.querySelector('[data-level-index="' + at + '"]') : null;
         const line = b.querySelector('.h2h-anchor-now');
-        const text = src ? src.textContent : (b.dataset.empty || '');
-        if (line && line.textContent !== text) { line.textContent = text; }
-        if (line) { line.classList.toggle('h2h-anchor-empty', !src); }
+        if (line && line.__h2hSrc !== src) {  // copies of the level's escaped nodes
+          line.__h2hSrc = src;
+          if (src) { line.replaceChildren(...Array.from(src.childNodes, n => n.cloneNode(true))); }
+          else { line.textContent = b.dataset.empty || ''; }
+          line.classList.toggle('h2h-anchor-empty', !src);
+        }
       }
       const w = doc.querySelector('.h2h-missing [data-dim-index="' + i + '"]');
       if (w) { w.hidden = chosen >= 0; }
@@ -126,7 +136,7 @@ _JS = """
       if (to >= 0 && to < gs.length) { stop(); move(to); }
       // else: Tab leaves the scales (to the red flag, or back up), the usual way
     } else if (e.key === 'Enter' && (free || tag === 'input')) {
-      const b = doc.querySelector('.st-key-h2h_save button');
+      const b = doc.querySelector('.st-key-h2h_save button, .st-key-h2h_train_save button');
       if (b) { stop(); b.click(); }
     } else if (onRadio) {
       stop();  // arrows, Home/End, Space, Page keys: never a score by surprise

@@ -12,7 +12,7 @@ import streamlit as st
 
 from annotate import session, state
 from annotate.components.keyboard import SHORTCUTS, keyboard_shortcuts
-from annotate.i18n import _
+from annotate.i18n import _, language
 from annotate.resources import cached_rubric, engine
 from annotate.services import queue
 from annotate.services.auth import Identity, SessionEnded
@@ -20,14 +20,15 @@ from annotate.services.i18n import N_
 from annotate.services.render import (
     anchors_store_html,
     item_html,
-    md_formatting,
     md_text,
     missing_html,
     shortcuts_html,
+    untranslated_md,
 )
 from data.errors import H2HError
 
-__all__ = ["rating_form"]
+__all__ = ["rating_form", "scale_labels", "draw_scales", "form_end_html", "CANNOT",
+           "MISSING_INTRO"]
 
 CANNOT = "cannot"
 ANCHOR_HINT = N_("Point at or choose a level to see its anchor here.")
@@ -105,22 +106,49 @@ def _save(who: Identity, view: queue.ItemView) -> None:
     st.session_state[state.RATE_POS] = nxt
 
 
+def _tag(obj, fld: str, base: str | None) -> str:
+    """The "not translated" tag after a rubric text shown in the rubric's own language."""
+    if base is None or fld not in getattr(obj, "fallback", ()):
+        return ""
+    return untranslated_md(base, _)
+
+
 def scale_labels(d) -> tuple[str, dict]:
     """A dimension's radio label and its options' labels ("**3** Adequate": the number in
     bold, so narrow screens can show the number alone; "Cannot rate"), rubric text made
-    inert (the radio reads Markdown). The label is plain text (it is also the scale's
-    accessible name); the page styles make it bold."""
-    labels = {lv.value: f"**{lv.value}** {md_text(lv.label)}" for lv in d.levels}
+    inert (the radio reads Markdown) and tagged where it is not in the rater's language.
+    The label is plain text (it is also the scale's accessible name); the page styles make
+    it bold."""
+    base = getattr(d, "fallback_language", None)
+    labels = {lv.value: f"**{lv.value}** {md_text(lv.label)}{_tag(lv, 'label', base)}"
+              for lv in d.levels}
     labels[CANNOT] = _("Cannot rate")
-    return md_text(d.label), labels
+    return md_text(d.label) + _tag(d, "label", base), labels
 
 
-def anchors_help(d) -> str:
-    """The dimension's description and the anchor of every level, shown from the (?) icon."""
-    lines = [md_formatting(d.description), ""] if d.description else []
-    lines += [f"**{lv.value} · {md_text(lv.label)}** — {md_formatting(lv.anchor)}"
-              for lv in d.levels]
-    return "\n\n".join(lines)
+def draw_scales(dimensions, key, **radio) -> dict[str, object]:
+    """Every dimension as a one-line segmented scale, number and level name in each box and
+    "Cannot rate" last; ``key(dimension key)`` names its widget (the page styles and the
+    keyboard script find the scales by keys that start with "score-"). Returns each
+    dimension's value."""
+    picked = {}
+    for d in dimensions:
+        options = [lv.value for lv in d.levels] + [CANNOT]
+        label, labels = scale_labels(d)
+        picked[d.key] = st.radio(label, options, key=key(d.key), horizontal=True,
+                                 format_func=labels.__getitem__, **radio)
+    return picked
+
+
+def form_end_html(dimensions, marker: str, shortcuts=SHORTCUTS) -> str:
+    """What follows a form of scales, as one element: the keyboard legend, every scale's
+    anchors in a hidden store (the keyboard script copies each under its scale: the anchor of
+    the level pointed at or chosen, and all anchors folded) and the form's end marker,
+    drawn last."""
+    return (shortcuts_html([(k, _(v)) for k, v in shortcuts], _("Keyboard:"))
+            + anchors_store_html(dimensions, empty=_(ANCHOR_HINT), cannot=_(CANNOT_ANCHOR),
+                                 all_label=_("All anchors"), _=_)
+            + marker)
 
 
 def _jump(rater_id: int) -> None:
@@ -141,7 +169,7 @@ def rating_form(who: Identity) -> None:
     if session.identity() is None or session.current() is None:
         st.rerun(scope="app")
     eng = engine()
-    rubric = cached_rubric(eng)
+    rubric = cached_rubric(eng, language())  # in the rater's language, made once per process
     prog = queue.progress(eng, who.rater_id)
     if prog.total == 0:
         st.info(_("No items are assigned to you yet. The study team will let you know."))
@@ -185,11 +213,7 @@ def rating_form(who: Identity) -> None:
         # rater points at or chose and all anchors folded: the keyboard script copies them
         # there from the form's end marker (one element for every anchor, no wrapper
         # container: fewer elements per item keep "Save and next" fast).
-        for d in view.dimensions:
-            options = [lv.value for lv in d.levels] + [CANNOT]
-            label, labels = scale_labels(d)
-            st.radio(label, options, key=_key(d.key), horizontal=True,
-                     format_func=labels.__getitem__)
+        draw_scales(view.dimensions, _key)
         st.toggle(_("Safety red flag"), key=FLAG,
                   help=_("Switch on if this reply could put a vulnerable user at risk."))
         st.text_area(_("Comment (optional)"), key=COMMENT, height=80)
@@ -208,7 +232,5 @@ def rating_form(who: Identity) -> None:
     # waiter that needs the values waits for the radios too. Per-item widget keys would
     # draw values and marker together but made "Save and next" slower (the form is rebuilt).
     with right:
-        st.html(shortcuts_html([(k, _(v)) for k, v in SHORTCUTS], _("Keyboard:"))
-                + anchors_store_html(view.dimensions, empty=_(ANCHOR_HINT),
-                                     cannot=_(CANNOT_ANCHOR), all_label=_("All anchors"))
-                + f'<span data-testid="h2h-ready" data-item="{view.assignment_id}"></span>')
+        st.html(form_end_html(view.dimensions, f'<span data-testid="h2h-ready" '
+                                               f'data-item="{view.assignment_id}"></span>'))

@@ -1,19 +1,23 @@
 """The training round: gold items one at a time, the experts' scores and rationale after each,
 and the qualification message at the end.
 
-The item is shown exactly as real items are (same context, reply and scale labels), so
-training practises the real task.
+The item is shown exactly as real items are, with the rating form's own parts (the same
+context, reply, one-line scales, the anchor of the pointed-at or chosen level under each
+scale, all anchors folded, the keyboard, the warning that clears itself), in the rater's
+language, so training practises the real task.
 """
 
 from __future__ import annotations
 
+import html
 import time
 
 import streamlit as st
 
 from annotate import session, state
-from annotate.components.rating_form import CANNOT, MISSING_INTRO, anchors_help, scale_labels
-from annotate.i18n import _
+from annotate.components.keyboard import TRAINING_SHORTCUTS, keyboard_shortcuts
+from annotate.components.rating_form import CANNOT, MISSING_INTRO, draw_scales, form_end_html
+from annotate.i18n import _, language
 from annotate.resources import cached_rubric, engine
 from annotate.services import training
 from annotate.services.auth import Identity, SessionEnded
@@ -21,6 +25,7 @@ from annotate.services.render import (
     feedback_html,
     item_html,
     md_text,
+    missing_html,
 )
 from data.errors import H2HError
 from data.quality import get_settings
@@ -34,8 +39,19 @@ def needs_training_page(rater_id: int) -> bool:
             or not training.may_rate(engine(), rater_id))
 
 
+def _marker_html(what: str, item: str | None = None) -> str:
+    """The page's ready marker; on an item it is the form's end marker too, naming the item
+    (the keyboard script starts again at the first scale when it changes)."""
+    named = "" if item is None else f' data-item="{html.escape(item, quote=True)}"'
+    return f'<span data-testid="h2h-training-ready" data-step="{what}"{named}></span>'
+
+
 def _marker(what: str) -> None:
-    st.html(f'<span data-testid="h2h-training-ready" data-step="{what}"></span>')
+    st.html(_marker_html(what))
+
+
+def _key(dim: str) -> str:  # "score-…": the page styles and the keyboard script find it
+    return f"score-train-{dim}"
 
 
 def _result_text(ts: training.TrainingState, st_min_w: float, st_min_q: float) -> str:
@@ -50,7 +66,7 @@ def _result_text(ts: training.TrainingState, st_min_w: float, st_min_q: float) -
 
 def training_form(who: Identity) -> None:
     eng = engine()
-    rubric = cached_rubric(eng)
+    rubric = cached_rubric(eng, language())  # in the rater's language, made once per process
     ts = training.training_state(eng, who.rater_id, rubric)
     settings = get_settings(eng)
     st.title(_("Training"))
@@ -58,7 +74,7 @@ def training_form(who: Identity) -> None:
     if shown is not None:
         fb = training.feedback_for(eng, who.rater_id, shown, ts.round, rubric)
         st.subheader(_("How the experts scored this reply"))
-        st.html(feedback_html(list(fb.rows)))
+        st.html(feedback_html(list(fb.rows), _=_))
         last = ts.next_item is None
         if st.button(_("See my result") if last else _("Next training item"), type="primary",
                      key="h2h_train_next"):
@@ -103,19 +119,18 @@ def training_form(who: Identity) -> None:
     left, right = st.columns([1, 1], gap="large")
     with left:
         st.html(item_html(view, _=_))
-    with right, st.form("h2h_train_form", border=False, clear_on_submit=True):
-        picked = {}
-        for d in view.dimensions:
-            options = [lv.value for lv in d.levels] + [CANNOT]
-            label, labels = scale_labels(d)
-            picked[d.key] = st.radio(label, options, index=None, horizontal=True,
-                                     key=f"train-score-{d.key}",
-                                     format_func=labels.__getitem__, help=anchors_help(d))
-        go = st.form_submit_button(_("Submit and see the experts' scores"), type="primary")
+    # the choices stay in the form until they are submitted whole: a submit with a dimension
+    # unscored keeps them and names what is missing (the warning clears as they are scored)
+    with right, st.form("h2h_train_form", border=False):
+        picked = draw_scales(view.dimensions, _key, index=None)
+        go = st.form_submit_button(_("Submit and see the experts' scores"), type="primary",
+                                   key="h2h_train_save", width="stretch")
+    warning = ""
     if go:
-        missing = [d.label for d in view.dimensions if picked[d.key] is None]
+        missing = [(i, d.label) for i, d in enumerate(view.dimensions)
+                   if picked[d.key] is None]
         if missing:
-            st.warning(md_text(_(MISSING_INTRO) + " " + ", ".join(missing)))
+            warning = missing_html(_(MISSING_INTRO), missing)
         else:
             shown_at = st.session_state.get(state.TRAIN_SHOWN_AT)
             secs = time.monotonic() - shown_at[1] if shown_at else None
@@ -130,4 +145,7 @@ def training_form(who: Identity) -> None:
             else:
                 st.session_state[state.TRAIN_FEEDBACK] = view.item_id
                 st.rerun()
-    _marker(f"item-{number}")
+    keyboard_shortcuts()
+    with right:  # drawn last: the end marker names the item once its form is on screen
+        st.html(warning + form_end_html(view.dimensions, _marker_html(
+            f"item-{number}", f"{ts.round}-{view.item_id}"), TRAINING_SHORTCUTS))

@@ -278,6 +278,8 @@ def start_prompt_version(engine: Engine, base: JudgeConfigRow, name: str, templa
         cmd += ["--base-url", base_url]
     if base.provider == "local" and base.model_file:
         cmd += ["--model-file", base.model_file]
+    if base.rubric_language:  # the new prompt shows the rubric as the base configuration did
+        cmd += ["--rubric-language", base.rubric_language]
     fh = open(log, "w", encoding="utf-8")  # noqa: SIM115 (the child process owns it)
     return subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT)
 

@@ -12,6 +12,12 @@ page, admin pages included. Three ways to show it:
   :func:`md_formatting` keeps the formatting but neutralises images (the only Markdown
   that makes the browser fetch something) and raw HTML.
 
+A rubric shown in the rater's language (:meth:`data.rubric.Rubric.in_language`) may lack a
+translation of some texts; they are shown in the rubric's own language with a small tag
+naming that language (:func:`untranslated_html`, :func:`untranslated_md`): its title and a
+text for screen readers say the text is not translated, and the text itself carries its
+``lang``.
+
 The page styles (:data:`CHAT_CSS`) are added once per page by the app, not with every block:
 each extra style sheet would make the browser restyle the whole page.
 
@@ -25,14 +31,23 @@ from __future__ import annotations
 import html
 import re
 
+from annotate.services.i18n import N_
+
 __all__ = ["conversation_html", "response_html", "plain_html", "context_html",
            "shortcuts_html", "feedback_html", "anchors_html", "caption_html", "md_text",
            "md_formatting", "md_table", "anchor_block_html", "item_html",
-           "anchors_store_html", "missing_html", "CHAT_CSS"]
+           "anchors_store_html", "missing_html", "untranslated_html", "untranslated_md",
+           "language_name", "LANGUAGE_NAMES", "CHAT_CSS"]
 
-# The rating scales: the rating form's radios, whose keys are "score-<dimension>" (Streamlit
-# gives each element the class st-key-<key>; the training form's keys differ). No wrapper
-# container to style them by (one element fewer per item), and no :has() on every rule.
+LANGUAGE_NAMES = {"en": N_("English"), "zh": N_("Chinese")}
+"""The tag on a text shown untranslated names the language it is in (in the app's language:
+a Chinese rater reads 英文)."""
+UNTRANSLATED = N_("Not translated yet: shown in {language}")
+
+# The rating scales: the radios of the rating form ("score-<dimension>") and of the training
+# form ("score-train-<dimension>"); Streamlit gives each element the class st-key-<key>. No
+# wrapper container to style them by (one element fewer per item), and no :has() on every
+# rule.
 SCALES = '[class*="st-key-score-"]'
 
 CHAT_CSS = """
@@ -99,8 +114,9 @@ button[data-variant="segmented_control"][data-selected="true"] p{color:#8a1020;
 }
 /* tablets: the form goes under the reply, full width, instead of a narrow column beside it */
 @media (max-width: 1023px){
-  [data-testid="stHorizontalBlock"]:has(.st-key-h2h_save){flex-direction:column}
-  [data-testid="stHorizontalBlock"]:has(.st-key-h2h_save)>[data-testid="stColumn"]{
+  [data-testid="stHorizontalBlock"]:has(.st-key-h2h_save,.st-key-h2h_train_save){
+    flex-direction:column}
+  [data-testid="stHorizontalBlock"]:has(.st-key-h2h_save,.st-key-h2h_train_save)>[data-testid="stColumn"]{
     width:100% !important;flex:1 1 auto !important}
 }
 .h2h-anchor-src{display:none}
@@ -116,6 +132,12 @@ button[data-variant="segmented_control"][data-selected="true"] p{color:#8a1020;
 .h2h-missing span[data-dim-index]:not([hidden])~span[data-dim-index]:not([hidden])::before{
   content:", "}
 .h2h-cannot{list-style:none;margin-left:-1.1rem !important}
+/* a rubric text shown in the rubric's own language for want of a translation */
+.h2h-untranslated{display:inline-block;margin-left:.35rem;padding:0 .3rem;font-size:.72rem;
+  line-height:1.3;font-weight:600;font-style:normal;color:#3c4043;background:#f1f3f4;
+  border:1px solid #80868b;border-radius:3px;white-space:nowrap}
+.h2h-sr{position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;
+  clip:rect(0,0,0,0);white-space:nowrap;border:0}
 </style>
 """.replace("{SCALES}", SCALES)
 
@@ -257,16 +279,54 @@ def item_html(view, _=_same) -> str:
             + response_html(view.response))
 
 
-def anchor_block_html(d, empty: str, cannot: str, all_label: str = "All anchors") -> str:
+def untranslated_html(language: str, _=_same) -> str:
+    """The tag after a text shown in ``language`` for want of a translation: the language's
+    name, with a title and a text for screen readers saying it is not translated."""
+    name = language_name(language, _)
+    why = _(UNTRANSLATED).format(language=name)
+    return (f'<span class="h2h-untranslated" title="{_esc(why)}"><span aria-hidden="true">'
+            f'{_content(name)}</span><span class="h2h-sr">{_content(why)}</span></span>')
+
+
+def untranslated_md(language: str, _=_same) -> str:
+    """The same tag where Streamlit reads Markdown (widget labels, table cells): a small
+    grey badge with the language's name (its text is what screen readers read)."""
+    return f" :gray-badge[{md_text(language_name(language, _))}]"
+
+
+def language_name(language: str, _=_same) -> str:
+    """A language's name as the tags write it, in the app's language (英文, Chinese)."""
+    return _(LANGUAGE_NAMES.get(language, language))
+
+
+def _shown(text: str, untranslated: bool, language: str | None, _, wrap=None) -> str:
+    """Escaped text; when it is shown untranslated, in its own ``lang`` and tagged."""
+    body = _esc(text) if wrap is None else wrap(_esc(text))
+    if not untranslated or language is None:
+        return body
+    return f'<span lang="{_esc(language)}">{body}</span>{untranslated_html(language, _)}'
+
+
+def _fallbacks(obj) -> frozenset[str]:
+    return getattr(obj, "fallback", frozenset())
+
+
+def anchor_block_html(d, empty: str, cannot: str, all_label: str = "All anchors",
+                      _=_same) -> str:
     """A scale's anchors: a line for the anchor of the level pointed at or chosen (the keyboard
     script copies it from the list, as text) and every anchor, folded. Items in the order of
     the scale's options, "cannot rate" last. All text escaped. Drawn as a template (class
     ``h2h-anchor-tpl``, in :func:`anchors_store_html`); the keyboard script puts a copy
     (class ``h2h-anchor``) under its scale."""
-    items = "".join(f'<li data-level-index="{i}"><b>{lv.value} · {_esc(lv.label)}</b> — '
-                    f"{_esc(lv.anchor)}</li>" for i, lv in enumerate(d.levels))
+    base = getattr(d, "fallback_language", None)
+    items = "".join(
+        f'<li data-level-index="{i}"><b>{lv.value} · '
+        f'{_shown(lv.label, "label" in _fallbacks(lv), base, _)}</b> — '
+        f'{_shown(lv.anchor, "anchor" in _fallbacks(lv), base, _)}</li>'
+        for i, lv in enumerate(d.levels))
     items += f'<li data-level-index="{len(d.levels)}" class="h2h-cannot">{_esc(cannot)}</li>'
-    desc = f'<p class="h2h-plain">{_esc(d.description)}</p>' if d.description else ""
+    desc = (f'<p class="h2h-plain">{_shown(d.description, "description" in _fallbacks(d), base, _)}'
+            "</p>" if d.description else "")
     return (f'<div class="h2h-anchor-tpl" data-empty="{_esc(empty)}">'
             f'<p class="h2h-anchor-now h2h-anchor-empty" aria-live="polite">{_esc(empty)}</p>'
             f"<details><summary>{_esc(all_label)}</summary>{desc}<ol>{items}</ol></details>"
@@ -274,12 +334,13 @@ def anchor_block_html(d, empty: str, cannot: str, all_label: str = "All anchors"
 
 
 def anchors_store_html(dimensions, empty: str, cannot: str,
-                       all_label: str = "All anchors") -> str:
+                       all_label: str = "All anchors", _=_same) -> str:
     """Every scale's anchors in one hidden block, in the order of the scales (one element for
     the whole form instead of one per dimension: a faster next item). The keyboard script
-    copies block i under scale i."""
+    copies block i under scale i. Texts the rater's language lacks are tagged (``_``
+    translates the tag)."""
     return ('<div class="h2h-anchor-src" hidden>'
-            + "".join(anchor_block_html(d, empty, cannot, all_label) for d in dimensions)
+            + "".join(anchor_block_html(d, empty, cannot, all_label, _=_) for d in dimensions)
             + "</div>")
 
 
@@ -291,11 +352,11 @@ def missing_html(intro: str, dims: list[tuple[int, str]]) -> str:
             f"{_esc(intro)} {names}</div>")
 
 
-def feedback_html(rows: list[tuple[str, int | None, float | None, str]]) -> str:
+def feedback_html(rows: list[tuple[str, int | None, float | None, str]], _=_same) -> str:
     """Training feedback: per dimension the rater's score, the expert's, and the rationale
-    (all escaped: rationales come from an uploaded file)."""
+    (all escaped: rationales come from an uploaded file); ``_`` translates the headings."""
     def fmt(v):
-        return "cannot rate" if v is None else f"{v:g}"
+        return _esc(_("cannot rate")) if v is None else f"{v:g}"
 
     body = []
     for label, mine, gold, why in rows:
@@ -304,17 +365,25 @@ def feedback_html(rows: list[tuple[str, int | None, float | None, str]]) -> str:
         body.append(f"<tr><td>{_esc(label)}</td><td class='{cls}'>{fmt(mine)}</td>"
                     f"<td>{'—' if gold is None else fmt(gold)}</td>"
                     f"<td class='h2h-plain'>{_esc(why)}</td></tr>")
-    return ('<table class="h2h-fb" data-testid="h2h-feedback"><tr><th>Dimension</th>'
-            "<th>Your score</th><th>Expert score</th><th>Why</th></tr>" + "".join(body)
-            + "</table>")
+    heads = "".join(f"<th>{_esc(_(h))}</th>" for h in (
+        N_("Dimension"), N_("Your score"), N_("Expert score"), N_("Why")))
+    return (f'<table class="h2h-fb" data-testid="h2h-feedback"><tr>{heads}</tr>'
+            + "".join(body) + "</table>")
 
 
-def anchors_html(dimensions) -> str:
-    """Every level's anchor of the given dimensions, escaped, as folded panels."""
+def anchors_html(dimensions, _=_same) -> str:
+    """Every level's anchor of the given dimensions, escaped, as folded panels; texts the
+    rater's language lacks are tagged (``_`` translates the app's words)."""
     parts = []
     for d in dimensions:
-        items = "".join(f"<li><b>{lv.value} · {_esc(lv.label)}</b> — {_esc(lv.anchor)}</li>"
-                        for lv in d.levels)
-        parts.append(f'<details class="h2h-ctx"><summary>{_esc(d.label)}: anchors</summary>'
-                     f"<ul>{items}</ul></details>")
+        base = getattr(d, "fallback_language", None)
+        items = "".join(
+            f'<li><b>{lv.value} · {_shown(lv.label, "label" in _fallbacks(lv), base, _)}</b>'
+            f' — {_shown(lv.anchor, "anchor" in _fallbacks(lv), base, _)}</li>'
+            for lv in d.levels)
+        title = _("{dimension}: anchors").format(dimension="\0")
+        head, _sep, tail = title.partition("\0")
+        label = _shown(d.label, "label" in _fallbacks(d), base, _)
+        parts.append(f'<details class="h2h-ctx"><summary>{_esc(head)}{label}{_esc(tail)}'
+                     f"</summary><ul>{items}</ul></details>")
     return "".join(parts)

@@ -5,7 +5,7 @@ import streamlit as st
 
 from annotate import session
 from annotate.components.rating_form import CANNOT, scale_labels
-from annotate.i18n import _
+from annotate.i18n import _, language
 from annotate.resources import cached_rubric, engine
 from annotate.services import norming as ns
 from annotate.services.admin import item_of
@@ -32,7 +32,7 @@ names = [s.name for s in mine]
 pick = st.selectbox(_("Session"), range(len(mine)), format_func=names.__getitem__) \
     if len(mine) > 1 else 0
 sess = mine[pick]
-rubric = cached_rubric(engine())
+rubric = cached_rubric(engine(), language())  # the rater's language, made once per process
 if sess.status == "blind":
     st.write(_("Score each reply on your own. Nobody sees your scores until the study team "
                "reveals them to the group."))
@@ -53,7 +53,7 @@ for i, item_id in enumerate(sess.items):
         if sess.status != "blind":
             st.table(md_table(ns.revealed_table(engine(), sess.id, item_id, sess.named,
                                                 rubric)))
-            st.html(anchors_html(dims))
+            st.html(anchors_html(dims, _=_))
         with st.form(f"h2h_norm_{sess.id}_{i}", border=False):
             picked = {}
             for d in dims:

@@ -104,6 +104,55 @@ def test_new_prompt_version_runs_on_the_calibration_set(demo, fake, tmp_path):
     assert any("Be strict about safety." in c.system for c in fake.calls("judge"))
 
 
+def test_rubric_language_variant_beside_the_configuration(demo, fake, tmp_path):
+    """`h2h calibrate --rubric-language item`: each configuration is compared beside its
+    variant that shows the rubric in each item's language (a configuration of its own); a
+    new prompt version from the Calibration page keeps the setting."""
+    from data.text import item_language
+
+    env = {"ANTHROPIC_API_KEY": fake.api_key}
+    db = str(demo)
+    h2h("judge", "run", "--db", db, "--provider", "anthropic", "--model", "fake-a", "--name",
+        "fake-a", "--items", "dlg-001-aster", "--base-url", fake.url, "--quiet", env=env)
+    absent = h2h("calibrate", "--db", db, "--configs", "fake-a", "--rubric-language", "item",
+                 env=env, check=False)
+    assert absent.returncode == 1 and "fake-a-rubric-item has not been judged yet; add " \
+        "--run" in absent.stderr
+    sample = ("--sample", "8", "--seed", "3", "--base-url", fake.url, "--bootstrap", "100")
+    h2h("calibrate", "--db", db, "--configs", "fake-a", "--run", "--yes", *sample, env=env)
+    before = len(fake.calls("judge"))  # from here on, only the variant is asked
+    proc = h2h("calibrate", "--db", db, "--configs", "fake-a", "--rubric-language", "item",
+               "--run", "--yes", *sample, env=env)
+    assert "fake-a-rubric-item" in proc.stdout.split("Calibration set")[-1]  # compared
+    assert re.search(r"fake-a-rubric-item: Done in [\d.]+ s", proc.stdout), proc.stdout
+    engine = get_engine(demo)
+    items = cal.calibration_items(engine, 8, 3)
+    langs = {i: item_language(cal.item_of(engine, i).context, cal.item_of(engine, i).response)
+             for i in items}
+    assert sorted(langs.values()).count("zh") == 2  # the sample has both languages
+    variant = cal.template_of(engine, "fake-a-rubric-item")[0]
+    assert variant.rubric_language == "item" and variant.hash != cal.template_of(
+        engine, "fake-a")[0].hash
+    sent = [json.dumps(c.body, ensure_ascii=False) for c in fake.calls("judge")[before:]]
+    for item_id, lang in langs.items():
+        first_turn = cal.item_of(engine, item_id).context["turns"][0]["text"]
+        mine = [t for t in sent if json.dumps(first_turn, ensure_ascii=False)[1:-1] in t]
+        assert mine, item_id
+        for t in mine:  # every prompt about the item in its language, and only there
+            assert ("锚定" in t or "共情" in t or "安全性" in t) == (lang == "zh"), item_id
+    # the Calibration page: a new prompt version of the variant shows the rubric the same way
+    base, tmpl = cal.template_of(engine, "fake-a-rubric-item")
+    path = cal.write_template(tmp_path / "prompts", "item-v2", "", tmpl["system"] + "\nBe "
+                              "strict.", tmpl["user"], tmpl.get("user_all", ""))
+    zh_item = next(i for i, lang in langs.items() if lang == "zh")
+    run = cal.start_prompt_version(engine, base, "item-v2", path, [zh_item],
+                                   tmp_path / "run.log", fake.url)
+    assert run.wait(timeout=120) == 0, (tmp_path / "run.log").read_text()
+    assert cal.template_of(engine, "item-v2")[0].rubric_language == "item"
+    last = fake.calls("judge")[-1]
+    assert "Be strict." in last.system and "按下**保存并继续**的那一刻" in last.system
+
+
 def test_simulated_configurations_cannot_be_run(demo, tmp_path):
     base, tmpl = cal.template_of(get_engine(demo), "sim-judge-plain")
     path = cal.write_template(tmp_path, "x", "", tmpl["system"], tmpl["user"], "")

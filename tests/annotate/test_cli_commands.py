@@ -137,6 +137,19 @@ def test_import_rubric_makes_a_new_version_current(tmp_path: Path):
     eng.dispose()
 
 
+def test_import_rubric_says_which_texts_a_translation_leaves_out(tmp_path: Path):
+    db = str(tmp_path / "s.db")
+    created = h2h("init", "--db", db).stdout
+    assert "Languages: en (the rubric's own); zh (every text)" in created
+    text = (resources.files("data") / "rubrics" / "companion.toml").read_text("utf-8")
+    partial = tmp_path / "partial.toml"  # two Chinese anchors of safety left out
+    partial.write_text(re.sub(r'\n[34]\.zh = "(?:没有造成伤害|安全且有边界)[^\n]*', "", text),
+                       encoding="utf-8")
+    out = h2h("import", "rubric", str(partial), "--db", db).stdout
+    assert ("zh (61 of 63 texts; shown in en instead: dimensions.safety.anchors.3, "
+            "dimensions.safety.anchors.4)") in out
+
+
 def test_quality_attention_import_marks_items(tmp_path: Path):
     db = str(tmp_path / "s.db")
     h2h("init", "--db", db)

@@ -29,8 +29,10 @@ def test_training_comes_first_then_feedback_then_the_result(demo_db):
     assert not at.exception
     assert at.title[0].value == "Training" and not at.get("progress")
     assert "example 1 of 2" in at.markdown[0].value
-    at.button[0].click().run()  # nothing chosen
-    assert "Score every dimension" in at.warning[0].value
+    at.button[0].click().run()  # nothing chosen: the rating page's warning, naming each
+    html = _html(at)              # dimension (the browser clears them as they are scored)
+    assert 'data-testid="h2h-missing"' in html and "Score every dimension" in html
+    assert html.count("data-dim-index=") == 3 and "h2h-feedback" not in html
     for r in at.radio:
         r.set_value(4)
     at.button[0].click().run()

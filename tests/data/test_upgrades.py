@@ -2,8 +2,8 @@
 and released migrations never change again.
 
 The versions: 0001, 0002, 0003 as first released (no ``assignment.completed_at``), 0003 as
-amended, 0004, 0005, 0006 and 0007 reached through the first 0003 (the broken state:
-"successfully" upgraded, then "no such column" on the rating page), 0004, 0005, 0006 and 0007.
+amended, 0004 … 0009 reached through the first 0003 (the broken state: "successfully"
+upgraded, then "no such column" on the rating page), and 0004 … 0009.
 The first 0003 is kept in ``tests/fixtures/migrations`` exactly as
 ``git show f270452:data/migrations/versions/0003_app.py`` printed it.
 """
@@ -28,12 +28,15 @@ from data.codes import hash_code
 from data.engine import create_sqlite_file, get_engine
 from data.migrate import alembic_config, current_revision, head_revision
 from data.rating_service import save_item_ratings
-from data.rubric import load_default_rubric
-from data.study import init_study
+from data.rubric import parse_rubric
+from data.study import current_rubric, init_study
 
 ROOT = Path(__file__).resolve().parents[2]
 MIGRATIONS = ROOT / "data" / "migrations"
 FIRST_0003 = ROOT / "tests" / "fixtures" / "migrations" / "0003_app_as_first_released.py.txt"
+# The rubric those studies hold: the bundled one as released before rubrics had languages
+# (its stored definition has no language and no translations)
+RELEASED_RUBRIC = ROOT / "tests" / "fixtures" / "rubrics" / "companion_en_as_released.toml"
 
 # Released migration files, byte for byte. A released migration is never edited: a study
 # created with it must upgrade the same way forever. A schema change is a new file; once it
@@ -47,6 +50,7 @@ RELEASED = {
     "0006_judge_negotiation.py": "44457e58930595786cfc745282ef258a19387e8b7631383463468b764a8686db",
     "0007_sessions.py": "a74d35f969b01c64ab40449530f9dd8e3a5acd67d39552f4246f12573a1cfa1a",
     "0008_metrics.py": "ddad0d73dc0f5b5c1716534a405c3d6c947459dd6c4900664acd6d1b2871c728",
+    "0009_rater_language.py": "fbe04b064a275db8f16c3d3cbd0ce160af0c7a8954b5f71d42181906e3c84271",
 }
 
 # (name, which 0003 the chain uses, revision to stop at)
@@ -56,7 +60,8 @@ VERSIONS = [("0001", "amended", "0001"), ("0002", "amended", "0002"),
             ("0005-via-first-0003", "first", "0005"), ("0005", "amended", "0005"),
             ("0006-via-first-0003", "first", "0006"), ("0006", "amended", "0006"),
             ("0007-via-first-0003", "first", "0007"), ("0007", "amended", "0007"),
-            ("0008-via-first-0003", "first", "0008"), ("0008", "amended", "0008")]
+            ("0008-via-first-0003", "first", "0008"), ("0008", "amended", "0008"),
+            ("0009-via-first-0003", "first", "0009"), ("0009", "amended", "0009")]
 NOW = "2026-01-02 03:04:05"
 CODE = "H2H-AAAA-BBBB-CCCC-DDDD"
 
@@ -101,7 +106,7 @@ def _build_at(url: str, which_0003: str, target: str, tmp: Path) -> sa.Engine:
 def _populate(engine: sa.Engine, version: str) -> dict[str, int]:
     """What a study held at that version: items, raters, assignments, ratings and, from
     later versions, revisions, repeats, adjudications and judgments."""
-    rub = load_default_rubric()
+    rub = parse_rubric(RELEASED_RUBRIC.read_text("utf-8"))
     v = version[:4]
     cols = {c["name"] for c in sa.inspect(engine).get_columns("assignment")}
     with engine.begin() as c:
@@ -172,6 +177,9 @@ def _populate(engine: sa.Engine, version: str) -> dict[str, int]:
             c.execute(sa.text("INSERT INTO gold_score (item_id, dimension, score, rationale, "
                               "source, created_at, updated_at) VALUES ('r0', 'empathy', 4, "
                               "'warm and specific', 'import', :t, :t)"), {"t": NOW})
+    if v >= "0009":  # a rater who chose Chinese
+        with engine.begin() as c:
+            c.execute(sa.text("UPDATE rater SET language = 'zh' WHERE id = 1"))
     if v >= "0007":  # a signed-in browser
         with engine.begin() as c:
             c.execute(sa.text("INSERT INTO auth_session (token_hash, rater_id, created_at, "
@@ -232,4 +240,16 @@ def test_upgrade_from_every_schema_version_keeps_data_and_works(db_url, tmp_path
                          ).scalar_one() is not None
         assert c.execute(sa.text("SELECT COUNT(*) FROM rating")).scalar_one() == \
             expected["rating"] + 2
+    # the rubric stored then loads as the version its ratings name, in either language
+    rub = current_rubric(engine)
+    assert rub.version == parse_rubric(RELEASED_RUBRIC.read_text("utf-8")).version
+    assert rub.in_language("zh").dimension("empathy").label == "Empathy"  # no translation
+    if target >= "0009":
+        with engine.connect() as c:
+            assert c.execute(sa.text("SELECT language FROM rater WHERE id = 1")
+                             ).scalar_one() == "zh"
+    if target >= "0004":  # a judge configuration stored then shows the rubric as written
+        with engine.connect() as c:
+            assert c.execute(sa.text("SELECT rubric_language FROM judge_config")
+                             ).scalar_one() is None
     assert init_study(engine).revision_before == head_revision()  # idempotent

@@ -123,7 +123,11 @@ TOOLS_REFUSAL = (400, "registry.ollama.ai/library/tiny:latest does not support t
 
 @lru_cache(maxsize=1)
 def _labels() -> dict[str, str]:
-    return {d.label: d.key for d in load_default_rubric().dimensions}
+    """Dimension label -> key, in every language the bundled rubric is written in (a prompt
+    may show the rubric in the item's language)."""
+    rub = load_default_rubric()
+    return {d.label: d.key for lang in rub.languages
+            for d in rub.in_language(lang).dimensions}
 
 
 def request_key(body: dict) -> tuple[str | None, tuple[str, ...]]:
