@@ -51,7 +51,7 @@ with right:
         note = st.text_area("Note", value=d.note)
         gold = st.checkbox("Also make it the gold score for training (the note is the "
                            "rationale raters will read)", key="h2h_adj_gold")
-        if st.form_submit_button("Save adjudication", type="primary"):
+        if st.form_submit_button("Save adjudication", type="primary", key="h2h_adj_save"):
             save_adjudication(engine(), who.rater_id, d.item_id, d.dimension, score, note)
             msg = "Saved. The raters' own scores are unchanged."
             if gold:

@@ -29,7 +29,7 @@ with st.form("h2h_assign"):
                                   float(get_settings(engine()).attention_rate), step=0.01)
     everyone = c[1].checkbox("Also deal to raters who have not passed training yet",
                              help="Their Rate page still trains them first.")
-    go = st.form_submit_button("Assign", type="primary")
+    go = st.form_submit_button("Assign", type="primary", key="h2h_assign_go")
 if go:
     try:
         res = assign(engine(), k=int(k), seed=int(seed), repeat_share=float(repeats),

@@ -102,7 +102,8 @@ with st.form("h2h_new_prompt"):
     user_all = st.text_area("User template (all dimensions in one call)",
                             tmpl.get("user_all", ""), height=160)
     base_url = st.text_input("Provider server URL (optional)", "")
-    go = st.form_submit_button("Save and run on the calibration set", type="primary")
+    go = st.form_submit_button("Save and run on the calibration set", type="primary",
+                               key="h2h_new_prompt_go")
 if go:
     try:
         folder = Path.cwd() / "prompts"

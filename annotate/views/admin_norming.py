@@ -31,7 +31,7 @@ with st.expander("Open a new norming session", expanded=not nm.sessions(engine()
         people = st.multiselect("Raters", [r["name"] for r in list_raters(engine())
                                            if r["role"] == "rater" and r["active"]
                                            and not r["simulated"]])
-        if st.form_submit_button("Open session", type="primary"):
+        if st.form_submit_button("Open session", type="primary", key="h2h_norming_open"):
             try:
                 nm.create_session(engine(), name, items, people, who.rater_id)
             except H2HError as exc:

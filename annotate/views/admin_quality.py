@@ -32,7 +32,7 @@ with st.expander("Training, qualification and attention-check settings"):
         secs = c[1].number_input("Speeder floor (seconds)", 0.0, 600.0, cur.min_seconds)
         win = c[2].number_input("Drift window (ratings)", 2, 1000, cur.drift_window)
         thr = c[3].number_input("Drift flag at (points)", 0.05, 10.0, cur.drift_threshold)
-        if st.form_submit_button("Save settings", type="primary"):
+        if st.form_submit_button("Save settings", type="primary", key="h2h_quality_save"):
             try:
                 q.save_settings(engine(), training_count=int(count), training_order=order,
                                 min_within1=w1, min_qwk=qwk, attention_rate=rate,
@@ -51,10 +51,10 @@ show_table(table, {"rater": ("Rater", "text"), "qualification": ("Qualification"
            key="h2h_qual_table")
 with st.form("h2h_qual_decide"):
     c = st.columns([2, 3, 1, 1])
-    name = c[0].selectbox("Rater", table["rater"].tolist(), index=None)
+    name = c[0].selectbox("Rater", table["rater"].tolist(), index=None, key="h2h_qual_rater")
     note = c[1].text_input("Note (optional)")
-    retrain = c[2].form_submit_button("Another training round")
-    release = c[3].form_submit_button("Release anyway")
+    retrain = c[2].form_submit_button("Another training round", key="h2h_qual_retrain")
+    release = c[3].form_submit_button("Release anyway", key="h2h_qual_release")
 if (retrain or release) and name:
     (q.retrain if retrain else q.release)(engine(), name, who.rater_id, note)
     st.session_state[state.ADMIN_FLASH] = (f"{name} goes through another training round."
@@ -97,7 +97,7 @@ with st.form("h2h_make_checks"):
     c = st.columns(3)
     n = c[0].number_input("Instructed-response checks to create", 1, 100, 5)
     score = c[1].number_input("Score they ask for", 0, 10, 2)
-    if st.form_submit_button("Create"):
+    if st.form_submit_button("Create", key="h2h_make_checks_go"):
         try:
             made = q.add_instructed_checks(engine(), int(n), int(score))
         except H2HError as exc:

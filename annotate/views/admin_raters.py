@@ -31,7 +31,7 @@ with st.form("h2h_add_rater", clear_on_submit=True):
     st.subheader("Add a rater or admin")
     name = st.text_input("Name")
     role = st.selectbox("Role", ["rater", "admin"])
-    if st.form_submit_button("Create and show code", type="primary"):
+    if st.form_submit_button("Create and show code", type="primary", key="h2h_add_rater_go"):
         try:
             rater, code = add_rater(engine(), name, role)
         except H2HError as exc:
@@ -43,7 +43,7 @@ active = [r["name"] for r in raters if r["active"] and r["can_sign_in"]]
 with st.form("h2h_deactivate"):
     st.subheader("Deactivate")
     who = st.selectbox("Rater", active, index=None)
-    if st.form_submit_button("Deactivate", disabled=not active) and who:
+    if st.form_submit_button("Deactivate", disabled=not active, key="h2h_deactivate_go") and who:
         n = deactivate_rater(engine(), who)  # their open sessions end at once
         st.session_state[state.ADMIN_FLASH] = (f"Deactivated {who}; {n} open session"
                                                f"{'s' if n != 1 else ''} ended.")
