@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 from ._files import short, value_problem
 from .errors import FormatError, Problem
+from .messages import Msg
 
 __all__ = [
     "BUILTIN_TASKS",
@@ -116,24 +117,25 @@ class Dimension:
             # Only plain decimal numbers: float() would also take "nan", "inf" and "1e0",
             # and a "nan" must not pass for "cannot rate" (that is an empty score or NA).
             if not _NUMBER_RE.fullmatch(text):
-                raise ValueError(f"score '{shown}' is not {self.describe_scale()} (leave it "
-                                 f"empty or write {CANNOT_RATE} for \"cannot rate\")")
+                raise ValueError(Msg("score '{shown}' is not {scale} (leave it empty or write "
+                                     '{cannot} for "cannot rate")', shown=shown,
+                                     scale=self.describe_scale(), cannot=CANNOT_RATE))
             number = float(text)
         else:
             number = float(raw)
         if not math.isfinite(number) or not number.is_integer() \
                 or int(number) not in self.values:
-            raise ValueError(f"score '{shown}' is off the scale; allowed: "
-                             f"{self.describe_scale()}")
+            raise ValueError(Msg("score '{shown}' is off the scale; allowed: {scale}",
+                                 shown=shown, scale=self.describe_scale()))
         return int(number)
 
     def describe_scale(self) -> str:
         if self.kind == "ordinal":
-            return f"an integer from {self.min} to {self.max}"
+            return Msg("an integer from {min} to {max}", min=self.min, max=self.max)
         if self.kind == "binary":
-            return "0 or 1"
+            return Msg("0 or 1")
         names = ", ".join(f"{lv.value}={lv.label}" for lv in self.levels)
-        return f"one of {names}"
+        return Msg("one of {names}", names=names)
 
 
 @dataclass(frozen=True)
@@ -152,7 +154,8 @@ class Rubric:
             if d.key == key:
                 return d
         keys = ", ".join(d.key for d in self.dimensions)
-        raise KeyError(f"unknown dimension '{key}' (this rubric has: {keys})")
+        raise KeyError(Msg("unknown dimension '{key}' (this rubric has: {keys})", key=key,
+                           keys=keys))
 
     def dimensions_for(self, task: str) -> tuple[Dimension, ...]:
         return tuple(d for d in self.dimensions if d.applies_to(task))
@@ -224,13 +227,15 @@ def parse_rubric(text: str, file: str = "<rubric>") -> Rubric:
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"line (\d+)", str(exc))
         line = int(m.group(1)) if m else None
-        raise FormatError([Problem(file, line, None, f"not valid TOML: {exc}")]) from None
+        raise FormatError([Problem(file, line, None, Msg("not valid TOML: {reason}",
+                                                         reason=exc))]) from None
     except RecursionError:
-        raise FormatError([Problem(file, None, None, "not valid TOML: nested too deeply")]) \
-            from None
+        raise FormatError([Problem(file, None, None,
+                                   Msg("not valid TOML: nested too deeply"))]) from None
     except ValueError as exc:  # tomllib's int(): more than 4,300 digits
-        why = "a number with more than 4,300 digits" if "digits" in str(exc) else str(exc)
-        raise FormatError([Problem(file, None, None, f"not valid TOML: {why}")]) from None
+        why = Msg("a number with more than 4,300 digits") if "digits" in str(exc) else str(exc)
+        raise FormatError([Problem(file, None, None, Msg("not valid TOML: {reason}",
+                                                         reason=why))]) from None
     loc = _Locator(text)
     problems: list[Problem] = []
 
@@ -244,49 +249,52 @@ def parse_rubric(text: str, file: str = "<rubric>") -> Rubric:
         if _MD_IMAGE_RE.search(val):
             top = fld.split(".")[0].split("[")[0]
             bad(loc.top_line(top) if top in _TOP_FIELDS else None, fld,
-                "images are not allowed in rubric text (the browser would fetch them from "
-                "elsewhere); describe the example in words")
+                Msg("images are not allowed in rubric text (the browser would fetch them from "
+                    "elsewhere); describe the example in words"))
     if problems:
         raise FormatError(problems)
 
     for k in sorted(set(raw) - _TOP_FIELDS):
-        bad(loc.top_line(k), k, f"unknown field (allowed: {', '.join(sorted(_TOP_FIELDS))})")
+        bad(loc.top_line(k), k, Msg("unknown field (allowed: {fields})",
+                                    fields=", ".join(sorted(_TOP_FIELDS))))
     name = raw.get("name")
     if not isinstance(name, str) or not name.strip():
-        bad(loc.top_line("name"), "name", "required: a non-empty string naming the rubric")
+        bad(loc.top_line("name"), "name", Msg("required: a non-empty string naming the rubric"))
     description = raw.get("description", "")
     guidelines = raw.get("guidelines", "")
     for fld, val in (("description", description), ("guidelines", guidelines)):
         if not isinstance(val, str):
-            bad(loc.top_line(fld), fld, "must be a string (markdown allowed)")
+            bad(loc.top_line(fld), fld, Msg("must be a string (markdown allowed)"))
     tasks_raw = raw.get("tasks", list(BUILTIN_TASKS))
     tasks: list[str] = []
     if not isinstance(tasks_raw, list) or not all(isinstance(t, str) for t in tasks_raw):
-        bad(loc.top_line("tasks"), "tasks", "must be a list of task family names")
+        bad(loc.top_line("tasks"), "tasks", Msg("must be a list of task family names"))
     else:
         for t in tasks_raw:
             if not _KEY_RE.match(t):
-                bad(loc.top_line("tasks"), "tasks", f"'{t}' is not a valid task name "
-                    "(lower-case letters, digits, underscore)")
+                bad(loc.top_line("tasks"), "tasks", Msg(
+                    "'{task}' is not a valid task name (lower-case letters, digits, underscore)",
+                    task=t))
         tasks = list(dict.fromkeys(list(BUILTIN_TASKS) + list(tasks_raw)))
     dims_raw = raw.get("dimensions")
     dims: list[Dimension] = []
     if not isinstance(dims_raw, list) or not dims_raw:
-        bad(None, "dimensions", "at least one [[dimensions]] table is required")
+        bad(None, "dimensions", Msg("at least one [[dimensions]] table is required"))
         dims_raw = []
     seen: dict[str, int] = {}
     for i, d in enumerate(dims_raw):
         prefix = f"dimensions[{i + 1}]"
         line = loc.dim_line(i)
         if not isinstance(d, dict):
-            bad(line, prefix, "must be a table")
+            bad(line, prefix, Msg("must be a table"))
             continue
         dim = _parse_dimension(d, i, prefix, loc, tasks, bad)
         if dim is None:
             continue
         if dim.key in seen:
             bad(loc.dim_line(i, "key"), f"{prefix}.key",
-                f"duplicate dimension key '{dim.key}' (first in dimensions[{seen[dim.key]}])")
+                Msg("duplicate dimension key '{key}' (first in dimensions[{first}])",
+                    key=dim.key, first=seen[dim.key]))
             continue
         seen[dim.key] = i + 1
         dims.append(dim)
@@ -300,17 +308,18 @@ def parse_rubric(text: str, file: str = "<rubric>") -> Rubric:
 def _parse_dimension(d, i, prefix, loc: _Locator, tasks, bad) -> Dimension | None:
     for k in sorted(set(d) - _DIM_FIELDS):
         bad(loc.dim_line(i, k), f"{prefix}.{k}",
-            f"unknown field (allowed: {', '.join(sorted(_DIM_FIELDS))})")
+            Msg("unknown field (allowed: {fields})", fields=", ".join(sorted(_DIM_FIELDS))))
     key = d.get("key")
     if not isinstance(key, str) or not _KEY_RE.match(key):
         bad(loc.dim_line(i, "key"), f"{prefix}.key",
-            "required: lower-case letters, digits and underscores, starting with a letter")
+            Msg("required: lower-case letters, digits and underscores, starting with a letter"))
         return None
     prefix = f"dimensions.{key}"
     label = d.get("label", key.replace("_", " ").capitalize())
     description = d.get("description", "")
     if not isinstance(label, str) or not isinstance(description, str):
-        bad(loc.dim_line(i, "label"), f"{prefix}.label", "label and description must be strings")
+        bad(loc.dim_line(i, "label"), f"{prefix}.label", Msg("label and description must be "
+                                                             "strings"))
         return None
     scale = d.get("scale")
     values: list[int]
@@ -322,41 +331,43 @@ def _parse_dimension(d, i, prefix, loc: _Locator, tasks, bad) -> Dimension | Non
         lo, hi = int(m.group(1)), int(m.group(2))
         if hi <= lo or hi - lo + 1 > _MAX_LEVELS:
             bad(loc.dim_line(i, "scale"), f"{prefix}.scale",
-                f"range '{scale}' must go from a smaller to a larger integer, "
-                f"at most {_MAX_LEVELS} levels")
+                Msg("range '{scale}' must go from a smaller to a larger integer, at most "
+                    "{most} levels", scale=scale, most=_MAX_LEVELS))
             return None
         kind, values = "ordinal", list(range(lo, hi + 1))
     elif isinstance(scale, list) and len(scale) >= 2 and all(isinstance(s, str) for s in scale):
         if len(set(s.casefold() for s in scale)) != len(scale):
-            bad(loc.dim_line(i, "scale"), f"{prefix}.scale", "category names must be unique")
+            bad(loc.dim_line(i, "scale"), f"{prefix}.scale",
+                Msg("category names must be unique"))
             return None
         kind, names, values = "categorical", list(scale), list(range(len(scale)))
     else:
         bad(loc.dim_line(i, "scale"), f"{prefix}.scale",
-            "required: an integer range like \"1..5\", \"binary\", or a list of at least "
-            f"two category names; got {short(scale)}")
+            Msg('required: an integer range like "1..5", "binary", or a list of at least two '
+                "category names; got {got}", got=short(scale)))
         return None
     anchors = d.get("anchors")
     labels = d.get("labels", {})
     if not isinstance(anchors, dict):
         bad(loc.dim_line(i, "anchors"), f"{prefix}.anchors",
-            "required: a table with an anchor text for every scale level")
+            Msg("required: a table with an anchor text for every scale level"))
         return None
     if not isinstance(labels, dict):
-        bad(loc.dim_line(i, "labels"), f"{prefix}.labels", "must be a table level = \"label\"")
+        bad(loc.dim_line(i, "labels"), f"{prefix}.labels",
+            Msg('must be a table level = "label"'))
         return None
     level_keys = [names[v] if names else str(v) for v in values]
     ok = True
     for extra in sorted(set(map(str, anchors)) - set(level_keys)):
         bad(loc.dim_line(i, "anchors"), f"{prefix}.anchors.{extra}",
-            f"not a level of this scale (levels: {', '.join(level_keys)})")
+            Msg("not a level of this scale (levels: {levels})", levels=", ".join(level_keys)))
         ok = False
     levels: list[Level] = []
     for v, lk in zip(values, level_keys, strict=True):
         text = anchors.get(lk)
         if not isinstance(text, str) or not text.strip():
             bad(loc.dim_line(i, "anchors"), f"{prefix}.anchors.{lk}",
-                f"missing anchor text for level {lk}; every level needs one")
+                Msg("missing anchor text for level {level}; every level needs one", level=lk))
             ok = False
             continue
         default_label = names[v] if names else ("Yes" if kind == "binary" and v == 1 else
@@ -366,14 +377,16 @@ def _parse_dimension(d, i, prefix, loc: _Locator, tasks, bad) -> Dimension | Non
     dim_tasks = d.get("tasks")
     if dim_tasks is not None:
         if not isinstance(dim_tasks, list) or not dim_tasks:
-            bad(loc.dim_line(i, "tasks"), f"{prefix}.tasks", "must be a non-empty list of tasks")
+            bad(loc.dim_line(i, "tasks"), f"{prefix}.tasks", Msg("must be a non-empty list of "
+                                                                 "tasks"))
             ok = False
         else:
             for t in dim_tasks:
                 if t not in tasks:
                     bad(loc.dim_line(i, "tasks"), f"{prefix}.tasks",
-                        f"unknown task '{t}' (declared tasks: {', '.join(tasks)}; "
-                        "declare extra families in the top-level tasks list)")
+                        Msg("unknown task '{task}' (declared tasks: {tasks}; declare extra "
+                            "families in the top-level tasks list)", task=t,
+                            tasks=", ".join(tasks)))
                     ok = False
     default_level: MeasurementLevel = (
         "ordinal" if kind == "ordinal" or (kind == "categorical" and d.get("ordered")) else
@@ -381,7 +394,7 @@ def _parse_dimension(d, i, prefix, loc: _Locator, tasks, bad) -> Dimension | Non
     lvl = d.get("level", default_level)
     if lvl not in ("nominal", "ordinal", "interval", "ratio"):
         bad(loc.dim_line(i, "level"), f"{prefix}.level",
-            f"'{lvl}' is not one of nominal, ordinal, interval, ratio")
+            Msg("'{level}' is not one of nominal, ordinal, interval, ratio", level=lvl))
         ok = False
     if not ok:
         return None
@@ -407,14 +420,14 @@ def load_rubric(path: str | Path) -> Rubric:
     try:
         data = p.read_bytes()
     except OSError as exc:
-        raise FormatError([Problem(str(p), None, None, f"cannot read file: {exc.strerror}")]) \
-            from None
+        raise FormatError([Problem(str(p), None, None, Msg("cannot read file: {reason}",
+                                                           reason=exc.strerror))]) from None
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise FormatError([Problem(str(p), line, None,
-                                   "not valid UTF-8; save the file as UTF-8")]) from None
+                                   Msg("not valid UTF-8; save the file as UTF-8"))]) from None
     return parse_rubric(text, file=p.name)
 
 
