@@ -53,8 +53,9 @@ def join_msgs(sep: str, parts: Iterable[str]) -> Msg:
     """``sep.join(parts)`` that stays translatable part by part (``sep`` is not translated)."""
     parts = list(parts)
     safe = sep.replace("{", "{{").replace("}", "}}")
-    return Msg(safe.join(f"{{p{i}}}" for i in range(len(parts))),
-               **{f"p{i}": p for i, p in enumerate(parts)})
+    template = safe.join(f"{{p{i}}}" for i in range(len(parts)))
+    params = {f"p{i}": p for i, p in enumerate(parts)}
+    return Msg(template, **params)
 
 
 def message_of(exc: BaseException) -> str:
