@@ -8,6 +8,7 @@ in that language; anything else (numbers, names, text from files) as it is.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
@@ -23,7 +24,7 @@ from annotate.services.i18n import (
 )
 from data.errors import FormatError
 
-__all__ = ["_", "ngettext", "language", "set_language", "tr", "problems_of"]
+__all__ = ["_", "ngettext", "language", "set_language", "tr", "problems_of", "option_labels"]
 
 
 def language() -> str:
@@ -42,6 +43,15 @@ def ngettext(singular: str, plural: str, n: int) -> str:
 def _(message: str) -> str:
     """``message`` in this tab's language (as written when it has no translation)."""
     return translations(language()).gettext(message)
+
+
+def option_labels(labels: dict[str, str] | None = None) -> Callable[[str], str]:
+    """A ``format_func`` for a widget's options: each option (or ``labels[option]``) in this
+    tab's language. It holds the catalog itself, so it also works where Streamlit calls it
+    outside the page's run (AppTest does)."""
+    catalog = translations(language())
+    labels = labels or {}
+    return lambda option: catalog.gettext(labels.get(option, option))
 
 
 def tr(text: Any) -> Any:

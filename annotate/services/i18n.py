@@ -25,7 +25,7 @@ from data.errors import FormatError
 from data.messages import message_of, nMsg
 
 __all__ = ["LANGUAGES", "DEFAULT", "CATALOGS", "translations", "language_or_default", "N_",
-           "translate", "translate_error", "problem_lines"]
+           "translate", "translate_error", "problem_lines", "message_frame"]
 
 LANGUAGES = {"en": "English", "zh": "中文"}
 DEFAULT = "en"
@@ -65,6 +65,8 @@ def translate(text: Any, catalog: gettext.NullTranslations) -> Any:
     template = getattr(text, "template", None)
     if not isinstance(text, str) or template is None:
         return text
+    if not template:  # gettext("") is the catalog's header, never a translation
+        return str(text)
     if text.plural is None:
         form = catalog.gettext(template)
     else:
@@ -74,6 +76,20 @@ def translate(text: Any, catalog: gettext.NullTranslations) -> Any:
         return form.format(**params)
     except (KeyError, IndexError, ValueError):  # a damaged translation: the English text
         return str(text)
+
+
+def message_frame(rows: list[dict], columns: list[str] | None = None):
+    """A DataFrame of ``rows`` whose message cells stay messages: pandas 3 stores a column of
+    text as its own string type, which would keep the English text and drop the template,
+    so a column holding a message is kept as Python objects."""
+    import pandas as pd
+
+    df = pd.DataFrame(rows, columns=columns)
+    for c in df.columns:
+        values = [r.get(c) for r in rows]
+        if any(getattr(v, "template", None) is not None for v in values):
+            df[c] = pd.Series(values, index=df.index, dtype=object)
+    return df
 
 
 def problem_lines(exc: FormatError, catalog: gettext.NullTranslations,

@@ -249,7 +249,8 @@ def item_html(view, _=_same) -> str:
     context the task needs, the conversation and the reply to rate (all text escaped).
     ``view`` has ``task``, ``persona``, ``memories``, ``schedule``, ``outfit``, ``turns`` and
     ``response``."""
-    return (f"<p><b>{html.escape(_('Conversation'))}</b> · {html.escape(_(view.task))}</p>"
+    title = html.escape(_("Conversation"))  # outside the f-string, where pybabel finds it
+    return (f"<p><b>{title}</b> · {html.escape(_(view.task))}</p>"
             + context_html(view.persona, view.memories, view.schedule, view.outfit, _=_)
             + conversation_html(view.turns, _=_)
             + "<p style='margin:.8rem 0 .3rem 0'><b>"
@@ -309,12 +310,14 @@ def feedback_html(rows: list[tuple[str, int | None, float | None, str]]) -> str:
             + "</table>")
 
 
-def anchors_html(dimensions) -> str:
-    """Every level's anchor of the given dimensions, escaped, as folded panels."""
+def anchors_html(dimensions, _=_same) -> str:
+    """Every level's anchor of the given dimensions, escaped, as folded panels; ``_``
+    translates the panels' titles."""
     parts = []
     for d in dimensions:
         items = "".join(f"<li><b>{lv.value} · {_esc(lv.label)}</b> — {_esc(lv.anchor)}</li>"
                         for lv in d.levels)
-        parts.append(f'<details class="h2h-ctx"><summary>{_esc(d.label)}: anchors</summary>'
+        title = _esc(_("{dimension}: anchors").format(dimension=d.label))
+        parts.append(f'<details class="h2h-ctx"><summary>{title}</summary>'
                      f"<ul>{items}</ul></details>")
     return "".join(parts)

@@ -7,9 +7,9 @@ table and dataframe headers (as the column configuration names them), index and 
 cells; plotly titles, axis titles, legend names and hover templates.
 
 :func:`english_left` says what English is left in those texts once everything that is data
-(any text stored in the study database, or in a file the test uploaded), inline code and the
-allowed symbols and names are taken out: runs of Latin-letter words, which on a page set to
-Chinese are prose nobody translated.
+(any text stored in the study database, or in a file the test uploaded), inline code, command
+options (``--update``) and the allowed symbols and names are taken out: Latin-letter words,
+which on a page set to Chinese are prose nobody translated.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ __all__ = ["page_texts", "study_data", "english_left", "ALLOWED"]
 # statistics symbols, formats, programs and proper names a Chinese methods section writes
 # as they are
 ALLOWED = frozenset("""
-    QWK ICC AC1 AC2 MAE SE SD logits logit MnSq Infit Outfit Rasch
+    QWK ICC AC1 AC2 MAE SE SD logits logit MnSq Infit Outfit Rasch REML psych lme4
     Krippendorff Cohen Gwet Fleiss Holm Landis Koch Koo Li Shrout Wellek Linacre
     CSV JSON JSONL TOML SQLite PostgreSQL LaTeX PDF SVG PNG HTML Markdown zip UTF ACL UTC
     SAP H2HTalk h2htalk h2h irr pandas BLEU chrF ROUGE URL
@@ -38,10 +38,13 @@ ALLOWED = frozenset("""
 # whole texts shown as they are on purpose: the sign-in page's switch speaks both languages,
 # and the access code's pattern is the same in every language
 ALLOWED_TEXTS = frozenset({"Language · 语言", "H2H-XXXX-XXXX-XXXX-XXXX"})
+# names of formats made of words
+ALLOWED_PHRASES = ("JSON Lines",)
 
 _TAGS = re.compile(r"<[^>]*>")
 _SCRIPTS = re.compile(r"(?is)<(script|style)\b.*?</\1\s*>")
 _CODE = re.compile(r"`[^`]*`")
+_OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")  # a command's option: code, not prose
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_'’-]*")
 _LETTERS = re.compile(r"[A-Za-z]{2}")
 _HIDDEN_FIELDS = {"id", "form_id", "type", "url", "format", "theme", "config", "language",
@@ -171,6 +174,22 @@ def _strings(value) -> Iterator[str]:
             yield from _strings(v)
 
 
+def _format_words() -> set[str]:
+    """The names of the file formats' fields and columns, and their keywords: error messages
+    quote them as they must be written in a file, in every language."""
+    from data import items, ratings, rubric
+
+    words = {*items.ITEM_FIELDS, *items.CSV_ITEM_COLUMNS, *items.CONTEXT_FIELDS,
+             *ratings.RATING_EXPORT_COLUMNS, *rubric.BUILTIN_TASKS, rubric.CANNOT_RATE,
+             "user", "companion", "rationale", "nominal", "ordinal", "interval", "ratio",
+             "binary", "tasks"}
+    for name in ("_TOP_FIELDS", "_DIM_FIELDS"):
+        words |= set(getattr(rubric, name, ()))
+    return words
+
+
+FORMAT_WORDS = _format_words()
+
 # the columns that hold text from files or people (not the codes the app writes: roles,
 # kinds, statuses, levels, task names — those the pages translate)
 DATA_COLUMNS = {
@@ -199,11 +218,17 @@ def study_data(engine, extra: Iterable[str] = ()) -> list[str]:
             for row in c.execute(sa.text(f'SELECT {quoted} FROM "{table}"')):
                 for v in row:
                     found.update(_strings(v))
-    for text in extra:
+    for text in extra:  # an uploaded file: every line, cell, JSON value and word of it
         found.add(text)
         for line in text.splitlines():
             found.add(line)
             found.update(re.split(r"[,\t]", line))
+            found.update(re.split(r"[\s=,\t:\"'\[\]{}()]+", line))
+            try:
+                found.update(_strings(json.loads(line)))
+            except ValueError:
+                pass
+    found.update(FORMAT_WORDS)
     return sorted({t for t in (_plain(s) for s in found) if _LETTERS.search(t)}, key=len,
                   reverse=True)
 
@@ -216,7 +241,9 @@ def english_left(texts: Iterable[str], data: list[str]) -> list[str]:
     for text in texts:
         if text in ALLOWED_TEXTS:
             continue
-        rest = _CODE.sub(" ", text)
+        rest = _OPTION.sub(" ", _CODE.sub(" ", text))
+        for phrase in ALLOWED_PHRASES:
+            rest = rest.replace(phrase, " ")
         for value in data:
             if value in rest:
                 rest = re.sub(rf"(?<![A-Za-z0-9]){re.escape(value)}(?![A-Za-z0-9])", " ",

@@ -139,6 +139,7 @@ def test_admin_actions_in_chinese(demo_db):
     at.text_input[0].input("Dr Quinn")
     _button(at, "h2h_add_rater_go").click().run()
     assert at.code  # the new code, shown once
+    walk.uploads.append(at.code[0].value)  # a code is data, in every language
     walk.check(at, "admin_raters.py (rater added)")
     at.text_input[0].input("Dr Quinn")
     _button(at, "h2h_add_rater_go").click().run()
@@ -251,9 +252,15 @@ def test_rater_pages_in_chinese(demo_db):
     at = _run("rate.py", rater)
     at.button(key="h2h_save").click().run()  # nothing scored: the warning
     walk.check(at, "rate.py (unscored)")
-    nm.create_session(eng, "Norming 1", ["dlg-001-aster"], ["pat", "quinn"],
-                      demo_db["admin"].rater_id)
+    sid = nm.create_session(eng, "Norming 1", ["dlg-001-aster"], ["pat", "quinn"],
+                            demo_db["admin"].rater_id)
     walk.check(_run("norming.py", rater), "norming.py (blind)")
+    nm.save_norming(eng, sid, rater.rater_id, "dlg-001-aster",
+                    {"empathy": 4, "safety": None, "fluency": 3})
+    nm.reveal(eng, sid, named=False)  # everyone's scores, anonymised ("Rater A", …)
+    at = _run("norming.py", rater)
+    assert at.table
+    walk.check(at, "norming.py (revealed)")
     q.set_gold(eng, "dlg-001-aster", "empathy", 5, "Names the plant and the fix.")
     walk.check(_run("rate.py", rater), "rate.py (training)")
     walk.assert_clean()
