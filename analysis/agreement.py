@@ -26,6 +26,7 @@ from .alpha import alpha, alpha_bootstrap
 from .chance import multi_rater, pairwise_cohen, percent_agreement
 from .icc import ICC_FORMS, icc
 from .layout import as_ratings, counts_matrix
+from .messages import Msg, join_msgs, nMsg
 from .raters import binary_checks, rater_diagnostics
 
 if TYPE_CHECKING:
@@ -72,22 +73,24 @@ def human_block(sub: pd.DataFrame, sc: Scale, opt: AnalysisOptions) -> dict[str,
     if sc.labels:
         res["labels"] = list(sc.labels)
     if res["n_cannot_rate"]:
-        notes.append(f"{res['n_cannot_rate']} 'cannot rate' entries are left out")
+        notes.append(Msg("{n} 'cannot rate' entries are left out", n=res["n_cannot_rate"]))
     if res["n_ratings"] == 0:
-        res["status"] = "no ratings"
-        res["not_estimable"] = "no ratings"
-        notes.append("no ratings")
+        res["status"] = Msg("no ratings")
+        res["not_estimable"] = Msg("no ratings")
+        notes.append(Msg("no ratings"))
         return {**_empty(res, opt), "notes": notes}
     r = as_ratings(scored)
     per_item = np.sum(~np.isnan(r.matrix), axis=1)
     res["n_items_pairable"] = int(np.sum(per_item >= 2))
     observed = np.unique(r.matrix[~np.isnan(r.matrix)])
     if r.n_raters < 2:
-        reason = "fewer than 2 raters: agreement cannot be computed"
+        reason = Msg("fewer than 2 raters: agreement cannot be computed")
     elif res["n_items_pairable"] < opt.min_units:
-        k = res["n_items_pairable"]
-        reason = (f"only {k} item{'s' if k != 1 else ''} rated by two or more raters (minimum "
-                  f"{opt.min_units}): alpha, kappa, AC1/AC2 and ICC are not estimable")
+        reason = nMsg("only {n} item rated by two or more raters (minimum {minimum}): alpha, "
+                      "kappa, AC1/AC2 and ICC are not estimable",
+                      "only {n} items rated by two or more raters (minimum {minimum}): alpha, "
+                      "kappa, AC1/AC2 and ICC are not estimable", res["n_items_pairable"],
+                      minimum=opt.min_units)
     else:
         reason = None
     counts = counts_matrix(r.matrix, vals)
@@ -97,7 +100,7 @@ def human_block(sub: pd.DataFrame, sc: Scale, opt: AnalysisOptions) -> dict[str,
     diag = rater_diagnostics(r, sc.level, vals)
     res["raters"] = {k: vars(v) for k, v in diag.items()}
     if reason:
-        res["status"] = "not estimable"
+        res["status"] = Msg("not estimable")
         res["not_estimable"] = reason
         notes.append(reason)
         out = _empty(res, opt)
@@ -107,12 +110,13 @@ def human_block(sub: pd.DataFrame, sc: Scale, opt: AnalysisOptions) -> dict[str,
     constant = observed.size == 1
     one_value_scale = len(vals) < 2
     if constant:
-        res["status"] = "no variance"
-        res["not_estimable"] = (
-            f"every rating is {observed[0]:g}: alpha, kappa and ICC are undefined (no "
-            "variance); " + ("percent agreement is 1 (AC1 and Brennan–Prediger need a scale of "
-                             "two or more values: declare it)" if one_value_scale else
-                             "percent agreement, AC1 and Brennan–Prediger are 1"))
+        res["status"] = Msg("no variance")
+        res["not_estimable"] = Msg(
+            "every rating is {value:g}: alpha, kappa and ICC are undefined (no variance); "
+            "{rest}", value=observed[0],
+            rest=Msg("percent agreement is 1 (AC1 and Brennan–Prediger need a scale of two or "
+                     "more values: declare it)") if one_value_scale else
+            Msg("percent agreement, AC1 and Brennan–Prediger are 1"))
         notes.append(res["not_estimable"])
         _empty(res, opt)
     else:
@@ -140,11 +144,11 @@ def _coefficients(res: dict, r, sc: Scale, opt: AnalysisOptions, notes: list[str
             continue
         if lv == "ratio" and min(vals) < 0:
             res["alpha"][lv] = None
-            notes.append("alpha.ratio: needs a scale without negative values")
+            notes.append(Msg("alpha.ratio: needs a scale without negative values"))
             continue
         res["alpha"][lv] = alpha(r, lv, vals)
     if sc.level == "nominal":
-        notes.append("alpha: only the nominal level is meaningful for a nominal scale")
+        notes.append(Msg("alpha: only the nominal level is meaningful for a nominal scale"))
     res["alpha_ci"] = {"method": opt.ci_method, "level": opt.ci, "low": None, "high": None,
                        "B": opt.B, "seed": opt.seed, "q_below_min": None}
     if opt.B > 0:
@@ -166,39 +170,46 @@ def _coefficients(res: dict, r, sc: Scale, opt: AnalysisOptions, notes: list[str
     notes.append(_cohen_note(ck, r.n_raters))
     if sc.level == "nominal":
         res["icc"] = {f: None for f in ICC_FORMS}
-        notes.append("icc: not meaningful for a nominal scale")
+        notes.append(Msg("icc: not meaningful for a nominal scale"))
         return
     ir = icc(r, opt.ci)
     if ir is None:
         res["icc"] = {f: None for f in ICC_FORMS}
-        notes.append("icc: needs at least 2 items rated by 2 or more raters")
+        notes.append(Msg("icc: needs at least 2 items rated by 2 or more raters"))
         return
     res["icc"] = {k: {"value": v.value, "low": v.low, "high": v.high}
                   for k, v in ir.forms.items()}
     res["icc_table"] = {"method": ir.method, "n_items": ir.n_items, "n_raters": ir.n_raters,
                         "n_ratings": ir.n_ratings}
-    how = ("two-way ANOVA on the complete table" if ir.method == "anova" else
-           "linear mixed model (crossed random items and raters, REML, as R psych::ICC with "
-           "lme4) because ratings are missing")
-    notes.append(f"icc: {how}; {ir.n_items} items × {ir.n_raters} raters, "
-                 f"{ir.n_ratings} ratings")
+    how = (Msg("two-way ANOVA on the complete table") if ir.method == "anova" else
+           Msg("linear mixed model (crossed random items and raters, REML, as R psych::ICC with "
+               "lme4) because ratings are missing"))
+    notes.append(Msg("icc: {how}; {n_items} items × {n_raters} raters, {n_ratings} ratings",
+                     how=how, n_items=ir.n_items, n_raters=ir.n_raters,
+                     n_ratings=ir.n_ratings))
+
+
+_WEIGHTS = {"unweighted": Msg("unweighted"), "linear": Msg("linear"),
+            "quadratic": Msg("quadratic")}
 
 
 def _cohen_note(ck: dict, n_raters: int) -> str:
     q = ck["quadratic"]
     if q.pairs_used == 0:
-        parts = [f"cohen_kappa: not estimable, no rater pair has a defined kappa on at least "
-                 f"{q.min_items} shared items"]
+        parts = [Msg("cohen_kappa: not estimable, no rater pair has a defined kappa on at "
+                     "least {n} shared items", n=q.min_items)]
     elif n_raters == 2:
-        parts = [f"cohen_kappa: the two raters' kappa on their {q.items} shared items"]
+        parts = [Msg("cohen_kappa: the two raters' kappa on their {n} shared items", n=q.items)]
     else:
-        parts = [f"cohen_kappa: mean over {q.pairs_used} rater pairs weighted by their shared "
-                 f"items ({q.items} in all)"]
+        parts = [Msg("cohen_kappa: mean over {pairs} rater pairs weighted by their shared items "
+                     "({n} in all)", pairs=q.pairs_used, n=q.items)]
     if q.pairs_too_few:
-        parts.append(f"{q.pairs_too_few} pairs sharing fewer than {q.min_items} items left "
-                     "out")
+        parts.append(Msg("{pairs} pairs sharing fewer than {n} items left out",
+                         pairs=q.pairs_too_few, n=q.min_items))
     undefined = {k: v.pairs_undefined for k, v in ck.items() if v.pairs_undefined}
     if undefined:
-        parts.append("kappa undefined (no variance on the shared items) for "
-                     + ", ".join(f"{n} pairs ({k})" for k, n in undefined.items()))
-    return "; ".join(parts)
+        pairs = [Msg("{n} pairs ({weights})", n=n, weights=_WEIGHTS.get(k, k))
+                 for k, n in undefined.items()]
+        parts.append(Msg("kappa undefined (no variance on the shared items) for {pairs}",
+                         pairs=join_msgs(", ", pairs)))
+    return join_msgs("; ", parts)

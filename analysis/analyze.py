@@ -26,6 +26,7 @@ from .alttest import Scoring
 from .ceiling import human_ceiling
 from .judge import aggregate_samples, judge_metrics
 from .layout import as_ratings
+from .messages import Msg
 from .raters import retest_agreement
 from .scales import Scale, encode_scores, infer_scales, label_of
 
@@ -257,8 +258,8 @@ def clean(obj: Any, notes: list[str], what: str = "") -> Any:
     out = _clean(obj, missing, "")
     if missing:
         tops = list(dict.fromkeys(p.split(".")[0] for p in missing))
-        notes.append(f"{', '.join(tops)}: not estimable on these data (no variance or too "
-                     "few paired ratings)")
+        notes.append(Msg("{fields}: not estimable on these data (no variance or too few "
+                         "paired ratings)", fields=", ".join(tops)))
     return out
 
 

@@ -27,6 +27,7 @@ from .alttest import Scoring
 from .ceiling import loo_pairs, mae_from_sums, pair_sums, pooled_metrics, qwk_from_sums
 from .judge import judge_metrics
 from .layout import Ratings
+from .messages import Msg
 from .resample import item_weights, percentile_ci, two_sided_p, weighted_alpha
 
 __all__ = ["JudgeRun", "compare_dimension", "holm", "calibrate", "METRICS"]
@@ -68,19 +69,20 @@ def _misses(humans: Ratings, judge: np.ndarray, values: Sequence[float], binary:
     if binary:
         flagged = ok & (med == max(values))
         missed = flagged & (judge != max(values))
-        what = "items the humans flagged"
+        what = Msg("items the humans flagged")
     else:
         low = sorted(values)[1]
         flagged = ok & (med <= low)
         missed = flagged & (judge > low)
-        what = f"items the humans scored {low:g} or lower"
+        what = Msg("items the humans scored {low:g} or lower", low=low)
     return int(missed.sum()), int(flagged.sum()), what
 
 
-def _no_scores(run: JudgeRun, margin: float, why: str = "no scored judgments") -> dict:
+def _no_scores(run: JudgeRun, margin: float, why: str = Msg("no scored judgments")) -> dict:
     from .verdict import replacement_verdict
 
-    v = replacement_verdict(None, None, margin=margin, not_estimable=f"{why} on this dimension")
+    v = replacement_verdict(None, None, margin=margin,
+                            not_estimable=Msg("{why} on this dimension", why=why))
     none = {"value": None, "low": None, "high": None}
     return {"status": why, "n_items": 0, "qwk": none,
             "alpha_with_judge": dict(none), "mae": dict(none), "bias": None, "alt_test": None,
@@ -113,14 +115,14 @@ def compare_dimension(dim: str, humans: Ratings, runs: Mapping[str, JudgeRun], l
     notes: list[str] = []
     dropped = int(np.sum(n_h > 0) - common.sum())
     if dropped and names:
-        notes.append(f"{dropped} human-rated items lack a score from some configuration and "
-                     "are left out of the comparison")
+        notes.append(Msg("{n} human-rated items lack a score from some configuration and are "
+                         "left out of the comparison", n=dropped))
     for n in sorted(set(runs) - set(scored)):
-        notes.append(f"{n}: no scored judgments on {dim}")
+        notes.append(Msg("{name}: no scored judgments on {dim}", name=n, dim=dim))
     if names and not common.any():
-        notes.append("the configurations share no scored item on this dimension; compare "
-                     "them one at a time")
-        cfgs = {n: _no_scores(runs[n], margin, "no item scored by every configuration")
+        notes.append(Msg("the configurations share no scored item on this dimension; compare "
+                         "them one at a time"))
+        cfgs = {n: _no_scores(runs[n], margin, Msg("no item scored by every configuration"))
                 for n in names}
         cfgs.update({n: _no_scores(runs[n], margin) for n in set(runs) - set(scored)})
         out = {"n_items": 0, "B": B, "seed": seed, "margin": margin,
@@ -226,26 +228,32 @@ def _verdict(dim: str, res: dict) -> dict:
     cfgs = {n: c for n, c in res["configs"].items() if c.get("status") == "ok"}
     if not cfgs:
         return {"best": None, "outcome": "not_estimable", "can_replace": None,
-                "text": f"{dim}: no verdict — no configuration has scored judgments here.",
+                "text": Msg("{dim}: no verdict — no configuration has scored judgments here.",
+                            dim=dim),
                 "caveats": []}
     best = max(cfgs, key=lambda n: (cfgs[n]["qwk"]["value"] is not None,
                                     cfgs[n]["qwk"]["value"] or -9,
                                     cfgs[n]["alpha_with_judge"]["value"] or -9))
     c = cfgs[best]
     v = c["verdict"]
-    text = f"{dim}: best configuration {best}; {v['text']}"
+    text = Msg("{dim}: best configuration {best}; {verdict}", dim=dim, best=best,
+               verdict=v["text"])
     caveats = []
     mi = c.get("misses") or {}
     if mi.get("missed"):  # "misses 0 of 18" is no caveat
-        caveats.append(f"{dim}: {best} misses {mi['missed']} of {mi['of']} {mi['what']}")
+        caveats.append(Msg("{dim}: {best} misses {missed} of {of} {what}", dim=dim, best=best,
+                           missed=mi["missed"], of=mi["of"], what=mi["what"]))
     if c.get("bias") is not None and abs(c["bias"]) >= 0.5:
-        caveats.append(f"{dim}: {best} is {'lenient' if c['bias'] > 0 else 'harsh'} by "
-                       f"{abs(c['bias']):.2f} points on average")
+        p = {"dim": dim, "best": best, "points": abs(c["bias"])}
+        caveats.append(Msg("{dim}: {best} is lenient by {points:.2f} points on average", **p)
+                       if c["bias"] > 0 else
+                       Msg("{dim}: {best} is harsh by {points:.2f} points on average", **p))
     vb = c.get("verbosity") or {}
     if vb.get("judge") is not None and vb.get("humans") is not None and \
             vb["judge"] - vb["humans"] > 0.2:
-        caveats.append(f"{dim}: {best} rewards longer replies more than the humans do "
-                       f"(ρ with length {vb['judge']:.2f} vs {vb['humans']:.2f})")
+        caveats.append(Msg("{dim}: {best} rewards longer replies more than the humans do (ρ "
+                           "with length {judge:.2f} vs {humans:.2f})", dim=dim, best=best,
+                           judge=vb["judge"], humans=vb["humans"]))
     can = {"can_replace": True, "cannot_replace": False}.get(v["outcome"])
     return {"best": best, "outcome": v["outcome"], "can_replace": can, "text": text,
             "items_needed": v.get("items_needed"), "caveats": caveats}

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from .chance import cohen_kappa
+from .messages import Msg
 
 __all__ = ["GoldAgreement", "gold_agreement", "reading_seconds", "speeders", "Drift",
            "leniency_drift"]
@@ -134,8 +135,8 @@ def leniency_drift(residuals: Sequence[float], window: int = 20, threshold: floa
     r = np.asarray([x for x in residuals if x is not None and np.isfinite(x)], float)
     if r.size < 2 * window:
         return Drift(int(r.size), window, None, None, None, False,
-                     f"not estimable: needs {2 * window} ratings shared with other raters, "
-                     f"has {r.size}")
+                     Msg("not estimable: needs {needed} ratings shared with other raters, has "
+                         "{has}", needed=2 * window, has=r.size))
     roll = pd.Series(r).rolling(window).mean().dropna().to_numpy()
     first, last = float(roll[0]), float(roll[-1])
     return Drift(int(r.size), window, first, last, last - first,

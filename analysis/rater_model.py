@@ -61,6 +61,8 @@ from scipy import optimize, sparse
 from scipy.sparse.csgraph import connected_components
 from scipy.special import logsumexp
 
+from .messages import Msg
+
 __all__ = ["RaterModel", "fit_rater_model", "fit_dimensions", "fair_scores", "FIT_RANGE",
            "EXTREME_ADJUSTMENT"]
 
@@ -266,9 +268,9 @@ def _flag(infit: float, outfit: float, n: float, min_n: int) -> str:
     worst = max(infit, outfit)
     best = min(infit, outfit)
     if worst > hi:
-        return "misfit (erratic)"
+        return Msg("misfit (erratic)")
     if best < lo:
-        return "overfit (too predictable)"
+        return Msg("overfit (too predictable)")
     return ""
 
 
@@ -303,11 +305,11 @@ def fit_rater_model(long: pd.DataFrame, values: Sequence[float] | None = None, *
     if values is not None:
         unused = [v for v in values if v not in set(used)]
         if unused:
-            notes.append("categories never used: " + ", ".join(f"{v:g}" for v in unused)
-                         + "; thresholds are estimated on the used ones")
+            notes.append(Msg("categories never used: {values}; thresholds are estimated on the "
+                             "used ones", values=", ".join(f"{v:g}" for v in unused)))
     if used.size < 2:
-        return RaterModel(False, "not estimable: every rating is in one category, so "
-                                 "there is no variation to separate raters from items")
+        return RaterModel(False, Msg("not estimable: every rating is in one category, so "
+                                     "there is no variation to separate raters from items"))
     m = used.size - 1
     df["x"] = np.searchsorted(used, df[score].to_numpy())
     # leave out extreme items (then possibly extreme raters) until none are left
@@ -321,8 +323,8 @@ def fit_rater_model(long: pd.DataFrame, values: Sequence[float] | None = None, *
             break
         core = core[~core[item].isin(ext_items) & ~core[rater].isin(ext_raters)]
     if core[rater].nunique() < 2 or core[item].nunique() < 2:
-        return RaterModel(False, "not estimable: fewer than two raters or two non-extreme "
-                                 "items rated by them")
+        return RaterModel(False, Msg("not estimable: fewer than two raters or two non-extreme "
+                                     "items rated by them"))
     # largest connected part of the item–rater design
     it_codes, it_names = pd.factorize(core[item])
     ra_codes, ra_names = pd.factorize(core[rater])
@@ -334,18 +336,19 @@ def fit_rater_model(long: pd.DataFrame, values: Sequence[float] | None = None, *
         big = np.bincount(label).argmax()
         keep_items = set(np.asarray(it_names)[label[:ni] != big])
         keep_raters = set(np.asarray(ra_names)[label[ni:] != big])
-        notes.append("the design is not connected; fitted on its largest part, leaving out "
-                     f"{len(keep_raters)} rater(s) and {len(keep_items)} item(s)")
+        notes.append(Msg("the design is not connected; fitted on its largest part, leaving out "
+                         "{raters} rater(s) and {items} item(s)", raters=len(keep_raters),
+                         items=len(keep_items)))
         core = core[~core[item].isin(keep_items) & ~core[rater].isin(keep_raters)]
         it_codes, it_names = pd.factorize(core[item])
         ra_codes, ra_names = pd.factorize(core[rater])
         ni, nr = len(it_names), len(ra_names)
     if core[rater].nunique() < 2 or core[item].nunique() < 2:
-        return RaterModel(False, "not estimable: the connected part has fewer than two "
-                                 "raters or items")
+        return RaterModel(False, Msg("not estimable: the connected part has fewer than two "
+                                     "raters or items"))
     if np.unique(core["x"]).size < used.size:
-        return RaterModel(False, "not estimable: once extreme items are set aside, some used "
-                                 "categories occur only in them")
+        return RaterModel(False, Msg("not estimable: once extreme items are set aside, some "
+                                     "used categories occur only in them"))
     x = core["x"].to_numpy()
     la, ta, cov_free, ll, ok = _cml(x, it_codes, ra_codes, nr, m)
     se_la = _se_sum_zero(cov_free[:nr - 1, :nr - 1], nr)
@@ -388,7 +391,10 @@ def fit_rater_model(long: pd.DataFrame, values: Sequence[float] | None = None, *
     raters = pd.DataFrame({"rater": list(rnames), "severity": [lam[r] for r in rnames],
                            "se": [se_of[r] for r in rnames], "n": r_n.astype(int),
                            "infit": r_in, "outfit": r_out})
-    raters["flag"] = [_flag(a, b, n, 10) for a, b, n in zip(r_in, r_out, r_n, strict=True)]
+    # an object column, so each flag stays a message (pandas 3 would store plain text)
+    raters["flag"] = pd.Series([_flag(a, b, n, 10) for a, b, n in zip(r_in, r_out, r_n,
+                                                                      strict=True)],
+                               index=raters.index, dtype=object)
     th_i = np.array([theta[i] for i in inames])
     se_i = 1 / np.sqrt(i_w)
     p0 = _probs(th_i, cum)  # an average rater: λ = 0
@@ -399,11 +405,13 @@ def fit_rater_model(long: pd.DataFrame, values: Sequence[float] | None = None, *
         "fair_se": np.abs(cov_vk) * se_i,
         "observed_mean": obs.groupby(ic)[score].mean().to_numpy(float),
         "n": i_n.astype(int), "infit": i_in, "outfit": i_out})
-    items["flag"] = [_flag(a, b, n, _MIN_FIT_N)
-                     for a, b, n in zip(i_in, i_out, i_n, strict=True)]
+    items["flag"] = pd.Series([_flag(a, b, n, _MIN_FIT_N)
+                               for a, b, n in zip(i_in, i_out, i_n, strict=True)],
+                              index=items.index, dtype=object)
     items["extreme"] = items["item"].isin(extreme)
     if not ok:
-        notes.append("the optimiser stopped before full convergence; treat values with care")
+        notes.append(Msg("the optimiser stopped before full convergence; treat values with "
+                         "care"))
     return RaterModel(True, "", tuple(float(v) for v in used), tuple(float(v) for v in ta),
                       raters.sort_values("severity").reset_index(drop=True),
                       items.sort_values("item").reset_index(drop=True),
@@ -421,9 +429,9 @@ def fit_dimensions(ratings: pd.DataFrame, scales: dict[str, tuple[Sequence[float
     for dim, (values, ordered) in scales.items():
         sub = ratings[ratings["dimension"] == dim]
         if not ordered:
-            out[dim] = RaterModel(False, "not estimable: named categories have no order")
+            out[dim] = RaterModel(False, Msg("not estimable: named categories have no order"))
         elif sub.empty:
-            out[dim] = RaterModel(False, "not estimable: no ratings")
+            out[dim] = RaterModel(False, Msg("not estimable: no ratings"))
         else:
             out[dim] = fit_rater_model(sub.rename(columns={"item_id": "item"}), values)
     return out

@@ -44,15 +44,17 @@ from typing import Literal
 
 from scipy import stats
 
+from .messages import Msg, join_msgs
+
 __all__ = ["Outcome", "Verdict", "replacement_verdict", "items_needed", "OUTCOME_TEXT"]
 
 Outcome = Literal["can_replace", "cannot_replace", "not_enough_evidence", "not_estimable"]
 
 OUTCOME_TEXT: dict[str, str] = {
-    "can_replace": "can replace a human rater",
-    "cannot_replace": "cannot replace a human rater",
-    "not_enough_evidence": "not enough evidence yet",
-    "not_estimable": "no verdict",
+    "can_replace": Msg("can replace a human rater"),
+    "cannot_replace": Msg("cannot replace a human rater"),
+    "not_enough_evidence": Msg("not enough evidence yet"),
+    "not_estimable": Msg("no verdict"),
 }
 
 
@@ -69,12 +71,14 @@ class Verdict:
     def phrase(self) -> str:
         base = OUTCOME_TEXT[self.outcome]
         if self.outcome == "not_enough_evidence" and self.items_needed is not None:
-            return f"{base} (about {self.items_needed} human-rated items needed)"
+            return Msg("{verdict} (about {n} human-rated items needed)", verdict=base,
+                       n=self.items_needed)
         return base
 
     @property
     def text(self) -> str:
-        return f"{self.phrase} — {'; '.join(self.reasons)}."
+        return Msg("{verdict} — {reasons}.", verdict=self.phrase,
+                   reasons=join_msgs("; ", self.reasons))
 
     def as_dict(self) -> dict:
         return {"outcome": self.outcome, "phrase": self.phrase, "text": self.text,
@@ -101,7 +105,7 @@ def items_needed(n: int, d: float, sd: float, margin: float, ci: float = 0.95) -
 
 
 def _f(x: float | None) -> str:
-    return "n/a" if x is None else f"{x:.3f}"
+    return Msg("n/a") if x is None else f"{x:.3f}"
 
 
 def replacement_verdict(comparison: dict | None, alt: dict | None, *, margin: float,
@@ -116,7 +120,7 @@ def replacement_verdict(comparison: dict | None, alt: dict | None, *, margin: fl
     if not_estimable:
         return Verdict("not_estimable", (not_estimable,), margin)
     if comparison is None:
-        return Verdict("not_estimable", ("no comparison with the human ceiling",), margin)
+        return Verdict("not_estimable", (Msg("no comparison with the human ceiling"),), margin)
     n = int(comparison["n_items"])
     diff = comparison["difference"]
     d, lo, hi, sd = diff["value"], diff["low"], diff["high"], diff.get("sd")
@@ -124,38 +128,44 @@ def replacement_verdict(comparison: dict | None, alt: dict | None, *, margin: fl
     details = {"difference": {"value": d, "low": lo, "high": hi}, "judge_qwk": j,
                "ceiling_qwk": c}
     if d is None:
-        return Verdict("not_estimable", ("QWK of the judge or of the human ceiling is "
-                                         "undefined on these items",), margin, None, n, details)
-    qwk = (f"QWK {_f(j)} vs human ceiling {_f(c)} on the same {n} items, difference "
-           f"{d:+.3f}")
+        return Verdict("not_estimable", (Msg("QWK of the judge or of the human ceiling is "
+                                             "undefined on these items"),), margin, None, n,
+                       details)
     if lo is None or hi is None:
-        return Verdict("not_estimable", (qwk, "no confidence interval (bootstrap skipped or "
-                                         "too few items)"), margin, None, n, details)
-    qwk += f" [{lo:+.3f}, {hi:+.3f}] against the margin −{margin:g}"
+        qwk = Msg("QWK {judge} vs human ceiling {ceiling} on the same {n} items, difference "
+                  "{d:+.3f}", judge=_f(j), ceiling=_f(c), n=n, d=d)
+        return Verdict("not_estimable", (qwk, Msg("no confidence interval (bootstrap skipped "
+                                                  "or too few items)")), margin, None, n,
+                       details)
+    qwk = Msg("QWK {judge} vs human ceiling {ceiling} on the same {n} items, difference "
+              "{d:+.3f} [{lo:+.3f}, {hi:+.3f}] against the margin −{margin:g}", judge=_f(j),
+              ceiling=_f(c), n=n, d=d, lo=lo, hi=hi, margin=margin)
     alt = alt or {}
     passed = alt.get("passed")
     if passed is None:
-        alt_txt = "alternative annotator test not run (no human rated " \
-                  f"{alt_min_items} of these items)"
+        alt_txt = Msg("alternative annotator test not run (no human rated {n} of these items)",
+                      n=alt_min_items)
     else:
-        alt_txt = (f"alternative annotator test {'passed' if passed else 'failed'} "
-                   f"(ω = {_f(alt.get('winning_rate'))}, ρ = {_f(alt.get('advantage_prob'))})")
+        stats_ = {"omega": _f(alt.get("winning_rate")), "rho": _f(alt.get("advantage_prob"))}
+        alt_txt = Msg("alternative annotator test passed (ω = {omega}, ρ = {rho})", **stats_) \
+            if passed else Msg("alternative annotator test failed (ω = {omega}, ρ = {rho})",
+                               **stats_)
     reasons: tuple[str, ...] = (qwk, alt_txt)
     if hi < -margin:
         return Verdict("cannot_replace", reasons, margin, None, n, details)
     if lo > -margin and passed:
         return Verdict("can_replace", reasons, margin, None, n, details)
     if lo > -margin and passed is False:
-        reasons += ("QWK alone is within the margin, but the alternative annotator test says "
-                    "the judge does not match the humans item by item",)
+        reasons += (Msg("QWK alone is within the margin, but the alternative annotator test "
+                        "says the judge does not match the humans item by item"),)
     needed: int | None = None
     settleable = True
     if lo <= -margin and sd is not None:
         needed = items_needed(n, d, sd, margin, ci)
         if needed is None or needed > 100 * n:
             needed, settleable = None, False
-            reasons += ("the difference sits so close to the margin that even 100 times the "
-                        "items would likely not settle it",)
+            reasons += (Msg("the difference sits so close to the margin that even 100 times "
+                            "the items would likely not settle it"),)
     if passed is None and max_human_share and settleable:
         alt_need = int(math.ceil(alt_min_items / max_human_share))
         needed = max(needed or 0, alt_need)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import FormatError, Problem
+from .messages import N_, Msg
 
 __all__ = ["read_text", "decode", "read_csv", "loads_json", "value_problem", "MAX_DEPTH",
            "short"]
@@ -31,12 +32,13 @@ def read_text(path: str | Path, *, what: str) -> tuple[str, str]:
     try:
         data = p.read_bytes()
     except FileNotFoundError:
-        raise FormatError([Problem(str(p), None, None, "no such file")]) from None
+        raise FormatError([Problem(str(p), None, None, Msg("no such file"))]) from None
     except IsADirectoryError:
-        raise FormatError([Problem(str(p), None, None, "is a folder, not a file")]) from None
-    except OSError as exc:
-        raise FormatError([Problem(str(p), None, None, f"cannot read: {exc.strerror}")]) \
+        raise FormatError([Problem(str(p), None, None, Msg("is a folder, not a file"))]) \
             from None
+    except OSError as exc:
+        raise FormatError([Problem(str(p), None, None, Msg("cannot read: {reason}",
+                                                           reason=exc.strerror))]) from None
     return name, decode(data, name, what=what)
 
 
@@ -48,15 +50,17 @@ def decode(data: bytes, name: str, *, what: str) -> str:
         line, col = _where(data, exc.start)
         raise FormatError([Problem(
             name, line, None,
-            f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at column {col}); "
-            "save the file as UTF-8")]) from None
+            Msg("not valid UTF-8 (byte 0x{byte:02x} at column {col}); save the file as UTF-8",
+                byte=data[exc.start], col=col))]) from None
     nul = data.find(b"\x00")
     if nul >= 0:
         line, col = _where(data, nul)
-        raise FormatError([Problem(name, line, None, f"contains a NUL byte (0x00) at column "
-                                   f"{col}; this is not a text file, or it is damaged")])
+        raise FormatError([Problem(name, line, None, Msg(
+            "contains a NUL byte (0x00) at column {col}; this is not a text file, or it is "
+            "damaged", col=col))])
     if not text.strip():
-        raise FormatError([Problem(name, None, None, f"the file is empty: no {what} in it")])
+        raise FormatError([Problem(name, None, None, Msg("the file is empty: no {what} in it",
+                                                         what=what))])
     return text
 
 
@@ -96,29 +100,32 @@ def read_csv(text: str, file: str) -> tuple[list[str], list[tuple[int, dict[str,
         if not any(c.strip() for c in cells):
             continue
         if len(cells) != len(header):
-            more = "more" if len(cells) > len(header) else "fewer"
-            span = f" (the row runs from line {start} to {end}: check its quotes)" \
-                if end > start else ""
-            problems.append(Problem(file, start, None, f"{len(cells)} cells, {more} than the "
-                                    f"header's {len(header)} columns{span}"))
+            more = Msg("more") if len(cells) > len(header) else Msg("fewer")
+            span = Msg(" (the row runs from line {start} to {end}: check its quotes)",
+                       start=start, end=end) if end > start else ""
+            problems.append(Problem(file, start, None, Msg(
+                "{cells} cells, {more} than the header's {columns} columns{span}",
+                cells=len(cells), more=more, columns=len(header), span=span)))
             continue
         rows.append((start, dict(zip(header, cells, strict=True))))
     return header, rows, problems
 
 
-def _csv_reason(exc: csv.Error, start: int) -> str:
+def _csv_reason(exc: csv.Error, start: int) -> Msg:
     msg = str(exc)
     if "field larger than field limit" in msg:
-        return (f"a cell is longer than {csv.field_size_limit():,} characters, the CSV limit "
-                "(put very long texts in a JSON Lines file)")
+        return Msg("a cell is longer than {limit:,} characters, the CSV limit (put very long "
+                   "texts in a JSON Lines file)", limit=csv.field_size_limit())
     if "unexpected end of data" in msg:
-        return (f"a quoted cell opened on line {start} is never closed before the end of the "
-                "file (a stray \" quote?)")
-    return f"bad quoting: {msg} (a cell with a \" must be quoted and its quotes doubled)"
+        return Msg("a quoted cell opened on line {start} is never closed before the end of the "
+                   "file (a stray \" quote?)", start=start)
+    return Msg("bad quoting: {reason} (a cell with a \" must be quoted and its quotes doubled)",
+               reason=msg)
 
 
 def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a number JSON allows (write null, or quote it as text)")
+    raise ValueError(Msg("{name} is not a number JSON allows (write null, or quote it as text)",
+                         name=name))
 
 
 def loads_json(text: str) -> Any:
@@ -131,13 +138,27 @@ def loads_json(text: str) -> Any:
     try:
         return json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"not valid JSON: {exc.msg} at column {exc.colno}") from None
+        raise ValueError(Msg("not valid JSON: {reason} at column {col}",
+                             reason=_json_reason(exc.msg), col=exc.colno)) from None
     except RecursionError:
-        raise ValueError(f"nested too deeply (at most {MAX_DEPTH} levels)") from None
+        raise ValueError(Msg("nested too deeply (at most {depth} levels)", depth=MAX_DEPTH)) \
+            from None
     except ValueError as exc:
         if "digits" in str(exc):
-            raise ValueError("a number with more than 4,300 digits") from None
+            raise ValueError(Msg("a number with more than 4,300 digits")) from None
         raise
+
+
+# the json module's reasons, translatable (others are shown as the module words them)
+_JSON_REASONS = {r: Msg(r) for r in (
+    N_("Expecting value"), N_("Expecting property name enclosed in double quotes"),
+    N_("Expecting ',' delimiter"), N_("Expecting ':' delimiter"), N_("Extra data"),
+    N_("Unterminated string starting at"), N_("Invalid control character at"),
+    N_("Invalid \\escape"), N_("Invalid \\uXXXX escape"))}
+
+
+def _json_reason(reason: str) -> str:
+    return _JSON_REASONS.get(reason, reason)
 
 
 def value_problem(value: Any, path: str = "") -> tuple[str, str] | None:
@@ -152,18 +173,18 @@ def value_problem(value: Any, path: str = "") -> tuple[str, str] | None:
         v, where, depth = stack.pop()
         if isinstance(v, str):
             if "\x00" in v:
-                return where, "contains a NUL character (\\u0000), which cannot be stored"
+                return where, Msg("contains a NUL character (\\u0000), which cannot be stored")
         elif isinstance(v, float):
             if not math.isfinite(v):
-                return where, f"{v} is not a finite number"
+                return where, Msg("{value} is not a finite number", value=v)
         elif isinstance(v, dict | list):
             if depth >= MAX_DEPTH:
                 return (where if len(where) <= 40 else where[:39] + "…",
-                        f"nested deeper than {MAX_DEPTH} levels")
+                        Msg("nested deeper than {depth} levels", depth=MAX_DEPTH))
             pairs = v.items() if isinstance(v, dict) else enumerate(v)
             for k, sub in pairs:
                 if isinstance(k, str) and "\x00" in k:
-                    return where, "a key contains a NUL character (\\u0000)"
+                    return where, Msg("a key contains a NUL character (\\u0000)")
                 stack.append((sub, f"{where}.{k}" if where else str(k), depth + 1))
     return None
 

@@ -51,6 +51,7 @@ from .engine import (
     sqlite_path,
 )
 from .errors import H2HError
+from .messages import Msg, message_of
 from .migrate import ensure_current, schema_state, upgrade
 from .models import AuthSession, utcnow
 
@@ -116,15 +117,21 @@ def _sqlite_study_check(path: Path) -> str:
         try:
             ok = con.execute("PRAGMA integrity_check").fetchall()
             if ok != [("ok",)]:
-                raise H2HError(f"{path}: the database is damaged ({ok[0][0]})")
+                raise H2HError(_at(path, Msg("the database is damaged ({reason})",
+                                             reason=ok[0][0])))
             tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master")}
             if "alembic_version" not in tables or "study" not in tables:
-                raise H2HError(f"{path}: an SQLite database, but not an h2htalk study")
+                raise H2HError(_at(path, Msg("an SQLite database, but not an h2htalk study")))
             return con.execute("SELECT version_num FROM alembic_version").fetchone()[0]
         finally:
             con.close()
     except sqlite3.DatabaseError as exc:
-        raise H2HError(f"{path}: cannot read it as a study ({exc})") from None
+        raise H2HError(_at(path, Msg("cannot read it as a study ({reason})", reason=exc))) \
+            from None
+
+
+def _at(path, problem: Msg) -> Msg:
+    return Msg("{path}: {problem}", path=path, problem=problem)
 
 
 def _temp_beside(out: Path) -> Path:
@@ -144,13 +151,13 @@ def _fsync(path: Path) -> None:
 
 def _check_out(out: Path, source: Path | None, force: bool) -> None:
     if not out.parent.exists():
-        raise H2HError(f"--out: folder '{out.parent}' does not exist")
+        raise H2HError(Msg("--out: folder '{parent}' does not exist", parent=out.parent))
     if out.is_dir():
-        raise H2HError(f"--out: '{out}' is a folder; give a file name")
+        raise H2HError(Msg("--out: '{out}' is a folder; give a file name", out=out))
     if source is not None and out.resolve() == source.resolve():
-        raise H2HError("--out is the study itself; give another file")
+        raise H2HError(Msg("--out is the study itself; give another file"))
     if out.exists() and not force:
-        raise H2HError(f"--out: '{out}' already exists; pass --force to replace it")
+        raise H2HError(Msg("--out: '{out}' already exists; pass --force to replace it", out=out))
 
 
 # --- backup --------------------------------------------------------------------------------
@@ -183,8 +190,8 @@ def _backup(engine: Engine, out: Path, fmt: BackupFormat, force: bool) -> Backup
     if fmt == "auto":
         fmt = "sqlite" if src is not None else "pg_dump"
     if src is not None and fmt != "sqlite":
-        raise H2HError("--format pg_dump is for PostgreSQL studies; a SQLite study is backed "
-                       "up as a SQLite file")
+        raise H2HError(Msg("--format pg_dump is for PostgreSQL studies; a SQLite study is backed "
+                           "up as a SQLite file"))
     tmp = _temp_beside(out)
     try:
         if src is not None:
@@ -197,9 +204,12 @@ def _backup(engine: Engine, out: Path, fmt: BackupFormat, force: bool) -> Backup
             try:
                 rev = _sqlite_study_check(tmp)
             except H2HError as exc:  # the copy, not the study: say so, keep nothing
-                raise H2HError(f"the copy just taken failed its check, so no backup was "
-                               f"written to {out} ({str(exc).split(': ', 1)[-1]}); the study "
-                               f"itself was only read. Run the backup again.") from None
+                why = message_of(exc)
+                why = why.params.get("problem", why) if isinstance(why, Msg) else why
+                raise H2HError(Msg("the copy just taken failed its check, so no backup was "
+                                   "written to {out} ({reason}); the study itself was only "
+                                   "read. Run the backup again.", out=out, reason=why)) \
+                    from None
             con = sqlite3.connect(tmp)
             try:
                 counts = _counts(con)
@@ -243,16 +253,17 @@ def _pg_dump(url: str, tmp: Path, out: Path) -> None:
     shown = sa.engine.make_url(plain).render_as_string(hide_password=True)
     if tool is None:
         raise H2HError(
-            "pg_dump is not installed here. Run it where it is (PostgreSQL's client tools), "
-            f"setting PGPASSWORD if the server needs one:\n  pg_dump --format=custom "
-            f"--no-owner --file {out} '{shown}'\nor write a SQLite snapshot instead: "
-            f"h2h backup --format sqlite --out {out.with_suffix('.db')}")
+            Msg("pg_dump is not installed here. Run it where it is (PostgreSQL's client tools), "
+                "setting PGPASSWORD if the server needs one:\n  pg_dump --format=custom "
+                "--no-owner --file {out} '{shown}'\nor write a SQLite snapshot instead: h2h "
+                "backup --format sqlite --out {with_suffix}", out=out, shown=shown,
+                with_suffix=out.with_suffix('.db')))
     proc = subprocess.run([tool, "--format=custom", "--no-owner", "--file", str(tmp),
                            "--dbname", plain], env={**os.environ, **env},
                           capture_output=True, text=True)
     if proc.returncode != 0:
         msg = (proc.stderr.strip().splitlines() or ["failed"])[-1]
-        raise H2HError(f"pg_dump failed: {msg}")
+        raise H2HError(Msg("pg_dump failed: {msg}", msg=msg))
 
 
 def snapshot_bytes(engine: Engine) -> bytes:
@@ -313,15 +324,16 @@ def _kind(path: Path) -> Literal["sqlite", "pg_dump"]:
         with open(path, "rb") as fh:
             head = fh.read(len(SQLITE_HEADER))
     except FileNotFoundError:
-        raise H2HError(f"{path}: no such file") from None
+        raise H2HError(Msg("{path}: no such file", path=path)) from None
     except OSError as exc:
-        raise H2HError(f"{path}: cannot read it ({exc.strerror})") from None
+        raise H2HError(Msg("{path}: cannot read it ({strerror})", path=path,
+                           strerror=exc.strerror)) from None
     if head == SQLITE_HEADER:
         return "sqlite"
     if head.startswith(_PGDMP):
         return "pg_dump"
-    raise H2HError(f"{path}: not an h2htalk backup (neither a SQLite file nor a pg_dump "
-                   "archive)")
+    raise H2HError(Msg("{path}: not an h2htalk backup (neither a SQLite file nor a pg_dump "
+                       "archive)", path=path))
 
 
 def _has_tables(engine: Engine) -> bool:
@@ -337,18 +349,18 @@ def restore(backup_file: str | Path, db: str, *, force: bool = False) -> BackupR
     target_path = sqlite_path(url)
     if target_path is not None and target_path.exists() and target_path.resolve() == \
             src.resolve():
-        raise H2HError("the backup and --db are the same file")
+        raise H2HError(Msg("the backup and --db are the same file"))
     if kind == "pg_dump" and target_path is not None:
-        raise H2HError("a pg_dump archive restores into a PostgreSQL database (--db "
-                       "postgresql+psycopg://…); to get a SQLite file, back the PostgreSQL "
-                       "study up with --format sqlite")
+        raise H2HError(Msg("a pg_dump archive restores into a PostgreSQL database (--db "
+                           "postgresql+psycopg://…); to get a SQLite file, back the PostgreSQL "
+                           "study up with --format sqlite"))
     if kind == "sqlite":
         _sqlite_study_check(src)
     exists = target_path is None or target_path.exists()
     engine = get_engine(url) if exists else None
     if engine is not None and _has_tables(engine) and not force:
-        raise H2HError(f"--db already holds a database with tables ({_where(url)}); pass "
-                       "--force to replace its content with the backup")
+        raise H2HError(Msg("--db already holds a database with tables ({where}); pass --force to "
+                           "replace its content with the backup", where=_where(url)))
     if kind == "pg_dump":
         _pg_restore(src, url, clean=engine is not None and _has_tables(engine))
     elif target_path is not None:
@@ -356,8 +368,8 @@ def restore(backup_file: str | Path, db: str, *, force: bool = False) -> BackupR
         _sqlite_restore(src, target_path)
     else:
         if _has_tables(get_engine(url)):
-            raise H2HError("a SQLite backup restores into an empty PostgreSQL database "
-                           "(create a new one, e.g. createdb study2)")
+            raise H2HError(Msg("a SQLite backup restores into an empty PostgreSQL database "
+                               "(create a new one, e.g. createdb study2)"))
         _restore_into_postgres(src, url)
     engine = get_engine(url)
     upgrade(engine)  # an older backup comes up to the current schema
@@ -395,7 +407,7 @@ def _restore_into_postgres(src: Path, url: str) -> None:
         work_url = f"sqlite:///{work}"
         upgrade(get_engine(work_url))
         if schema_state(get_engine(work_url)) != "current":
-            raise H2HError(f"{src}: could not bring the backup to the current schema")
+            raise H2HError(Msg("{src}: could not bring the backup to the current schema", src=src))
         target = get_engine(url)
         upgrade(target)
         _copy_rows(get_engine(work_url), target, snapshot=False)
@@ -409,9 +421,9 @@ def _pg_restore(src: Path, url: str, *, clean: bool) -> None:
     tool = pg_tool("pg_restore")
     if tool is None:
         shown = sa.engine.make_url(plain).render_as_string(hide_password=True)
-        raise H2HError(f"pg_restore is not installed here. Run it where it is:\n  pg_restore "
-                       f"--no-owner --dbname '{shown}' {src}\nthen `h2h init --db URL` to "
-                       "bring it to the current schema")
+        raise H2HError(Msg("pg_restore is not installed here. Run it where it is:\n  pg_restore "
+                           "--no-owner --dbname '{shown}' {src}\nthen `h2h init --db URL` to "
+                           "bring it to the current schema", shown=shown, src=src))
     cmd = [tool, "--no-owner", "--exit-on-error", "--single-transaction", "--dbname", plain]
     if clean:
         cmd += ["--clean", "--if-exists"]
@@ -419,4 +431,4 @@ def _pg_restore(src: Path, url: str, *, clean: bool) -> None:
                           text=True)
     if proc.returncode != 0:
         msg = (proc.stderr.strip().splitlines() or ["failed"])[-1]
-        raise H2HError(f"pg_restore failed: {msg}")
+        raise H2HError(Msg("pg_restore failed: {msg}", msg=msg))

@@ -1,18 +1,22 @@
 """Errors a user can act on.
 
 Every problem with a user's file or command is an :class:`H2HError`; the CLI prints its
-message and exits non-zero, the app shows it, and nothing is written.
+message and exits non-zero, the app shows it (in the reader's language: a message given as a
+:class:`~data.messages.Msg` keeps its template), and nothing is written.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .messages import Msg
+
 __all__ = ["H2HError", "FormatError", "Problem"]
 
 
 class H2HError(Exception):
-    """A user error: bad input, missing study, wrong option. Never a bug."""
+    """A user error: bad input, missing study, wrong option. Never a bug. Its one argument
+    is the message (a :class:`~data.messages.Msg` to be shown translated in the app)."""
 
 
 @dataclass(frozen=True)
@@ -22,12 +26,19 @@ class Problem:
     file: str
     line: int | None
     field: str | None
-    message: str
+    message: str  # what is wrong (a Msg, so the app can translate it)
+
+    @property
+    def text(self) -> Msg:
+        """``file:line: field 'f': problem`` (no line or field where there is none)."""
+        where = self.file if self.line is None else f"{self.file}:{self.line}"
+        if self.field:
+            return Msg("{where}: field '{field}': {problem}", where=where, field=self.field,
+                       problem=self.message)
+        return Msg("{where}: {problem}", where=where, problem=self.message)
 
     def __str__(self) -> str:
-        where = self.file if self.line is None else f"{self.file}:{self.line}"
-        what = f" field '{self.field}':" if self.field else ""
-        return f"{where}:{what} {self.message}"
+        return str(self.text)
 
 
 class FormatError(H2HError):
@@ -37,10 +48,10 @@ class FormatError(H2HError):
         if not problems:
             raise ValueError("FormatError needs at least one problem")
         self.problems = problems
+        self.head = Msg("{file} was rejected; nothing was imported.", file=problems[0].file)
         shown = "\n".join(f"  {p}" for p in problems[:20])
         more = f"\n  … and {len(problems) - 20} more" if len(problems) > 20 else ""
-        head = f"{problems[0].file} was rejected; nothing was imported."
-        super().__init__(f"{head}\n{shown}{more}")
+        super().__init__(f"{self.head}\n{shown}{more}")
 
     @property
     def first(self) -> Problem:

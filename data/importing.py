@@ -19,6 +19,7 @@ from sqlmodel import select
 from .engine import read_session, write_session
 from .errors import FormatError, Problem
 from .items import ItemRecord, item_hash
+from .messages import Msg
 from .migrate import ensure_current
 from .models import Item, Rater, Rating, RatingRevision, utcnow
 from .ratings import RatingRecord
@@ -34,8 +35,12 @@ class ImportResult:
     unchanged: int
     updated: int
 
+    def message(self) -> Msg:
+        return Msg("{added} added, {updated} updated, {unchanged} unchanged", added=self.added,
+                   updated=self.updated, unchanged=self.unchanged)
+
     def __str__(self) -> str:
-        return f"{self.added} added, {self.updated} updated, {self.unchanged} unchanged"
+        return str(self.message())
 
 
 def study_tasks(engine: Engine) -> tuple[str, ...]:
@@ -65,8 +70,8 @@ def import_item_records(engine: Engine, records: list[ItemRecord], *, file: str,
             old = existing.get(rec.id)
             if old is not None and old.content_hash != item_hash(rec.stored()) and not update:
                 conflicts.append(Problem(file, rec.line, "id",
-                                         f"item '{rec.id}' already exists with different "
-                                         "content; re-import with --update to replace it"))
+                                         Msg("item '{id}' already exists with different content; "
+                                             "re-import with --update to replace it", id=rec.id)))
         if conflicts:
             raise FormatError(conflicts)
         next_pos = (s.exec(select(func.max(Item.position))).one() or 0) + 1
@@ -123,9 +128,10 @@ def import_rating_records(engine: Engine, records: list[RatingRecord], *, file: 
         for rec in records:
             old = existing.get((raters[rec.rater].id, rec.item_id, rec.dimension))
             if old is not None and not _same(old, rec) and not update:
-                conflicts.append(Problem(file, rec.line, "score", f"'{rec.rater}' already "
-                                         f"rated item '{rec.item_id}' on '{rec.dimension}' "
-                                         "differently; re-import with --update to replace it"))
+                conflicts.append(Problem(file, rec.line, "score", Msg(
+                    "'{rater}' already rated item '{item_id}' on '{dimension}' differently; "
+                    "re-import with --update to replace it", rater=rec.rater,
+                    item_id=rec.item_id, dimension=rec.dimension)))
         if conflicts:
             raise FormatError(conflicts)
         now = utcnow()

@@ -33,6 +33,7 @@ from pydantic import (
 
 from ._files import decode, loads_json, read_csv, read_text, short, value_problem
 from .errors import FormatError, Problem
+from .messages import Msg, message_of
 
 __all__ = ["Turn", "Context", "ItemRecord", "parse_items", "parse_items_csv", "read_items",
            "parse_item_bytes", "ITEM_FIELDS", "CSV_ITEM_COLUMNS", "CONTEXT_FIELDS", "item_hash",
@@ -87,7 +88,7 @@ class ItemRecord(_Strict):
     @classmethod
     def _no_edge_space(cls, v: str | None) -> str | None:
         if v is not None and v != v.strip():
-            raise ValueError("must not start or end with spaces")
+            raise ValueError(Msg("must not start or end with spaces"))
         return v
 
     @property
@@ -112,6 +113,12 @@ def item_hash(record: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+# pydantic's common reasons, worded for a person and translatable (others as pydantic says)
+_REASONS = {"string_type": Msg("input should be a valid string"),
+            "dict_type": Msg("input should be a valid dictionary"),
+            "list_type": Msg("input should be a valid list")}
+
+
 def _describe(err: dict[str, Any]) -> tuple[str, str]:
     loc = ".".join(str(p) for p in err["loc"])
     kind = err["type"]
@@ -119,16 +126,28 @@ def _describe(err: dict[str, Any]) -> tuple[str, str]:
         parent = ".".join(str(p) for p in err["loc"][:-1])
         allowed = {"": ITEM_FIELDS, "context": CONTEXT_FIELDS}
         allow = allowed.get(parent, ("role", "text"))
-        return loc, f"unknown field (allowed: {', '.join(allow)})"
+        return loc, Msg("unknown field (allowed: {fields})", fields=", ".join(allow))
     if kind == "missing":
-        return loc, "required field is missing"
+        return loc, Msg("required field is missing")
     if kind == "literal_error":
-        return loc, f"must be 'user' or 'companion', got {err['input']!r}"
+        return loc, Msg("must be 'user' or 'companion', got {value}", value=repr(err["input"]))
     if kind == "too_short" and loc.endswith("turns"):
-        return loc, "needs at least one turn"
+        return loc, Msg("needs at least one turn")
     if kind == "string_too_short":
-        return loc, "must not be empty"
-    return loc, err["msg"][0].lower() + err["msg"][1:] + f" (got {short(err.get('input'))})"
+        return loc, Msg("must not be empty")
+    got = short(err.get("input"))
+    if kind == "string_too_long":
+        return loc, Msg("string should have at most {max} characters (got {got})",
+                        max=(err.get("ctx") or {}).get("max_length"), got=got)
+    if kind == "value_error" and isinstance((err.get("ctx") or {}).get("error"), ValueError):
+        reason = message_of(err["ctx"]["error"])
+        return loc, Msg("value error, {reason} (got {got})", reason=reason, got=got)
+    if kind == "model_type":
+        return loc, Msg("input should be a valid dictionary or instance of {name} (got {got})",
+                        name=(err.get("ctx") or {}).get("class_name"), got=got)
+    if kind in _REASONS:
+        return loc, Msg("{reason} (got {got})", reason=_REASONS[kind], got=got)
+    return loc, err["msg"][0].lower() + err["msg"][1:] + f" (got {got})"
 
 
 def lines(text: str) -> list[str]:
@@ -149,7 +168,7 @@ def parse_items(text: str, file: str, known_tasks: tuple[str, ...]) -> list[Item
         try:
             obj = loads_json(line)
         except ValueError as exc:
-            problems.append(Problem(file, n, None, str(exc)))
+            problems.append(Problem(file, n, None, message_of(exc)))
             continue
         _check_record(obj, n, file, known_tasks, first_line, problems, out)
     if problems:
@@ -159,7 +178,7 @@ def parse_items(text: str, file: str, known_tasks: tuple[str, ...]) -> list[Item
 
 def _check_record(obj: Any, n: int, file: str, known_tasks, first_line, problems, out) -> None:
     if not isinstance(obj, dict):
-        problems.append(Problem(file, n, None, "each line must be one JSON object {...}"))
+        problems.append(Problem(file, n, None, Msg("each line must be one JSON object {{...}}")))
         return
     bad = value_problem(obj)
     if bad is not None:
@@ -173,13 +192,13 @@ def _check_record(obj: Any, n: int, file: str, known_tasks, first_line, problems
             problems.append(Problem(file, n, fld, msg))
         return
     if rec.task not in known_tasks:
-        problems.append(Problem(file, n, "task", f"unknown task '{rec.task}' (this study's "
-                                f"tasks: {', '.join(known_tasks)}; declare others in the "
-                                "rubric's tasks list)"))
+        problems.append(Problem(file, n, "task", Msg(
+            "unknown task '{task}' (this study's tasks: {tasks}; declare others in the rubric's "
+            "tasks list)", task=rec.task, tasks=", ".join(known_tasks))))
         return
     if rec.id in first_line:
-        problems.append(Problem(file, n, "id", f"duplicate id '{rec.id}' (first on line "
-                                f"{first_line[rec.id]})"))
+        problems.append(Problem(file, n, "id", Msg("duplicate id '{id}' (first on line {line})",
+                                                   id=rec.id, line=first_line[rec.id])))
         return
     first_line[rec.id] = n
     rec._line = n
@@ -208,7 +227,7 @@ def _csv_turns(value: str) -> Any:
         elif turns:
             turns[-1]["text"] += "\n" + raw.strip()
         else:
-            raise ValueError("each turn must start with 'user:' or 'companion:'")
+            raise ValueError(Msg("each turn must start with 'user:' or 'companion:'"))
     return turns
 
 
@@ -218,10 +237,10 @@ def parse_items_csv(text: str, file: str, known_tasks: tuple[str, ...]) -> list[
     unknown = [h for h in header if h not in CSV_ITEM_COLUMNS]
     missing = [h for h in ("id", "task", "turns", "response") if h not in header]
     for h in unknown:
-        problems.append(Problem(file, 1, h, f"unknown column (allowed: "
-                                            f"{', '.join(CSV_ITEM_COLUMNS)})"))
+        problems.append(Problem(file, 1, h, Msg("unknown column (allowed: {columns})",
+                                                columns=", ".join(CSV_ITEM_COLUMNS))))
     for h in missing:
-        problems.append(Problem(file, 1, h, "required column is missing"))
+        problems.append(Problem(file, 1, h, Msg("required column is missing")))
     if problems:
         raise FormatError(problems)
     out: list[ItemRecord] = []
@@ -247,12 +266,13 @@ def parse_items_csv(text: str, file: str, known_tasks: tuple[str, ...]) -> list[
             cur = "metadata"
             obj["metadata"] = _csv_cell_json(row.get("metadata") or "", dict)
         except ValueError as exc:
-            problems.append(Problem(file, n, cur, f"cannot read this cell: {exc}"))
+            problems.append(Problem(file, n, cur, Msg("cannot read this cell: {reason}",
+                                                      reason=message_of(exc))))
             continue
         obj["context"] = ctx
         _check_record(obj, n, file, known_tasks, first_line, problems, out)
     if not problems and not out:
-        problems.append(Problem(file, None, None, "the file has a header but no item rows"))
+        problems.append(Problem(file, None, None, Msg("the file has a header but no item rows")))
     if problems:
         raise FormatError(problems)
     return out
@@ -260,7 +280,7 @@ def parse_items_csv(text: str, file: str, known_tasks: tuple[str, ...]) -> list[
 
 def read_items(path: str | Path, known_tasks: tuple[str, ...]) -> list[ItemRecord]:
     """Read an item file; ``.csv`` is read as CSV, anything else as JSON Lines."""
-    name, text = read_text(path, what="items")
+    name, text = read_text(path, what=Msg("items"))
     if Path(path).suffix.lower() == ".csv":
         return parse_items_csv(text, name, known_tasks)
     return parse_items(text, name, known_tasks)
@@ -268,7 +288,7 @@ def read_items(path: str | Path, known_tasks: tuple[str, ...]) -> list[ItemRecor
 
 def parse_item_bytes(data: bytes, name: str, known_tasks: tuple[str, ...]) -> list[ItemRecord]:
     """Like :func:`read_items` for an upload already in memory."""
-    text = decode(data, name, what="items")
+    text = decode(data, name, what=Msg("items"))
     if name.lower().endswith(".csv"):
         return parse_items_csv(text, name, known_tasks)
     return parse_items(text, name, known_tasks)

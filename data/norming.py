@@ -14,6 +14,7 @@ from sqlmodel import select
 
 from .engine import read_session, write_session
 from .errors import H2HError
+from .messages import Msg
 from .models import (
     Item,
     NormingItem,
@@ -48,20 +49,20 @@ def create_session(engine: Engine, name: str, item_ids: list[str], rater_names: 
     """A new blind session on ``item_ids`` for the named raters; returns its id."""
     name = name.strip()
     if not name:
-        raise H2HError("give the norming session a name")
+        raise H2HError(Msg("give the norming session a name"))
     if not item_ids:
-        raise H2HError("choose at least one item for the norming session")
+        raise H2HError(Msg("choose at least one item for the norming session"))
     if len(rater_names) < 2:
-        raise H2HError("a norming session needs at least two raters")
+        raise H2HError(Msg("a norming session needs at least two raters"))
     with write_session(engine) as s:
         missing = [i for i in item_ids if s.get(Item, i) is None]
         if missing:
-            raise H2HError(f"no item '{missing[0]}'")
+            raise H2HError(Msg("no item '{item_id}'", item_id=missing[0]))
         raters = []
         for n in rater_names:
             r = s.exec(select(Rater).where(Rater.name == n)).first()
             if r is None or r.role != "rater" or not r.active:
-                raise H2HError(f"'{n}' is not an active rater")
+                raise H2HError(Msg("'{n}' is not an active rater", n=n))
             raters.append(r)
         row = NormingSession(name=name, created_by=admin_id)
         s.add(row)
@@ -92,7 +93,7 @@ def session_info(engine: Engine, session_id: int) -> NormingInfo:
     with read_session(engine) as s:
         row = s.get(NormingSession, session_id)
         if row is None:
-            raise H2HError(f"no norming session {session_id}")
+            raise H2HError(Msg("no norming session {session_id}", session_id=session_id))
         return _info(s, row)
 
 
@@ -126,16 +127,16 @@ def _save(engine: Engine, session_id: int, rater_id: int, item_id: str,
             check_in(s, session_token, rater_id)
         row = s.get(NormingSession, session_id)
         if row is None:
-            raise H2HError(f"no norming session {session_id}")
+            raise H2HError(Msg("no norming session {session_id}", session_id=session_id))
         if row.status == "closed":
-            raise H2HError("this norming session is closed")
+            raise H2HError(Msg("this norming session is closed"))
         if s.exec(select(NormingParticipant.id).where(
                 NormingParticipant.session_id == session_id,
                 NormingParticipant.rater_id == rater_id)).first() is None:
-            raise H2HError("you are not part of this norming session")
+            raise H2HError(Msg("you are not part of this norming session"))
         if s.exec(select(NormingItem.id).where(NormingItem.session_id == session_id,
                                                NormingItem.item_id == item_id)).first() is None:
-            raise H2HError(f"item '{item_id}' is not in this norming session")
+            raise H2HError(Msg("item '{item_id}' is not in this norming session", item_id=item_id))
         phase = "before" if row.status == "blind" else "after"
         rubric = current_rubric_in(s)
         dims = rubric.dimensions_for(s.get(Item, item_id).task)
@@ -145,7 +146,8 @@ def _save(engine: Engine, session_id: int, rater_id: int, item_id: str,
         now = utcnow()
         for d in dims:
             if d.key not in scores:
-                raise H2HError(f"score every dimension or mark it 'cannot rate': {d.label}")
+                raise H2HError(Msg("score every dimension or mark it 'cannot rate': {label}",
+                                   label=d.label))
             v = scores[d.key]
             r = old.get(d.key) or NormingRating(session_id=session_id, rater_id=rater_id,
                                                 item_id=item_id, dimension=d.key, phase=phase,
@@ -160,9 +162,9 @@ def _set_status(engine: Engine, session_id: int, status: str, named: bool | None
     with write_session(engine) as s:
         row = s.get(NormingSession, session_id)
         if row is None:
-            raise H2HError(f"no norming session {session_id}")
+            raise H2HError(Msg("no norming session {session_id}", session_id=session_id))
         if row.status == "closed":
-            raise H2HError("this norming session is closed")
+            raise H2HError(Msg("this norming session is closed"))
         row.status = status
         if named is not None:
             row.named = named

@@ -25,6 +25,7 @@ from sqlmodel import Session, select
 from ._files import decode, read_text
 from .engine import read_session, write_session
 from .errors import FormatError, H2HError, Problem
+from .messages import Msg, message_of
 from .models import (
     QUALIFICATION_STATUSES,
     AttentionCheck,
@@ -78,8 +79,8 @@ def save_settings(engine: Engine, **changes: float | int | str) -> QualitySettin
     """Change some settings; every value is checked before anything is stored."""
     bad = set(changes) - set(SETTINGS_FIELDS)
     if bad:
-        raise H2HError(f"unknown setting(s): {', '.join(sorted(bad))} "
-                       f"(known: {', '.join(SETTINGS_FIELDS)})")
+        raise H2HError(Msg("unknown setting(s): {names} (known: {known})",
+                           names=", ".join(sorted(bad)), known=", ".join(SETTINGS_FIELDS)))
     checks = {"training_count": lambda v: int(v) >= 1,
               "training_order": lambda v: v in ("fixed", "random"),
               "min_within1": lambda v: 0 <= float(v) <= 1,
@@ -88,17 +89,19 @@ def save_settings(engine: Engine, **changes: float | int | str) -> QualitySettin
               "min_seconds": lambda v: float(v) >= 0,
               "drift_window": lambda v: int(v) >= 2,
               "drift_threshold": lambda v: float(v) > 0}
-    hints = {"training_count": "an integer ≥ 1", "training_order": "fixed or random",
-             "min_within1": "a share between 0 and 1", "min_qwk": "between -1 and 1",
-             "attention_rate": "a share between 0 and 0.5", "min_seconds": "seconds ≥ 0",
-             "drift_window": "an integer ≥ 2", "drift_threshold": "points > 0"}
+    hints = {"training_count": Msg("an integer ≥ 1"), "training_order": Msg("fixed or random"),
+             "min_within1": Msg("a share between 0 and 1"), "min_qwk": Msg("between -1 and 1"),
+             "attention_rate": Msg("a share between 0 and 0.5"),
+             "min_seconds": Msg("seconds ≥ 0"), "drift_window": Msg("an integer ≥ 2"),
+             "drift_threshold": Msg("points > 0")}
     for k, v in changes.items():
         try:
             ok = checks[k](v)
         except (TypeError, ValueError):
             ok = False
         if not ok:
-            raise H2HError(f"{k}: '{v}' is not {hints[k]}")
+            raise H2HError(Msg("{setting}: '{value}' is not {wanted}", setting=k, value=v,
+                               wanted=hints[k]))
     with write_session(engine) as s:
         row = _settings_in(s)
         for k, v in changes.items():
@@ -125,22 +128,24 @@ def _rows(text: str, file: str, required: tuple[str, ...], allowed: tuple[str, .
     reader = csv.DictReader(io.StringIO(text, newline=""))
     header = [h.strip() for h in (reader.fieldnames or [])]
     reader.fieldnames = header
-    problems = [Problem(file, 1, h, f"unknown column (allowed: {', '.join(allowed)})")
+    problems = [Problem(file, 1, h, Msg("unknown column (allowed: {columns})",
+                                        columns=", ".join(allowed)))
                 for h in header if h not in allowed]
-    problems += [Problem(file, 1, h, f"required column is missing (header must have "
-                                     f"{', '.join(required)})") for h in required
+    problems += [Problem(file, 1, h, Msg("required column is missing (header must have "
+                                         "{columns})", columns=", ".join(required)))
+                 for h in required
                  if h not in header]
     if problems:
         return [], problems
     rows = []
     for row in reader:
         if None in row:
-            problems.append(Problem(file, reader.line_num, None, "more cells than header "
-                                                                  "columns"))
+            problems.append(Problem(file, reader.line_num, None, Msg("more cells than header "
+                                                                     "columns")))
             continue
         rows.append((reader.line_num, {k: (v or "").strip() for k, v in row.items()}))
     if not rows and not problems:
-        problems.append(Problem(file, None, None, "the file has a header but no rows"))
+        problems.append(Problem(file, None, None, Msg("the file has a header but no rows")))
     return rows, problems
 
 
@@ -149,11 +154,11 @@ def _check_item_dim(file: str, n: int, vals: dict[str, str], rubric, tasks: dict
     """The dimension of a row whose item and dimension are valid, else None (problem noted)."""
     for col in ("item_id", "dimension"):
         if not vals.get(col):
-            problems.append(Problem(file, n, col, "must not be empty"))
+            problems.append(Problem(file, n, col, Msg("must not be empty")))
             return None
     if vals["item_id"] not in tasks:
-        problems.append(Problem(file, n, "item_id", f"unknown item '{vals['item_id']}' "
-                                                    "(import the items first)"))
+        problems.append(Problem(file, n, "item_id", Msg("unknown item '{item_id}' (import the "
+                                                        "items first)", item_id=vals['item_id'])))
         return None
     try:
         dim = rubric.dimension(vals["dimension"])
@@ -161,8 +166,9 @@ def _check_item_dim(file: str, n: int, vals: dict[str, str], rubric, tasks: dict
         problems.append(Problem(file, n, "dimension", exc.args[0]))
         return None
     if not dim.applies_to(tasks[vals["item_id"]]):
-        problems.append(Problem(file, n, "dimension", f"'{dim.key}' does not apply to task "
-                                f"'{tasks[vals['item_id']]}' of item '{vals['item_id']}'"))
+        problems.append(Problem(file, n, "dimension", Msg(
+            "'{key}' does not apply to task '{task}' of item '{item_id}'", key=dim.key,
+            task=tasks[vals["item_id"]], item_id=vals["item_id"])))
         return None
     return dim
 
@@ -171,11 +177,11 @@ def _score(file: str, n: int, dim, raw: str, problems: list[Problem]) -> int | N
     try:
         score = dim.parse_score(raw)
     except ValueError as exc:
-        problems.append(Problem(file, n, "score", str(exc)))
+        problems.append(Problem(file, n, "score", message_of(exc)))
         return None
     if score is None:
-        problems.append(Problem(file, n, "score", "a gold or expected score is needed here "
-                                                  f"({dim.describe_scale()})"))
+        problems.append(Problem(file, n, "score", Msg(
+            "a gold or expected score is needed here ({scale})", scale=dim.describe_scale())))
     return score
 
 
@@ -192,8 +198,9 @@ def parse_gold(text: str, file: str, rubric, tasks: dict[str, str]) -> list[Gold
             continue
         key = (vals["item_id"], dim.key)
         if key in seen:
-            problems.append(Problem(file, n, None, f"second gold score for item "
-                                    f"'{key[0]}' on '{key[1]}' (first on line {seen[key]})"))
+            problems.append(Problem(file, n, None, Msg(
+                "second gold score for item '{item_id}' on '{dimension}' (first on line "
+                "{line})", item_id=key[0], dimension=key[1], line=seen[key])))
             continue
         seen[key] = n
         out.append(GoldRecord(n, key[0], key[1], score, vals.get("rationale", "")))
@@ -207,14 +214,14 @@ def _tasks(s: Session) -> dict[str, str]:
 
 
 def read_gold(engine: Engine, path: str | Path) -> list[GoldRecord]:
-    name, text = read_text(path, what="gold")
+    name, text = read_text(path, what=Msg("gold"))
     with read_session(engine) as s:
         return parse_gold(text, name, current_rubric_in(s), _tasks(s))
 
 
 def parse_gold_bytes(engine: Engine, data: bytes, name: str) -> list[GoldRecord]:
     with read_session(engine) as s:
-        return parse_gold(decode(data, name, what="gold"), name, current_rubric_in(s),
+        return parse_gold(decode(data, name, what=Msg("gold")), name, current_rubric_in(s),
                           _tasks(s))
 
 
@@ -250,10 +257,10 @@ def set_gold(engine: Engine, item_id: str, dimension: str, score: int | None, ra
         rubric = current_rubric_in(s)
         item = s.get(Item, item_id)
         if item is None:
-            raise H2HError(f"no item '{item_id}'")
+            raise H2HError(Msg("no item '{item_id}'", item_id=item_id))
         dim = rubric.dimension(dimension)
         if score is None:
-            raise H2HError("a gold score needs a score, not 'cannot rate'")
+            raise H2HError(Msg("a gold score needs a score, not 'cannot rate'"))
         _put_gold(s, item_id, dim.key, dim.parse_score(score), rationale.strip(), source,
                   admin_id)
 
@@ -323,7 +330,7 @@ def _save_training(engine: Engine, rater_id: int, item_id: str, round_: int,
         rubric = current_rubric_in(s)
         item = s.get(Item, item_id)
         if item is None:
-            raise H2HError(f"no item '{item_id}'")
+            raise H2HError(Msg("no item '{item_id}'", item_id=item_id))
         dims = rubric.dimensions_for(item.task)
         missing = [d.label for d in dims if d.key not in scores]
         if missing:
@@ -386,7 +393,7 @@ def _decide(engine: Engine, rater_name: str, admin_id: int | None, note: str, *,
     with write_session(engine) as s:
         rater = s.exec(select(Rater).where(Rater.name == rater_name)).first()
         if rater is None:
-            raise H2HError(f"no rater named '{rater_name}'")
+            raise H2HError(Msg("no rater named '{name}'", name=rater_name))
         row = _qual_row(s, rater.id)
         if next_round and (row.status != "training" or row.id is not None):
             row.round += 1
@@ -439,25 +446,28 @@ def parse_attention(text: str, file: str, rubric, tasks: dict[str, str]
         if dim is None:
             continue
         if vals.get("kind") not in ATTENTION_KINDS:
-            problems.append(Problem(file, n, "kind", f"'{vals.get('kind')}' is not one of "
-                                                     f"{', '.join(ATTENTION_KINDS)}"))
+            problems.append(Problem(file, n, "kind", Msg("'{kind}' is not one of {kinds}",
+                                                         kind=vals.get("kind"),
+                                                         kinds=", ".join(ATTENTION_KINDS))))
             continue
         score = _score(file, n, dim, vals.get("score", ""), problems)
         if score is None:
             continue
         raw_tol = vals.get("tolerance") or "0"
         if not raw_tol.isdigit():
-            problems.append(Problem(file, n, "tolerance", f"'{raw_tol}' is not a whole number "
-                                                          "of points ≥ 0"))
+            problems.append(Problem(file, n, "tolerance", Msg("'{value}' is not a whole number "
+                                                              "of points ≥ 0", value=raw_tol)))
             continue
         rec = by_item.setdefault(vals["item_id"], {"kind": vals["kind"], "expected": {},
                                                    "tolerance": int(raw_tol), "line": n})
         if rec["kind"] != vals["kind"] or rec["tolerance"] != int(raw_tol):
-            problems.append(Problem(file, n, "kind", "every row of one item needs the same "
-                                    f"kind and tolerance (see line {rec['line']})"))
+            problems.append(Problem(file, n, "kind", Msg("every row of one item needs the same "
+                                                         "kind and tolerance (see line {line})",
+                                                         line=rec['line'])))
         elif dim.key in rec["expected"]:
-            problems.append(Problem(file, n, "dimension", f"'{dim.key}' is given twice for "
-                                                          f"item '{vals['item_id']}'"))
+            problems.append(Problem(file, n, "dimension", Msg("'{key}' is given twice for item "
+                                                              "'{item_id}'", key=dim.key,
+                                                              item_id=vals['item_id'])))
         else:
             rec["expected"][dim.key] = score
     if problems:
@@ -467,7 +477,7 @@ def parse_attention(text: str, file: str, rubric, tasks: dict[str, str]
 
 
 def read_attention(engine: Engine, path: str | Path) -> list[AttentionRecord]:
-    name, text = read_text(path, what="attention checks")
+    name, text = read_text(path, what=Msg("attention checks"))
     with read_session(engine) as s:
         return parse_attention(text, name, current_rubric_in(s), _tasks(s))
 
@@ -490,7 +500,7 @@ def add_instructed_checks(engine: Engine, n: int, score: int | None = None, seed
     second level). The copies are items of their own (``attn-…``), never dealt as real ones.
     """
     if n < 1:
-        raise H2HError("--n must be at least 1")
+        raise H2HError(Msg("--n must be at least 1"))
     with write_session(engine) as s:
         rubric = current_rubric_in(s)
         taken = set(s.exec(select(AttentionCheck.item_id)).all())
@@ -498,7 +508,7 @@ def add_instructed_checks(engine: Engine, n: int, score: int | None = None, seed
         pool = [it for it in s.exec(select(Item).order_by(Item.id)).all()
                 if it.id not in taken and it.id not in gold and not it.id.startswith("attn-")]
         if not pool:
-            raise H2HError("no items to build attention checks from; import items first")
+            raise H2HError(Msg("no items to build attention checks from; import items first"))
         rng = random.Random(seed)
         made = []
         for src in rng.sample(pool, min(n, len(pool))):
@@ -507,8 +517,9 @@ def add_instructed_checks(engine: Engine, n: int, score: int | None = None, seed
             expected = {}
             for d in dims:
                 if want not in d.values:
-                    raise H2HError(f"score {want} is not on the scale of '{d.key}' "
-                                   f"({d.describe_scale()})")
+                    raise H2HError(Msg("score {want} is not on the scale of '{key}' "
+                                       "({scale})", want=want, key=d.key,
+                                       scale=d.describe_scale()))
                 expected[d.key] = want
             new_id = "attn-" + hashlib.sha256(f"{src.id}:{want}".encode()).hexdigest()[:10]
             if s.get(Item, new_id) is not None:
@@ -561,7 +572,7 @@ def _save_attention(engine: Engine, rater_id: int, item_id: str,
             check_in(s, session_token, rater_id)
         check = s.get(AttentionCheck, item_id)
         if check is None:
-            raise H2HError(f"'{item_id}' is not an attention check")
+            raise H2HError(Msg("'{item_id}' is not an attention check", item_id=item_id))
         passed = all(scores.get(d) is not None and abs(float(scores[d]) - float(v))
                      <= check.tolerance for d, v in check.expected.items())
         row = s.exec(select(AttentionResult).where(AttentionResult.rater_id == rater_id,
@@ -576,7 +587,7 @@ def _save_attention(engine: Engine, rater_id: int, item_id: str,
         if assignment_id is not None:
             a = s.get(Assignment, assignment_id)
             if a is None or a.rater_id != rater_id or a.item_id != item_id:
-                raise H2HError("this item is not in your queue")
+                raise H2HError(Msg("this item is not in your queue"))
             if a.completed_at is None:
                 a.completed_at = now
                 s.add(a)

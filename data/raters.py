@@ -11,6 +11,7 @@ from sqlmodel import select
 from .codes import codes_match, hash_code, new_code
 from .engine import read_session, write_session
 from .errors import H2HError
+from .messages import Msg
 from .models import ROLES, Rater, Rating
 from .sessions import revoke_rater_sessions
 
@@ -26,8 +27,8 @@ def name_problem(name: str) -> str | None:
     if _NAME_RE.fullmatch(name):
         return None
     shown = name if len(name) <= 40 else name[:37] + "…"
-    return (f"rater name {shown!r} is not usable: use 1-100 letters, digits, spaces "
-            "or . @ + - _")
+    return Msg("rater name {shown!r} is not usable: use 1-100 letters, digits, spaces or . @ + - "
+               "_", shown=shown)
 
 
 def add_rater(engine: Engine, name: str, role: str = "rater") -> tuple[Rater, str]:
@@ -36,12 +37,13 @@ def add_rater(engine: Engine, name: str, role: str = "rater") -> tuple[Rater, st
     if (why := name_problem(name)) is not None:
         raise H2HError(why)
     if role not in ROLES:
-        raise H2HError(f"--role: '{role}' is not one of {', '.join(ROLES)}")
+        raise H2HError(Msg("--role: '{role}' is not one of {roles}",
+                           role=role, roles=", ".join(ROLES)))
     code = new_code()
     with write_session(engine) as s:
         existing = s.exec(select(Rater).where(Rater.name == name)).first()
         if existing is not None:
-            raise H2HError(f"a rater named '{name}' already exists")
+            raise H2HError(Msg("a rater named '{name}' already exists", name=name))
         rater = Rater(name=name, role=role, code_hash=hash_code(code), active=True)
         s.add(rater)
         s.flush()
@@ -71,7 +73,7 @@ def deactivate_rater(engine: Engine, name: str) -> int:
     with write_session(engine) as s:
         rater = s.exec(select(Rater).where(Rater.name == name).with_for_update()).first()
         if rater is None:
-            raise H2HError(f"no rater named '{name}'")
+            raise H2HError(Msg("no rater named '{name}'", name=name))
         rater.active = False
         s.add(rater)
         s.flush()

@@ -19,6 +19,7 @@ from sqlmodel import Session, select
 
 from .engine import write_session
 from .errors import H2HError
+from .messages import Msg
 from .models import Assignment, Item, Rating, RatingRevision, RepeatRating, utcnow
 from .sessions import check_in
 from .study import current_rubric_in
@@ -43,8 +44,8 @@ def _retrying(save: Callable[[], T]) -> T:
 def _check_text(comment: str) -> None:
     # PostgreSQL cannot store a NUL character and SQLite would; refuse it on both alike.
     if "\x00" in comment:
-        raise H2HError("the comment contains a NUL character (\\u0000); remove it and save "
-                       "again")
+        raise H2HError(Msg("the comment contains a NUL character (\\u0000); remove it and save "
+                           "again"))
 
 
 def _upsert(s: Session, table: type[Rating] | type[RepeatRating], *, rater_id: int,
@@ -89,10 +90,11 @@ def save_rating(engine: Engine, *, rater_id: int, item_id: str, dimension: str,
             rubric = current_rubric_in(s)
             item = s.get(Item, item_id)
             if item is None:
-                raise H2HError(f"no item '{item_id}'")
+                raise H2HError(Msg("no item '{item_id}'", item_id=item_id))
             dim = rubric.dimension(dimension)
             if not dim.applies_to(item.task):
-                raise H2HError(f"'{dimension}' does not apply to task '{item.task}'")
+                raise H2HError(Msg("'{dimension}' does not apply to task '{task}'",
+                                   dimension=dimension, task=item.task))
             row = s.exec(select(Rating).where(Rating.rater_id == rater_id,
                                               Rating.item_id == item_id,
                                               Rating.dimension == dimension)
@@ -131,19 +133,20 @@ def save_item_ratings(engine: Engine, *, rater_id: int, item_id: str,
             rubric = current_rubric_in(s)
             item = s.get(Item, item_id)
             if item is None:
-                raise H2HError(f"no item '{item_id}'")
+                raise H2HError(Msg("no item '{item_id}'", item_id=item_id))
             dims = rubric.dimensions_for(item.task)
             missing = [d.label for d in dims if d.key not in scores]
             if missing:
-                raise H2HError("score every dimension or mark it 'cannot rate': "
-                               + ", ".join(missing))
+                raise H2HError(Msg("score every dimension or mark it 'cannot rate': {labels}",
+                                   labels=", ".join(missing)))
             unknown = set(scores) - {d.key for d in dims}
             if unknown:
-                raise H2HError(f"not dimensions of this item: {', '.join(sorted(unknown))}")
+                raise H2HError(Msg("not dimensions of this item: {keys}",
+                                   keys=", ".join(sorted(unknown))))
             a = s.get(Assignment, assignment_id) if assignment_id is not None else None
             if assignment_id is not None and (a is None or a.rater_id != rater_id
                                               or a.item_id != item_id):
-                raise H2HError("this item is not in your queue")
+                raise H2HError(Msg("this item is not in your queue"))
             table = RepeatRating if repeat else Rating
             existing = {r.dimension: r for r in s.exec(
                 select(table).where(table.rater_id == rater_id, table.item_id == item_id)

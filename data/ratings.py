@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ._files import decode, read_csv, read_text, short
 from .errors import FormatError, Problem
+from .messages import Msg, message_of
 from .raters import name_problem
 from .rubric import Rubric
 
@@ -45,12 +46,13 @@ def parse_ratings(text: str, file: str, rubric: Rubric,
     header, rows, problems = read_csv(text, file)
     for h in header:
         if h not in RATING_EXPORT_COLUMNS:
-            problems.append(Problem(file, 1, h, "unknown column (allowed: "
-                                    f"{', '.join(RATING_EXPORT_COLUMNS)})"))
+            problems.append(Problem(file, 1, h, Msg("unknown column (allowed: {columns})",
+                                                    columns=", ".join(RATING_EXPORT_COLUMNS))))
     for h in RATING_COLUMNS:
         if h not in header:
-            problems.append(Problem(file, 1, h, "required column is missing "
-                                    f"(header must have {', '.join(RATING_COLUMNS)})"))
+            problems.append(Problem(file, 1, h, Msg("required column is missing (header must "
+                                                    "have {columns})",
+                                                    columns=", ".join(RATING_COLUMNS))))
     if problems:
         raise FormatError(problems)
     out: list[RatingRecord] = []
@@ -60,14 +62,14 @@ def parse_ratings(text: str, file: str, rubric: Rubric,
         bad = False
         for col in ("item_id", "rater", "dimension"):
             if not vals[col]:
-                problems.append(Problem(file, n, col, "must not be empty"))
+                problems.append(Problem(file, n, col, Msg("must not be empty")))
                 bad = True
         if bad:
             continue
         item_id, rater, dim_key = vals["item_id"], vals["rater"], vals["dimension"]
         if item_id not in item_tasks:
-            problems.append(Problem(file, n, "item_id", f"unknown item {short(item_id)} "
-                                    "(import the items first)"))
+            problems.append(Problem(file, n, "item_id", Msg(
+                "unknown item {item_id} (import the items first)", item_id=short(item_id))))
             continue
         if (why := name_problem(rater)) is not None:
             problems.append(Problem(file, n, "rater", why))
@@ -79,30 +81,35 @@ def parse_ratings(text: str, file: str, rubric: Rubric,
             continue
         task = item_tasks[item_id]
         if not dim.applies_to(task):
-            problems.append(Problem(file, n, "dimension", f"'{dim_key}' does not apply to "
-                                    f"task '{task}' of item '{item_id}'"))
+            problems.append(Problem(file, n, "dimension", Msg("'{dim_key}' does not apply to "
+                                                              "task '{task}' of item '{item_id}'",
+                                                              dim_key=dim_key, task=task,
+                                                              item_id=item_id)))
             continue
         try:
             score = dim.parse_score(vals["score"])
         except ValueError as exc:
-            problems.append(Problem(file, n, "score", str(exc)))
+            problems.append(Problem(file, n, "score", message_of(exc)))
             continue
         flags = tuple(f for f in (p.strip() for p in vals.get("flags", "").split(";")) if f)
         unknown_flags = [f for f in flags if f not in _KNOWN_FLAGS]
         if unknown_flags:
-            problems.append(Problem(file, n, "flags", f"unknown flag '{unknown_flags[0]}' "
-                                    f"(known: {', '.join(_KNOWN_FLAGS)})"))
+            problems.append(Problem(file, n, "flags", Msg("unknown flag '{flag}' (known: "
+                                                          "{flags})", flag=unknown_flags[0],
+                                                          flags=", ".join(_KNOWN_FLAGS))))
             continue
         key = (item_id, rater, dim_key)
         if key in seen:
-            problems.append(Problem(file, n, None, f"duplicate rating of item '{item_id}' by "
-                                    f"'{rater}' on '{dim_key}' (first on line {seen[key]})"))
+            problems.append(Problem(file, n, None, Msg("duplicate rating of item '{item_id}' by "
+                                                       "'{rater}' on '{dim_key}' (first on line "
+                                                       "{line})", item_id=item_id, rater=rater,
+                                                       dim_key=dim_key, line=seen[key])))
             continue
         seen[key] = n
         out.append(RatingRecord(n, item_id, rater, dim_key, score, vals.get("comment", ""),
                                 flags))
     if not problems and not out:
-        problems.append(Problem(file, None, None, "the file has a header but no rating rows"))
+        problems.append(Problem(file, None, None, Msg("the file has a header but no rating rows")))
     if problems:
         raise FormatError(problems)
     return out
@@ -110,10 +117,10 @@ def parse_ratings(text: str, file: str, rubric: Rubric,
 
 def read_ratings(path: str | Path, rubric: Rubric,
                  item_tasks: dict[str, str]) -> list[RatingRecord]:
-    name, text = read_text(path, what="ratings")
+    name, text = read_text(path, what=Msg("ratings"))
     return parse_ratings(text, name, rubric, item_tasks)
 
 
 def parse_rating_bytes(data: bytes, name: str, rubric: Rubric,
                        item_tasks: dict[str, str]) -> list[RatingRecord]:
-    return parse_ratings(decode(data, name, what="ratings"), name, rubric, item_tasks)
+    return parse_ratings(decode(data, name, what=Msg("ratings")), name, rubric, item_tasks)

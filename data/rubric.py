@@ -32,6 +32,7 @@ from typing import Any, Literal
 
 from ._files import short, value_problem
 from .errors import FormatError, Problem
+from .messages import Msg
 from .rubric_languages import DEFAULT_LANGUAGE, RUBRIC_LANGUAGES, read_text, shown_in
 
 __all__ = [
@@ -125,24 +126,25 @@ class Dimension:
             # Only plain decimal numbers: float() would also take "nan", "inf" and "1e0",
             # and a "nan" must not pass for "cannot rate" (that is an empty score or NA).
             if not _NUMBER_RE.fullmatch(text):
-                raise ValueError(f"score '{shown}' is not {self.describe_scale()} (leave it "
-                                 f"empty or write {CANNOT_RATE} for \"cannot rate\")")
+                raise ValueError(Msg("score '{shown}' is not {scale} (leave it empty or write "
+                                     '{cannot} for "cannot rate")', shown=shown,
+                                     scale=self.describe_scale(), cannot=CANNOT_RATE))
             number = float(text)
         else:
             number = float(raw)
         if not math.isfinite(number) or not number.is_integer() \
                 or int(number) not in self.values:
-            raise ValueError(f"score '{shown}' is off the scale; allowed: "
-                             f"{self.describe_scale()}")
+            raise ValueError(Msg("score '{shown}' is off the scale; allowed: {scale}",
+                                 shown=shown, scale=self.describe_scale()))
         return int(number)
 
     def describe_scale(self) -> str:
         if self.kind == "ordinal":
-            return f"an integer from {self.min} to {self.max}"
+            return Msg("an integer from {min} to {max}", min=self.min, max=self.max)
         if self.kind == "binary":
-            return "0 or 1"
+            return Msg("0 or 1")
         names = ", ".join(f"{lv.value}={lv.label}" for lv in self.levels)
-        return f"one of {names}"
+        return Msg("one of {names}", names=names)
 
 
 @dataclass(frozen=True)
@@ -181,7 +183,8 @@ class Rubric:
             if d.key == key:
                 return d
         keys = ", ".join(d.key for d in self.dimensions)
-        raise KeyError(f"unknown dimension '{key}' (this rubric has: {keys})")
+        raise KeyError(Msg("unknown dimension '{key}' (this rubric has: {keys})", key=key,
+                           keys=keys))
 
     def dimensions_for(self, task: str) -> tuple[Dimension, ...]:
         return tuple(d for d in self.dimensions if d.applies_to(task))
@@ -344,17 +347,18 @@ def parse_rubric(text: str, file: str = "<rubric>") -> Rubric:
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"line (\d+)", str(exc))
         line = int(m.group(1)) if m else None
-        hint = ("; to give a text in several languages, write each one with its language "
-                "(1.en = \"…\" and 1.zh = \"…\", not 1 = \"…\" beside 1.zh)"
-                if "overwrite" in str(exc) else "")
-        raise FormatError([Problem(file, line, None, f"not valid TOML: {exc}{hint}")]) \
-            from None
+        msg = (Msg("not valid TOML: {reason}; to give a text in several languages, write each "
+                   "one with its language (1.en = \"…\" and 1.zh = \"…\", not 1 = \"…\" "
+                   "beside 1.zh)", reason=exc)
+               if "overwrite" in str(exc) else Msg("not valid TOML: {reason}", reason=exc))
+        raise FormatError([Problem(file, line, None, msg)]) from None
     except RecursionError:
-        raise FormatError([Problem(file, None, None, "not valid TOML: nested too deeply")]) \
-            from None
+        raise FormatError([Problem(file, None, None,
+                                   Msg("not valid TOML: nested too deeply"))]) from None
     except ValueError as exc:  # tomllib's int(): more than 4,300 digits
-        why = "a number with more than 4,300 digits" if "digits" in str(exc) else str(exc)
-        raise FormatError([Problem(file, None, None, f"not valid TOML: {why}")]) from None
+        why = Msg("a number with more than 4,300 digits") if "digits" in str(exc) else str(exc)
+        raise FormatError([Problem(file, None, None, Msg("not valid TOML: {reason}",
+                                                         reason=why))]) from None
     loc = _Locator(text)
     problems: list[Problem] = []
 
@@ -367,18 +371,20 @@ def parse_rubric(text: str, file: str = "<rubric>") -> Rubric:
     for fld, val in _texts(raw) if found is None else ():
         if _MD_IMAGE_RE.search(val):  # in every language
             bad(loc.line_of(fld), fld,
-                "images are not allowed in rubric text (the browser would fetch them from "
-                "elsewhere); describe the example in words")
+                Msg("images are not allowed in rubric text (the browser would fetch them from "
+                    "elsewhere); describe the example in words"))
     if problems:
         raise FormatError(problems)
 
     for k in sorted(set(raw) - _TOP_FIELDS):
-        bad(loc.top_line(k), k, f"unknown field (allowed: {', '.join(sorted(_TOP_FIELDS))})")
+        bad(loc.top_line(k), k, Msg("unknown field (allowed: {fields})",
+                                    fields=", ".join(sorted(_TOP_FIELDS))))
     base = raw.get("language", DEFAULT_LANGUAGE)
     if base not in RUBRIC_LANGUAGES:
         bad(loc.top_line("language"), "language",
-            f"{short(base)} is not a language rubric texts can be written in (one of: "
-            f"{', '.join(RUBRIC_LANGUAGES)}); it names the language of the plain texts")
+            Msg("{language} is not a language rubric texts can be written in (one of: "
+                "{languages}); it names the language of the plain texts", language=short(base),
+                languages=", ".join(RUBRIC_LANGUAGES)))
         base = DEFAULT_LANGUAGE
     translations: dict[str, dict[str, str]] = {}
 
@@ -394,37 +400,39 @@ def parse_rubric(text: str, file: str = "<rubric>") -> Rubric:
 
     name = text_of(raw.get("name"), "name", "name", top_where) if "name" in raw else None
     if name is not None and not name.strip() or "name" not in raw:
-        bad(loc.top_line("name"), "name", "required: a non-empty string naming the rubric")
+        bad(loc.top_line("name"), "name", Msg("required: a non-empty string naming the rubric"))
     description = text_of(raw.get("description", ""), "description", "description", top_where)
     guidelines = text_of(raw.get("guidelines", ""), "guidelines", "guidelines", top_where)
     tasks_raw = raw.get("tasks", list(BUILTIN_TASKS))
     tasks: list[str] = []
     if not isinstance(tasks_raw, list) or not all(isinstance(t, str) for t in tasks_raw):
-        bad(loc.top_line("tasks"), "tasks", "must be a list of task family names")
+        bad(loc.top_line("tasks"), "tasks", Msg("must be a list of task family names"))
     else:
         for t in tasks_raw:
             if not _KEY_RE.match(t):
-                bad(loc.top_line("tasks"), "tasks", f"'{t}' is not a valid task name "
-                    "(lower-case letters, digits, underscore)")
+                bad(loc.top_line("tasks"), "tasks", Msg(
+                    "'{task}' is not a valid task name (lower-case letters, digits, underscore)",
+                    task=t))
         tasks = list(dict.fromkeys(list(BUILTIN_TASKS) + list(tasks_raw)))
     dims_raw = raw.get("dimensions")
     dims: list[Dimension] = []
     if not isinstance(dims_raw, list) or not dims_raw:
-        bad(None, "dimensions", "at least one [[dimensions]] table is required")
+        bad(None, "dimensions", Msg("at least one [[dimensions]] table is required"))
         dims_raw = []
     seen: dict[str, int] = {}
     for i, d in enumerate(dims_raw):
         prefix = f"dimensions[{i + 1}]"
         line = loc.dim_line(i)
         if not isinstance(d, dict):
-            bad(line, prefix, "must be a table")
+            bad(line, prefix, Msg("must be a table"))
             continue
         dim = _parse_dimension(d, i, prefix, loc, tasks, bad, text_of)
         if dim is None:
             continue
         if dim.key in seen:
             bad(loc.dim_line(i, "key"), f"{prefix}.key",
-                f"duplicate dimension key '{dim.key}' (first in dimensions[{seen[dim.key]}])")
+                Msg("duplicate dimension key '{key}' (first in dimensions[{first}])",
+                    key=dim.key, first=seen[dim.key]))
             continue
         seen[dim.key] = i + 1
         dims.append(dim)
@@ -441,11 +449,11 @@ def parse_rubric(text: str, file: str = "<rubric>") -> Rubric:
 def _parse_dimension(d, i, prefix, loc: _Locator, tasks, bad, text_of) -> Dimension | None:
     for k in sorted(set(d) - _DIM_FIELDS):
         bad(loc.dim_line(i, k), f"{prefix}.{k}",
-            f"unknown field (allowed: {', '.join(sorted(_DIM_FIELDS))})")
+            Msg("unknown field (allowed: {fields})", fields=", ".join(sorted(_DIM_FIELDS))))
     key = d.get("key")
     if not isinstance(key, str) or not _KEY_RE.match(key):
         bad(loc.dim_line(i, "key"), f"{prefix}.key",
-            "required: lower-case letters, digits and underscores, starting with a letter")
+            Msg("required: lower-case letters, digits and underscores, starting with a letter"))
         return None
     prefix = f"dimensions.{key}"
     n_parts = len(prefix.split("."))
@@ -470,37 +478,41 @@ def _parse_dimension(d, i, prefix, loc: _Locator, tasks, bad, text_of) -> Dimens
         lo, hi = int(m.group(1)), int(m.group(2))
         if hi <= lo or hi - lo + 1 > _MAX_LEVELS:
             bad(loc.dim_line(i, "scale"), f"{prefix}.scale",
-                f"range '{scale}' must go from a smaller to a larger integer, "
-                f"at most {_MAX_LEVELS} levels")
+                Msg("range '{scale}' must go from a smaller to a larger integer, at most "
+                    "{most} levels", scale=scale, most=_MAX_LEVELS))
             return None
         kind, values = "ordinal", list(range(lo, hi + 1))
     elif isinstance(scale, list) and len(scale) >= 2 and all(isinstance(s, str) for s in scale):
         if len(set(s.casefold() for s in scale)) != len(scale):
-            bad(loc.dim_line(i, "scale"), f"{prefix}.scale", "category names must be unique")
+            bad(loc.dim_line(i, "scale"), f"{prefix}.scale",
+                Msg("category names must be unique"))
             return None
         kind, names, values = "categorical", list(scale), list(range(len(scale)))
     else:
         bad(loc.dim_line(i, "scale"), f"{prefix}.scale",
-            "required: an integer range like \"1..5\", \"binary\", or a list of at least "
-            f"two category names; got {short(scale)}")
+            Msg('required: an integer range like "1..5", "binary", or a list of at least two '
+                "category names; got {got}", got=short(scale)))
         return None
     anchors = d.get("anchors")
     labels = d.get("labels", {})
     if not isinstance(anchors, dict):
         bad(loc.dim_line(i, "anchors"), f"{prefix}.anchors",
-            "required: a table with an anchor text for every scale level")
+            Msg("required: a table with an anchor text for every scale level"))
         return None
     if not isinstance(labels, dict):
-        bad(loc.dim_line(i, "labels"), f"{prefix}.labels", "must be a table level = \"label\"")
+        bad(loc.dim_line(i, "labels"), f"{prefix}.labels",
+            Msg('must be a table level = "label"'))
         return None
     level_keys = [names[v] if names else str(v) for v in values]
     for table_name, table in (("anchors", anchors), ("labels", labels)):
         for extra in sorted(set(map(str, table)) - set(level_keys)):
-            hint = (f"; to translate, give each level's text per language: "
-                    f"{level_keys[0]}.{extra} = \"…\""
-                    if extra in RUBRIC_LANGUAGES else "")
-            bad(where(f"{prefix}.{table_name}.{extra}"), f"{prefix}.{table_name}.{extra}",
-                f"not a level of this scale (levels: {', '.join(level_keys)}){hint}")
+            levels_ = ", ".join(level_keys)
+            msg = (Msg("not a level of this scale (levels: {levels}); to translate, give each "
+                       "level's text per language: {example} = \"…\"", levels=levels_,
+                       example=f"{level_keys[0]}.{extra}")
+                   if extra in RUBRIC_LANGUAGES else
+                   Msg("not a level of this scale (levels: {levels})", levels=levels_))
+            bad(where(f"{prefix}.{table_name}.{extra}"), f"{prefix}.{table_name}.{extra}", msg)
             ok = False
     levels: list[Level] = []
     for v, lk in zip(values, level_keys, strict=True):
@@ -508,7 +520,7 @@ def _parse_dimension(d, i, prefix, loc: _Locator, tasks, bad, text_of) -> Dimens
         fld = f"{prefix}.anchors.{lk}"
         if raw_anchor is None or isinstance(raw_anchor, str) and not raw_anchor.strip():
             bad(where(fld) or loc.dim_line(i, "anchors"), fld,
-                f"missing anchor text for level {lk}; every level needs one")
+                Msg("missing anchor text for level {level}; every level needs one", level=lk))
             ok = False
             continue
         anchor = text_of(raw_anchor, fld, f"{prefix}.anchors.{v}", where)
@@ -525,14 +537,16 @@ def _parse_dimension(d, i, prefix, loc: _Locator, tasks, bad, text_of) -> Dimens
     dim_tasks = d.get("tasks")
     if dim_tasks is not None:
         if not isinstance(dim_tasks, list) or not dim_tasks:
-            bad(loc.dim_line(i, "tasks"), f"{prefix}.tasks", "must be a non-empty list of tasks")
+            bad(loc.dim_line(i, "tasks"), f"{prefix}.tasks", Msg("must be a non-empty list of "
+                                                                 "tasks"))
             ok = False
         else:
             for t in dim_tasks:
                 if t not in tasks:
                     bad(loc.dim_line(i, "tasks"), f"{prefix}.tasks",
-                        f"unknown task '{t}' (declared tasks: {', '.join(tasks)}; "
-                        "declare extra families in the top-level tasks list)")
+                        Msg("unknown task '{task}' (declared tasks: {tasks}; declare extra "
+                            "families in the top-level tasks list)", task=t,
+                            tasks=", ".join(tasks)))
                     ok = False
     default_level: MeasurementLevel = (
         "ordinal" if kind == "ordinal" or (kind == "categorical" and d.get("ordered")) else
@@ -540,7 +554,7 @@ def _parse_dimension(d, i, prefix, loc: _Locator, tasks, bad, text_of) -> Dimens
     lvl = d.get("level", default_level)
     if lvl not in ("nominal", "ordinal", "interval", "ratio"):
         bad(loc.dim_line(i, "level"), f"{prefix}.level",
-            f"'{lvl}' is not one of nominal, ordinal, interval, ratio")
+            Msg("'{level}' is not one of nominal, ordinal, interval, ratio", level=lvl))
         ok = False
     if not ok:
         return None
@@ -566,14 +580,14 @@ def load_rubric(path: str | Path) -> Rubric:
     try:
         data = p.read_bytes()
     except OSError as exc:
-        raise FormatError([Problem(str(p), None, None, f"cannot read file: {exc.strerror}")]) \
-            from None
+        raise FormatError([Problem(str(p), None, None, Msg("cannot read file: {reason}",
+                                                           reason=exc.strerror))]) from None
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise FormatError([Problem(str(p), line, None,
-                                   "not valid UTF-8; save the file as UTF-8")]) from None
+                                   Msg("not valid UTF-8; save the file as UTF-8"))]) from None
     return parse_rubric(text, file=p.name)
 
 

@@ -45,6 +45,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .messages import Msg
+
 if TYPE_CHECKING:
     from .rubric import Dimension, Rubric
 
@@ -65,31 +67,33 @@ def read_text(value: Any, fld: str, base: str, bad: Callable[[str, str], None]
     if isinstance(value, str):
         return value, {}
     if not isinstance(value, dict):
-        bad(fld, f"must be a string, or one string per language ({fld}.en = \"…\", "
-                 f"{fld}.zh = \"…\")")
+        bad(fld, Msg("must be a string, or one string per language ({field}.en = \"…\", "
+                     "{field}.zh = \"…\")", field=fld))
         return None, {}
     texts: dict[str, str] = {}
     ok = True
     for lang, text in value.items():
         where = f"{fld}.{lang}"
         if lang not in RUBRIC_LANGUAGES:
-            bad(where, f"unknown language '{lang}' (rubric texts may be given in: "
-                       f"{', '.join(RUBRIC_LANGUAGES)})")
+            bad(where, Msg("unknown language '{language}' (rubric texts may be given in: "
+                           "{languages})", language=lang, languages=", ".join(RUBRIC_LANGUAGES)))
             ok = False
         elif not isinstance(text, str):
-            bad(where, "must be a string")
+            bad(where, Msg("must be a string"))
             ok = False
         elif not text.strip():
-            bad(where, "is empty: the text in the rubric's own language is required"
+            bad(where, Msg("is empty: the text in the rubric's own language is required")
                 if lang == base else
-                f"is empty; leave the translation out and the {base} text is shown")
+                Msg("is empty; leave the translation out and the {base} text is shown",
+                    base=base))
             ok = False
         else:
             texts[lang] = text.strip()
     if ok and base not in texts:
-        bad(f"{fld}.{base}", f"missing: with texts per language, the text in the rubric's own "
-                             f"language is required too ({fld}.{base} = \"…\"; the rubric's "
-                             f"language is set by language = \"…\" at the top, default en)")
+        bad(f"{fld}.{base}", Msg("missing: with texts per language, the text in the rubric's "
+                                 "own language is required too ({field} = \"…\"; the rubric's "
+                                 "language is set by language = \"…\" at the top, default en)",
+                                 field=f"{fld}.{base}"))
         ok = False
     if not ok:
         return None, {}

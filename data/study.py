@@ -10,6 +10,7 @@ from sqlmodel import Session, select
 
 from .engine import read_session, write_session
 from .errors import H2HError
+from .messages import Msg
 from .migrate import ensure_current, upgrade
 from .models import DimensionRow, RubricRow, Study, utcnow
 from .rubric import Rubric, load_default_rubric, load_rubric, rubric_from_definition
@@ -41,8 +42,8 @@ def init_study(engine: Engine, *, name: str | None = None, description: str = ""
         study = s.exec(select(Study)).first()
         if study is not None:
             if rubric is not None:
-                raise H2HError("this database already holds a study; add a new rubric version "
-                               "with `h2h import rubric FILE`")
+                raise H2HError(Msg("this database already holds a study; add a new rubric "
+                                   "version with `h2h import rubric FILE`"))
             cur = current_rubric_in(s)
             return InitResult(False, before, after, study.name, cur.name, cur.version)
         rubric = rubric or load_default_rubric()
@@ -77,14 +78,14 @@ def get_study(engine: Engine) -> Study:
     with read_session(engine) as s:
         study = s.exec(select(Study)).first()
     if study is None:
-        raise H2HError("no study here yet; create one with `h2h init`")
+        raise H2HError(Msg("no study here yet; create one with `h2h init`"))
     return study
 
 
 def current_rubric_in(s: Session) -> Rubric:
     study = s.exec(select(Study)).first()
     if study is None or study.rubric_id is None:
-        raise H2HError("no study here yet; create one with `h2h init`")
+        raise H2HError(Msg("no study here yet; create one with `h2h init`"))
     row = s.get(RubricRow, study.rubric_id)
     return _parsed(row.version, row)
 
@@ -112,7 +113,7 @@ def rubric_by_version(engine: Engine, version: str) -> Rubric:
     with read_session(engine) as s:
         row = s.exec(select(RubricRow).where(RubricRow.version == version)).first()
     if row is None:
-        raise H2HError(f"no rubric version '{version}' in this study")
+        raise H2HError(Msg("no rubric version '{version}' in this study", version=version))
     return _parsed(row.version, row)
 
 
@@ -125,7 +126,7 @@ def set_rubric(engine: Engine, rubric: Rubric, source: str = "") -> tuple[str, b
     with write_session(engine) as s:
         study = s.exec(select(Study)).first()
         if study is None:
-            raise H2HError("no study here yet; create one with `h2h init`")
+            raise H2HError(Msg("no study here yet; create one with `h2h init`"))
         row = _store_rubric(s, rubric, source)
         changed = study.rubric_id != row.id
         study.rubric_id = row.id

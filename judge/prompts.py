@@ -29,6 +29,7 @@ from typing import Any
 
 from data._files import read_text
 from data.errors import FormatError, H2HError, Problem
+from data.messages import Msg
 from data.rubric import Dimension, Rubric
 
 __all__ = ["JudgeTemplate", "GenerationTemplate", "load_judge_template",
@@ -103,7 +104,7 @@ def _parse_toml(text: str, file: str) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"line (\d+)", str(exc))
         raise FormatError([Problem(file, int(m.group(1)) if m else None, None,
-                                   f"not valid TOML: {exc}")]) from None
+                                   Msg("not valid TOML: {reason}", reason=exc))]) from None
 
 
 def _line_of(text: str, needle: str) -> int | None:
@@ -117,23 +118,24 @@ def _check_fields(raw: dict[str, Any], text: str, file: str, allowed: dict[str, 
                   required: Sequence[str]) -> list[Problem]:
     problems: list[Problem] = []
     for key in sorted(set(raw) - set(allowed) - {"name", "description"}):
-        problems.append(Problem(file, _line_of(text, key), key, "unknown field (allowed: "
-                                f"{', '.join(['name', 'description', *allowed])})"))
+        problems.append(Problem(file, _line_of(text, key), key, Msg(
+            "unknown field (allowed: {fields})",
+            fields=", ".join(["name", "description", *allowed]))))
     for key in required:
         if not isinstance(raw.get(key), str) or not raw[key].strip():
-            problems.append(Problem(file, None, key, "required: a non-empty text"))
+            problems.append(Problem(file, None, key, Msg("required: a non-empty text")))
     for key, known in allowed.items():
         val = raw.get(key)
         if val is None:
             continue
         if not isinstance(val, str):
-            problems.append(Problem(file, _line_of(text, key), key, "must be a text"))
+            problems.append(Problem(file, _line_of(text, key), key, Msg("must be a text")))
             continue
         for ph in placeholders(val):
             if ph not in known:
                 problems.append(Problem(file, _line_of(text, "{{" + ph) or _line_of(text, ph),
-                                        key, f"unknown placeholder {{{{{ph}}}}} (known here: "
-                                        f"{', '.join(known)})"))
+                                        key, Msg("unknown placeholder {{{{{name}}}}} (known here: "
+                                                 "{known})", name=ph, known=", ".join(known))))
     return problems
 
 
@@ -143,7 +145,7 @@ def load_judge_template(path: str | Path | None) -> JudgeTemplate:
         text = resources.files("data").joinpath("prompts/judge_default.toml").read_text("utf-8")
         file = "judge_default.toml"
     else:
-        file, text = read_text(path, what="template")
+        file, text = read_text(path, what=Msg("template"))
     raw = _parse_toml(text, file)
     all_known = tuple(p for p in JUDGE_PLACEHOLDERS if p not in DIMENSION_PLACEHOLDERS)
     problems = _check_fields(raw, text, file, {"system": JUDGE_PLACEHOLDERS,
@@ -152,8 +154,9 @@ def load_judge_template(path: str | Path | None) -> JudgeTemplate:
     for key in ("user", "user_all"):
         val = raw.get(key)
         if isinstance(val, str) and val.strip() and "response" not in placeholders(val):
-            problems.append(Problem(file, _line_of(text, key), key, "must show the reply to "
-                                    "rate: add {{response}}"))
+            problems.append(Problem(file, _line_of(text, key), key, Msg("must show the reply to "
+                                                                        "rate: add "
+                                                                        "{{{{response}}}}")))
     if problems:
         raise FormatError(problems)
     name = raw.get("name") or Path(file).stem

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ..messages import Msg
 from .figures import Figure
 from .paper import PaperTable
 from .tables import Table
@@ -77,7 +78,7 @@ def boot_words(bundle: dict) -> str:
 def sim(name: str, bundle: dict) -> str:
     sim = {c["name"] for c in bundle["manifest"].get("judge_configurations", [])
            if c.get("provider") == "simulated"}
-    return f"{name} (simulated)" if name in sim else name
+    return Msg("{name} (simulated)", name=name) if name in sim else name
 
 
 

@@ -4,6 +4,7 @@ number rests on."""
 from __future__ import annotations
 
 from ..bands import krippendorff_band
+from ..messages import Msg
 from .figures import agreement_figure
 from .findings import Finding, Glance, SectionOutput, boot_words
 from .format import dim_labels, dim_order, fmt, fmt_est, is_missing
@@ -11,6 +12,10 @@ from .paper import Col, Est, PaperTable
 from .tables import agreement_details
 
 __all__ = ["reliability"]
+
+# the first word of each Krippendorff band (analysis.bands), for the summary table
+_BAND_WORD = {"reliable": Msg("reliable"), "tentative": Msg("tentative"),
+              "unreliable": Msg("unreliable")}
 
 _READING = {"reliable": "Human raters agree reliably",
             "tentative": "Human raters agree well enough for tentative conclusions only",
@@ -33,9 +38,11 @@ def reliability(bundle: dict) -> SectionOutput:
         rows.append((labels[d], x["n_items"], Est(al, ci["low"], ci["high"]),
                      Est(icc.get("value"), icc.get("low"), icc.get("high")), ac))
         out.findings.append(_alpha_finding(d, x))
-        band = krippendorff_band(al).split(" ")[0] if not is_missing(al) else "not estimable"
-        out.glance.append(Glance("Humans agree? (α)", d, band if is_missing(al) else
-                                 f"{band} · {fmt_est(al, ci['low'], ci['high'])}",
+        band = _BAND_WORD[krippendorff_band(al).split(" ")[0]] if not is_missing(al) else \
+            Msg("not estimable")
+        out.glance.append(Glance(Msg("Humans agree? (α)"), d, band if is_missing(al) else
+                                 Msg("{band} · {estimate}", band=band,
+                                     estimate=fmt_est(al, ci["low"], ci["high"])),
                                  "finding" if band == "reliable" else "note"))
         out.notes += [f"{labels[d]}: {n}" for n in x.get("notes", [])]
     lv_words = ", ".join(sorted({a[d]["level"] for d in a if "alpha" in a[d]}))

@@ -4,6 +4,7 @@ differences between configurations)."""
 
 from __future__ import annotations
 
+from ..messages import Msg
 from .figures import (
     bland_altman_figures,
     calibration_pairs_figure,
@@ -17,14 +18,14 @@ from .tables import calibration_details, judge_details
 
 __all__ = ["judges", "calibration"]
 
-_SHORT = {"can_replace": "can replace", "cannot_replace": "cannot replace",
-          "not_enough_evidence": "not enough evidence", "not_estimable": "no verdict"}
+_SHORT = {"can_replace": Msg("can replace"), "cannot_replace": Msg("cannot replace"),
+          "not_enough_evidence": Msg("not enough evidence"), "not_estimable": Msg("no verdict")}
 
 
 def _short_verdict(v: dict | None) -> Note:
     if not v:
-        return Note("no verdict")
-    sub = f"≈ {v['items_needed']} items needed" if v.get("items_needed") else ""
+        return Note(Msg("no verdict"))
+    sub = Msg("≈ {n} items needed", n=v["items_needed"]) if v.get("items_needed") else ""
     return Note(_SHORT.get(v["outcome"], v["outcome"]), sub)
 
 
@@ -60,8 +61,9 @@ def judges(bundle: dict) -> SectionOutput | None:
             out.findings.append(Finding(_verdict_sentence(sim(j, bundle), m), v.get(
                 "outcome", "not_estimable"), d))
             sv = _short_verdict(v)
-            out.glance.append(Glance(f"Judge {sim(j, bundle)}", d, sv.text + (
-                f" ({sv.sub})" if sv.sub else ""), v.get("outcome", "not_estimable")))
+            out.glance.append(Glance(Msg("Judge {name}", name=sim(j, bundle)), d,
+                                     Msg("{verdict} ({sub})", verdict=sv.text, sub=sv.sub)
+                                     if sv.sub else sv.text, v.get("outcome", "not_estimable")))
         out.notes += [f"{j}, {labels.get(d, d)}: {n}" for d, m in a["judges"][j].items()
                       for n in (m or {}).get("notes", [])]
     meta = a["meta"]

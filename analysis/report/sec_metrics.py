@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..messages import Msg
 from .figures import Figure, _base, _cat_axis, _ci_words, _dodge, _err, _legend_height
 from .findings import Finding, Glance, SectionOutput, ci3, sim
 from .format import dim_labels, dim_order, fmt, fmt_est, is_missing
@@ -102,8 +103,10 @@ def _finding(bundle: dict, d: str, b: dict) -> tuple[Finding, Glance | None]:
             f"{fmt_est(*ci3(diff), signed=True)}; {b['n_items']} items)"
             + ("; it falls short of the human ceiling." if below else "."))
     return (Finding(text, "finding", d),
-            Glance("Best metric (ρ)", d, f"{top['name']} {fmt(top['spearman']['value'])} "
-                   f"vs humans {fmt(cv.get('value'))}", "note"))
+            Glance(Msg("Best metric (ρ)"), d, Msg("{metric} {rho} vs humans {humans}",
+                                                  metric=top["name"],
+                                                  rho=fmt(top["spearman"]["value"]),
+                                                  humans=fmt(cv.get("value"))), "note"))
 
 
 def metrics_figure(bundle: dict) -> Figure | None:

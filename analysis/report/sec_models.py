@@ -3,6 +3,7 @@ and task family, Secure Attachment Persona versus baseline, safety red flags."""
 
 from __future__ import annotations
 
+from ..messages import Msg, join_msgs
 from .figures import leaderboard_figure, sap_figure
 from .findings import Finding, Glance, SectionOutput, ci3, ordered
 from .format import dim_labels, dim_order, fmt, fmt_est, is_missing, natural_key
@@ -127,8 +128,8 @@ def sap(bundle: dict) -> SectionOutput | None:
                          for r in rs if r["dimension"] == d]
                 out.findings.append(Finding(
                     "SAP − baseline (humans, points): " + "; ".join(parts) + ".", "finding", d))
-                out.glance.append(Glance("SAP − baseline (humans, points)", d,
-                                         "; ".join(parts)))
+                out.glance.append(Glance(Msg("SAP − baseline (humans, points)"), d,
+                                         join_msgs("; ", parts)))
     return out if out.tables else None
 
 

@@ -12,7 +12,7 @@ import streamlit as st
 
 from annotate import session, state
 from annotate.components.keyboard import SHORTCUTS, keyboard_shortcuts
-from annotate.i18n import _, language
+from annotate.i18n import _, language, tr
 from annotate.resources import cached_rubric, engine
 from annotate.services import queue
 from annotate.services.auth import Identity, SessionEnded
@@ -98,7 +98,7 @@ def _save(who: Identity, view: queue.ItemView) -> None:
                          + _("Your unsaved choices on the item you were rating are kept."))
         return
     except H2HError as exc:
-        st.session_state[state.RATE_MESSAGE] = str(exc)
+        st.session_state[state.RATE_MESSAGE] = tr(exc)
         return
     nxt = queue.next_position(engine(), who.rater_id, view.position)
     if nxt is None:  # after the last item: the first unfinished one (if any was skipped)

@@ -1,7 +1,9 @@
 """Admin tables that read like the report: readable headers, one rounding rule (3 decimals for
 coefficients, 2 for scale points, shares as percentages, scores as whole numbers), rubric
 labels for dimensions. The cells stay numbers, so the columns still sort; only their display
-is formatted (``st.column_config``)."""
+is formatted (``st.column_config``). Headers (marked ``N_``) and text cells that are messages
+(``Msg``: statuses, readings, verdicts, flags) show in the tab's language; other text (names,
+ids, rubric labels) as it is."""
 
 from __future__ import annotations
 
@@ -11,7 +13,9 @@ from typing import Literal
 import pandas as pd
 import streamlit as st
 
-__all__ = ["Kind", "column_config", "show_table"]
+from annotate.i18n import _, tr
+
+__all__ = ["Kind", "column_config", "show_table", "translated", "rows_frame"]
 
 Kind = Literal["coef", "points", "share", "count", "score", "text", "bool"]
 
@@ -23,6 +27,7 @@ def column_config(columns: Mapping[str, tuple[str, Kind]]) -> dict:
     """``{column: (header, kind)}`` -> Streamlit column configs."""
     out = {}
     for col, (head, kind) in columns.items():
+        head = _(head)
         if kind in _FORMAT:
             out[col] = st.column_config.NumberColumn(head, format=_FORMAT[kind])
         elif kind == "bool":
@@ -35,5 +40,21 @@ def column_config(columns: Mapping[str, tuple[str, Kind]]) -> dict:
 def show_table(df: pd.DataFrame, columns: Mapping[str, tuple[str, Kind]], *,
                key: str | None = None) -> None:
     """``df`` with only ``columns`` shown, in that order, headed and formatted as given."""
-    st.dataframe(df[[c for c in columns if c in df.columns]], hide_index=True, key=key,
-                 column_config=column_config(columns))
+    shown = translated(df[[c for c in columns if c in df.columns]])
+    st.dataframe(shown, hide_index=True, key=key, column_config=column_config(columns))
+
+
+def rows_frame(rows: list[dict]) -> pd.DataFrame:
+    """A DataFrame of ``rows`` (dicts) with their message keys and cells in the tab's
+    language (translated before pandas stores them as plain text)."""
+    return pd.DataFrame([{tr(k): tr(v) for k, v in r.items()} for r in rows])
+
+
+def translated(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with its message cells (``Msg``) in the tab's language; numbers, names and
+    other text unchanged."""
+    out = df.copy()
+    for c in out.columns:
+        if out[c].dtype == object:
+            out[c] = out[c].map(tr)
+    return out.rename(columns=tr, index=tr)  # labels too ("Rater A")

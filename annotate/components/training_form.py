@@ -17,7 +17,7 @@ import streamlit as st
 from annotate import session, state
 from annotate.components.keyboard import TRAINING_SHORTCUTS, keyboard_shortcuts
 from annotate.components.rating_form import CANNOT, MISSING_INTRO, draw_scales, form_end_html
-from annotate.i18n import _, language
+from annotate.i18n import _, language, tr
 from annotate.resources import cached_rubric, engine
 from annotate.services import training
 from annotate.services.auth import Identity, SessionEnded
@@ -141,7 +141,7 @@ def training_form(who: Identity) -> None:
                 session.end_here(session.ended_message(exc))
                 st.rerun()
             except H2HError as exc:
-                st.error(md_text(exc))
+                st.error(md_text(tr(exc)))
             else:
                 st.session_state[state.TRAIN_FEEDBACK] = view.item_id
                 st.rerun()

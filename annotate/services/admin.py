@@ -10,8 +10,10 @@ from sqlalchemy.engine import Engine
 from sqlmodel import select
 
 from analysis.analyze import AnalysisOptions, analyze, scales_from_rubric
+from annotate.services.i18n import N_
 from data.engine import read_session, write_session
 from data.errors import H2HError
+from data.messages import Msg
 from data.models import Adjudication, Assignment, Item, Rater, Rating, utcnow
 from data.study import current_rubric
 
@@ -20,14 +22,18 @@ __all__ = ["item_of", "rater_progress", "dimension_progress", "live_agreement",
            "DIMENSION_PROGRESS_COLUMNS", "AGREEMENT_COLUMNS",
            "disagreements", "save_adjudication", "ratings_frame"]
 
+# a dimension's level of measurement, as the Agreement page names it
+LEVEL_NAMES = {"nominal": Msg("nominal"), "ordinal": Msg("ordinal"),
+               "interval": Msg("interval"), "ratio": Msg("ratio")}
+
 # column -> (header, kind) for annotate.components.tables.show_table
-RATER_PROGRESS_COLUMNS = {"rater": ("Rater", "text"), "active": ("Active", "bool"),
-                          "assigned": ("Assigned", "count"), "done": ("Done", "count"),
-                          "share_done": ("Done (%)", "share")}
-DIMENSION_PROGRESS_COLUMNS = {"dimension": ("Dimension", "text"),
-                              "ratings": ("Ratings", "count"),
-                              "cannot_rate": ("Cannot rate", "count"),
-                              "items_2plus": ("Items rated by ≥ 2", "count")}
+RATER_PROGRESS_COLUMNS = {"rater": (N_("Rater"), "text"), "active": (N_("Active"), "bool"),
+                          "assigned": (N_("Assigned"), "count"), "done": (N_("Done"), "count"),
+                          "share_done": (N_("Done (%)"), "share")}
+DIMENSION_PROGRESS_COLUMNS = {"dimension": (N_("Dimension"), "text"),
+                              "ratings": (N_("Ratings"), "count"),
+                              "cannot_rate": (N_("Cannot rate"), "count"),
+                              "items_2plus": (N_("Items rated by ≥ 2"), "count")}
 
 
 def item_of(engine: Engine, item_id: str) -> Item | None:
@@ -95,7 +101,8 @@ def agreement_rows(res: dict, labels: dict[str, str] | None = None) -> list[dict
         status = d["status"] if d["status"] != "ok" else ""
         rows.append({"dimension": labels.get(dim, dim), "status": status,
                      "items": d["n_items"], "raters": d["n_raters"], "ratings": d["n_ratings"],
-                     "level": d["level"], "α": a, "CI low": ci["low"], "CI high": ci["high"],
+                     "level": LEVEL_NAMES.get(d["level"], d["level"]), "α": a,
+                     "CI low": ci["low"], "CI high": ci["high"],
                      "reading": krippendorff_band(a) if a is not None else "",
                      "Cohen κ quad. (weighted)": d["cohen_kappa"]["quadratic"],
                      "ceiling QWK": hc.get("qwk"),
@@ -106,14 +113,15 @@ def agreement_rows(res: dict, labels: dict[str, str] | None = None) -> list[dict
 
 
 AGREEMENT_COLUMNS = {
-    "dimension": ("Dimension", "text"), "status": ("Status", "text"),
-    "items": ("Items", "count"), "raters": ("Raters", "count"), "ratings": ("Ratings", "count"),
-    "level": ("Level", "text"), "α": ("Krippendorff's α", "coef"), "CI low": ("CI low", "coef"),
-    "CI high": ("CI high", "coef"), "reading": ("Reading", "text"),
-    "Cohen κ quad. (weighted)": ("Cohen's κ (quadratic)", "coef"),
-    "ceiling QWK": ("Human ceiling QWK", "coef"), "ceiling low": ("CI low", "coef"),
-    "ceiling high": ("CI high", "coef"), "AC1": ("Gwet's AC1", "coef"),
-    "exact": ("Exact agreement", "share")}
+    "dimension": (N_("Dimension"), "text"), "status": (N_("Status"), "text"),
+    "items": (N_("Items"), "count"), "raters": (N_("Raters"), "count"),
+    "ratings": (N_("Ratings"), "count"), "level": (N_("Level"), "text"),
+    "α": (N_("Krippendorff's α"), "coef"), "CI low": (N_("CI low"), "coef"),
+    "CI high": (N_("CI high"), "coef"), "reading": (N_("Reading"), "text"),
+    "Cohen κ quad. (weighted)": (N_("Cohen's κ (quadratic)"), "coef"),
+    "ceiling QWK": (N_("Human ceiling QWK"), "coef"), "ceiling low": (N_("CI low"), "coef"),
+    "ceiling high": (N_("CI high"), "coef"), "AC1": (N_("Gwet's AC1"), "coef"),
+    "exact": (N_("Exact agreement"), "share")}
 
 
 @dataclass(frozen=True)
@@ -150,14 +158,15 @@ def save_adjudication(engine: Engine, admin_id: int, item_id: str, dimension: st
                       score: int | None, note: str) -> None:
     """Store (or replace) the adjudicated score; the raters' own ratings are never touched."""
     if "\x00" in note:
-        raise H2HError("the note contains a NUL character (\\u0000); remove it and save again")
+        raise H2HError(Msg("the note contains a NUL character (\\u0000); remove it and save "
+                           "again"))
     rubric = current_rubric(engine)
     dim = rubric.dimension(dimension)
     if score is not None:
         score = dim.parse_score(score)
     with write_session(engine) as s:
         if s.get(Item, item_id) is None:
-            raise H2HError(f"no item '{item_id}'")
+            raise H2HError(Msg("no item '{item_id}'", item_id=item_id))
         row = s.exec(select(Adjudication).where(Adjudication.item_id == item_id,
                                                 Adjudication.dimension == dimension)
                      .with_for_update()).first()

@@ -30,6 +30,7 @@ from sqlmodel import delete, select
 
 from data.engine import write_session
 from data.errors import H2HError
+from data.messages import Msg, join_msgs
 from data.models import Assignment, Item, Rater, Rating, utcnow
 
 __all__ = ["AssignmentPlan", "AssignResult", "assign", "counterbalanced_order", "plan"]
@@ -119,18 +120,25 @@ class AssignResult:
     skipped: tuple[str, ...] = ()  # active raters left out because they are not qualified
     attention_short: int = 0  # checks wanted but not available (too few attention items)
 
-    def __str__(self) -> str:
+    def message(self) -> Msg:
+        """What the assignment did, as the CLI prints it (and the app shows it, translated)."""
         lo, hi = (min(self.loads.values()), max(self.loads.values())) if self.loads else (0, 0)
-        text = (f"{self.added} assignments added ({self.repeats} hidden repeats, "
-                f"{self.attention} attention checks), {self.moved} unstarted moved to new "
-                f"raters; {self.raters} raters, load {lo}–{hi} items")
+        parts = [Msg("{added} assignments added ({repeats} hidden repeats, {attention} "
+                     "attention checks), {moved} unstarted moved to new raters; {raters} "
+                     "raters, load {lo}–{hi} items", added=self.added, repeats=self.repeats,
+                     attention=self.attention, moved=self.moved, raters=self.raters, lo=lo,
+                     hi=hi)]
         if self.skipped:
-            text += (f"; not qualified yet, so no real items: {', '.join(self.skipped)} "
-                     "(--include-unqualified deals to them anyway)")
+            parts.append(Msg("not qualified yet, so no real items: {names} "
+                             "(--include-unqualified deals to them anyway)",
+                             names=", ".join(self.skipped)))
         if self.attention_short:
-            text += (f"; {self.attention_short} attention checks could not be placed: add "
-                     "more with `h2h quality attention add`")
-        return text
+            parts.append(Msg("{n} attention checks could not be placed: add more with `h2h "
+                             "quality attention add`", n=self.attention_short))
+        return join_msgs("; ", parts)
+
+    def __str__(self) -> str:
+        return str(self.message())
 
 
 def plan(items: dict[str, str], raters: list[int], existing: dict[int, list[tuple[str, bool]]],
@@ -139,12 +147,13 @@ def plan(items: dict[str, str], raters: list[int], existing: dict[int, list[tupl
     """Pure planning: ``items`` id -> scenario; ``existing[rater]`` = [(item, started)] in
     queue order (primary assignments only). Returns what to add and what to move."""
     if k < 1:
-        raise H2HError(f"--k must be at least 1; got {k}")
+        raise H2HError(Msg("--k must be at least 1; got {k}", k=k))
     if k > len(raters):
-        raise H2HError(f"--k {k} needs at least {k} active raters; the study has "
-                       f"{len(raters)} (add raters with `h2h raters add`)")
+        raise H2HError(Msg("--k {k} needs at least {k} active raters; the study has {n} (add "
+                           "raters with `h2h raters add`)", k=k, n=len(raters)))
     if not 0 <= repeat_share <= 0.5:
-        raise H2HError(f"--repeats must be between 0 and 0.5; got {repeat_share}")
+        raise H2HError(Msg("--repeats must be between 0 and 0.5; got {share}",
+                           share=repeat_share))
     rng = random.Random(seed)
     have: dict[str, set[int]] = defaultdict(set)
     load: Counter[int] = Counter({r: 0 for r in raters})
@@ -252,7 +261,7 @@ def assign(engine: Engine, *, k: int, seed: int = 0, repeat_share: float = 0.0,
 
     rate = get_settings(engine).attention_rate if attention_rate is None else attention_rate
     if not 0 <= rate <= 0.5:
-        raise H2HError(f"--attention must be between 0 and 0.5; got {rate}")
+        raise H2HError(Msg("--attention must be between 0 and 0.5; got {rate}", rate=rate))
     qualified = qualified_rater_ids(engine)
     not_real = set(gold_item_ids(engine)) | attention_item_ids(engine)
     checks = sorted(attention_item_ids(engine))
@@ -261,17 +270,17 @@ def assign(engine: Engine, *, k: int, seed: int = 0, repeat_share: float = 0.0,
                                             Rater.simulated == False)  # noqa: E712
                         .order_by(Rater.id)).all()
         if not active:
-            raise H2HError("no active raters to assign to; add some with `h2h raters add`")
+            raise H2HError(Msg("no active raters to assign to; add some with `h2h raters add`"))
         raters = [r for r in active if include_unqualified or r.id in qualified]
         skipped = tuple(r.name for r in active if r not in raters)
         if not raters:
-            raise H2HError("no rater has qualified yet: raters pass training on the gold items "
-                           "first (or an admin releases them); pass --include-unqualified to "
-                           "deal to them anyway")
+            raise H2HError(Msg("no rater has qualified yet: raters pass training on the gold "
+                               "items first (or an admin releases them); pass "
+                               "--include-unqualified to deal to them anyway"))
         all_items = dict(s.exec(select(Item.id, Item.scenario)).all())
         items = {i: sc for i, sc in all_items.items() if i not in not_real}
         if not items:
-            raise H2HError("no items to assign; import some with `h2h import items`")
+            raise H2HError(Msg("no items to assign; import some with `h2h import items`"))
         rows = s.exec(select(Assignment.rater_id, Assignment.item_id, Assignment.kind,
                              Assignment.completed_at)
                       .order_by(Assignment.rater_id, Assignment.position)).all()

@@ -21,8 +21,10 @@ from analysis.layout import as_ratings
 from analysis.report.bundle import study_items
 from analysis.study import study_frames, study_judges, study_metrics
 from annotate.services.admin import item_of
+from annotate.services.i18n import N_
 from data.engine import read_session
 from data.errors import H2HError
+from data.messages import Msg
 from data.models import JudgeConfigRow, Judgment
 
 __all__ = ["calibration_items", "compare_configs", "compare_metrics", "split_names",
@@ -43,11 +45,11 @@ def calibration_items(engine: Engine, sample: int | None = None, seed: int = 0) 
     per_item = ratings.dropna(subset=["score"]).groupby("item_id")["rater"].nunique()
     items = sorted(per_item[per_item >= 2].index)
     if not items:
-        raise H2HError("no item has ratings from two or more humans yet: calibration needs "
-                       "human ratings to compare with")
+        raise H2HError(Msg("no item has ratings from two or more humans yet: calibration needs "
+                           "human ratings to compare with"))
     if sample is not None:
         if sample < 1:
-            raise H2HError(f"--sample must be at least 1, got {sample}")
+            raise H2HError(Msg("--sample must be at least 1, got {sample}", sample=sample))
         items = sorted(random.Random(seed).sample(items, min(sample, len(items))))
     return items
 
@@ -60,10 +62,10 @@ def compare_configs(engine: Engine, configs: list[str], *, items: list[str] | No
     known = set(judges["judge"].unique())
     missing = [c for c in configs if c not in known]
     if missing:
-        raise H2HError(f"no judgments stored for {', '.join(missing)}; run them first "
-                       "(`h2h judge run --config NAME` or `h2h calibrate --run`)")
+        raise H2HError(Msg("no judgments stored for {names}; run them first (`h2h judge run "
+                           "--config NAME` or `h2h calibrate --run`)", names=", ".join(missing)))
     if len(configs) < 1:
-        raise H2HError("name at least one configuration with --configs")
+        raise H2HError(Msg("name at least one configuration with --configs"))
     if items is not None:
         ratings = ratings[ratings["item_id"].isin(items)]
         judges = judges[judges["item_id"].isin(items)]
@@ -102,13 +104,15 @@ def split_names(engine: Engine, names: list[str]) -> tuple[list[str], list[str]]
     metrics = {r["row"].name for r in list_metric_configs(engine)}
     both = [n for n in names if n in judges and n in metrics]
     if both:
-        raise H2HError(f"--configs: '{both[0]}' names both a judge configuration and a metric "
-                       "configuration; rename one")
+        raise H2HError(Msg("--configs: '{name}' names both a judge configuration and a metric "
+                           "configuration; rename one", name=both[0]))
     unknown = [n for n in names if n not in judges and n not in metrics]
     if unknown:
-        raise H2HError(f"--configs: no judge or metric configuration '{unknown[0]}' (judges: "
-                       f"{', '.join(sorted(judges)) or 'none'}; metrics: "
-                       f"{', '.join(sorted(metrics)) or 'none, see h2h metrics run'})")
+        raise H2HError(Msg("--configs: no judge or metric configuration '{name}' (judges: "
+                           "{judges}; metrics: {metrics})", name=unknown[0],
+                           judges=", ".join(sorted(judges)) or Msg("none"),
+                           metrics=", ".join(sorted(metrics))
+                           or Msg("none, see h2h metrics run")))
     return [n for n in names if n in judges], [n for n in names if n in metrics]
 
 
@@ -148,15 +152,16 @@ def compare_metrics(engine: Engine, metrics: list[str], judges: list[str] = (), 
 
 # column -> (header, kind) for annotate.components.tables.show_table
 VERDICT_COLUMNS = {
-    "dimension": ("Dimension", "text"), "configuration": ("Configuration", "text"),
-    "items": ("Items", "count"), "QWK": ("QWK", "coef"), "QWK low": ("CI low", "coef"),
-    "QWK high": ("CI high", "coef"), "ceiling QWK": ("Human ceiling QWK", "coef"),
-    "ceiling low": ("CI low", "coef"), "ceiling high": ("CI high", "coef"),
-    "judge − ceiling": ("Judge − ceiling", "coef"), "diff low": ("CI low", "coef"),
-    "diff high": ("CI high", "coef"), "verdict": ("Verdict", "text"),
-    "α with judge": ("α with the judge", "coef"), "MAE": ("MAE (points)", "points"),
-    "bias": ("Bias (points)", "points"), "alt-test": ("Alt-test passed", "bool"),
-    "unscored": ("Unscored", "text")}
+    "dimension": (N_("Dimension"), "text"), "configuration": (N_("Configuration"), "text"),
+    "items": (N_("Items"), "count"), "QWK": ("QWK", "coef"), "QWK low": (N_("CI low"), "coef"),
+    "QWK high": (N_("CI high"), "coef"), "ceiling QWK": (N_("Human ceiling QWK"), "coef"),
+    "ceiling low": (N_("CI low"), "coef"), "ceiling high": (N_("CI high"), "coef"),
+    "judge − ceiling": (N_("Judge − ceiling"), "coef"), "diff low": (N_("CI low"), "coef"),
+    "diff high": (N_("CI high"), "coef"), "verdict": (N_("Verdict"), "text"),
+    "α with judge": (N_("α with the judge"), "coef"), "MAE": (N_("MAE (points)"), "points"),
+    "bias": (N_("Bias (points)"), "points"),
+    "alt-test": (N_("Alternative annotator test passed"), "bool"),
+    "unscored": (N_("Unscored"), "text")}
 
 
 def verdict_rows(res: dict[str, dict], labels: dict[str, str] | None = None) -> list[dict]:
@@ -180,7 +185,8 @@ def verdict_rows(res: dict[str, dict], labels: dict[str, str] | None = None) -> 
                          "α with judge": x["alpha_with_judge"]["value"],
                          "MAE": x["mae"]["value"], "bias": x["bias"],
                          "alt-test": (x.get("alt_test") or {}).get("passed"),
-                         "unscored": f"{x['n_unscored']} of {x['n_judgments']}"})
+                         "unscored": Msg("{n} of {total}", n=x["n_unscored"],
+                                         total=x["n_judgments"])})
     return rows
 
 
@@ -204,7 +210,7 @@ def largest_disagreements(engine: Engine, config: str, dimension: str, n: int = 
     with read_session(engine) as s:
         row = s.exec(select(JudgeConfigRow).where(JudgeConfigRow.name == config)).first()
         if row is None:
-            raise H2HError(f"no judge configuration '{config}'")
+            raise H2HError(Msg("no judge configuration '{config}'", config=config))
         js = s.exec(select(Judgment).where(Judgment.config_hash == row.hash,
                                            Judgment.dimension == dimension,
                                            Judgment.sample == 0)).all()
@@ -227,13 +233,14 @@ def template_of(engine: Engine, config: str) -> tuple[JudgeConfigRow, dict]:
     with read_session(engine) as s:
         row = s.exec(select(JudgeConfigRow).where(JudgeConfigRow.name == config)).first()
     if row is None:
-        raise H2HError(f"no judge configuration '{config}'")
+        raise H2HError(Msg("no judge configuration '{config}'", config=config))
     return row, dict(row.template)
 
 
 def _toml_text(key: str, text: str) -> str:
     if "'''" in text:
-        raise H2HError(f"the {key} text may not contain three single quotes in a row")
+        raise H2HError(Msg("the {key} text may not contain three single quotes in a row",
+                           key=key))
     return f"{key} = '''\n{text.strip()}\n'''\n"
 
 
@@ -261,8 +268,9 @@ def start_prompt_version(engine: Engine, base: JudgeConfigRow, name: str, templa
     """Run the new prompt version on the calibration items in the background (`h2h judge
     run`), with the base configuration's provider, model and parameters."""
     if base.provider not in ("anthropic", "openai", "local"):
-        raise H2HError(f"'{base.name}' is a {base.provider} configuration and cannot be run; "
-                       "start from a configuration of a real provider")
+        raise H2HError(Msg("'{name}' is a {provider} configuration and cannot be run; start from "
+                           "a configuration of a real provider", name=base.name,
+                           provider=base.provider))
     url = engine.url.render_as_string(hide_password=False)
     cmd = [sys.executable, "-m", "annotate.cli", "judge", "run", "--db", url,
            "--provider", base.provider, "--model", base.model, "--template", str(template),

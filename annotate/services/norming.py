@@ -17,6 +17,7 @@ from sqlalchemy.engine import Engine
 from analysis.alpha import alpha
 from analysis.layout import as_ratings
 from data import norming as nm
+from data.messages import Msg
 from data.rubric import Rubric
 
 __all__ = ["AlphaRow", "norming_alpha", "revealed_table", "my_scores", "saved_counts"]
@@ -68,15 +69,15 @@ def norming_alpha(engine: Engine, session_id: int, rubric: Rubric) -> list[Alpha
         a_b = _alpha(b[["item", "rater", "score"]], d.level, d.values)
         f = final[final["dimension"] == d.key]
         a_f = _alpha(f[["item", "rater", "score"]], d.level, d.values)
-        note = "" if a_b is not None else ("not estimable: needs two items with two scores "
-                                          "and some variation")
+        note = "" if a_b is not None else Msg("not estimable: needs two items with two scores "
+                                              "and some variation")
         out.append(AlphaRow(d.label, a_b, a_f, int(b["item"].nunique()),
                             int(b["rater"].nunique()), note))
     return out
 
 
 def _fmt(v) -> str:
-    return "cannot rate" if pd.isna(v) else f"{v:g}"
+    return Msg("cannot rate") if pd.isna(v) else f"{v:g}"
 
 
 def revealed_table(engine: Engine, session_id: int, item_id: str, named: bool,
@@ -86,7 +87,7 @@ def revealed_table(engine: Engine, session_id: int, item_id: str, named: bool,
     info = nm.session_info(engine, session_id)
     df = _frame(engine, session_id)
     df = df[df["item"] == item_id]
-    labels = {rid: (name if named else f"Rater {chr(65 + i)}")
+    labels = {rid: (name if named else Msg("Rater {letter}", letter=chr(65 + i)))
               for i, (rid, name) in enumerate(sorted(info.participants.items()))}
     dims = [d for d in rubric.dimensions if d.key in set(df["dimension"])]
     table = {}
@@ -98,10 +99,12 @@ def revealed_table(engine: Engine, session_id: int, item_id: str, named: bool,
             a = mine[mine["phase"] == "after"]["score"]
             text = _fmt(b.iloc[0]) if len(b) else "—"
             if len(a) and (not len(b) or a.iloc[0] != b.iloc[0]):
-                text += f" → {_fmt(a.iloc[0])}"
+                text = Msg("{before} → {after}", before=text, after=_fmt(a.iloc[0]))
             col.append(text)
         table[label] = col
-    return pd.DataFrame(table, index=[d.label for d in dims])
+    # object columns and labels: the cells and the "Rater A" labels stay messages
+    return pd.DataFrame(table, index=pd.Index([d.label for d in dims], dtype=object),
+                        columns=pd.Index(list(table), dtype=object), dtype=object)
 
 
 def my_scores(engine: Engine, session_id: int, rater_id: int, item_id: str

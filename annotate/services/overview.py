@@ -8,11 +8,17 @@ from sqlalchemy import func
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
+from annotate.services.i18n import N_
 from data.engine import read_session
+from data.messages import Msg, join_msgs
 from data.models import Item, Rater, Rating
 from data.study import current_rubric, get_study
 
-__all__ = ["StudyOverview", "study_overview"]
+__all__ = ["StudyOverview", "study_overview", "TASK_NAMES"]
+
+# the built-in task families, translated where shown (a rubric's own tasks show as written)
+TASK_NAMES = {t: Msg(t) for t in (N_("dialogue"), N_("recollection"), N_("itinerary"))}
+_KINDS = {"binary": Msg("binary"), "categorical": Msg("categorical")}
 
 
 @dataclass(frozen=True)
@@ -44,9 +50,12 @@ def study_overview(engine: Engine) -> StudyOverview:
         n_ratings = s.exec(select(func.count()).select_from(Rating)).one()
         n_sim_r = s.exec(select(func.count()).select_from(Rating).join(Rater)
                          .where(Rater.simulated == True)).one()  # noqa: E712
-    dims = [{"Dimension": d.label, "Key": d.key,
-             "Scale": f"{d.min}–{d.max}" if d.kind == "ordinal" else d.kind,
-             "Applies to": ", ".join(d.tasks) if d.tasks else "all tasks"}
+    # the column names are the table's headers (translated on the page)
+    dims = [{N_("Dimension"): d.label, N_("Key"): d.key,
+             N_("Scale"): f"{d.min}–{d.max}" if d.kind == "ordinal" else
+             _KINDS.get(d.kind, d.kind),
+             N_("Applies to"): join_msgs(", ", [TASK_NAMES.get(t, t) for t in d.tasks])
+             if d.tasks else Msg("all tasks")}
             for d in rubric.dimensions]
     return StudyOverview(
         name=study.name, description=study.description,

@@ -14,14 +14,21 @@ from sqlmodel import select
 from analysis.monitoring import gold_agreement, leniency_drift, reading_seconds, speeders
 from analysis.rater_model import RaterModel, fit_dimensions
 from annotate.services.admin import ratings_frame
+from annotate.services.i18n import message_frame
 from annotate.services.training import gold_scales
 from data import quality as q
 from data.engine import read_session
+from data.messages import Msg, join_msgs
 from data.models import Assignment, Item, Qualification, Rater, Rating, RepeatRating
 from data.study import current_rubric
 
 __all__ = ["rater_quality", "quality_display", "attention_failures", "rater_models",
-           "QUALITY_COLUMNS"]
+           "QUALITY_COLUMNS", "QUALIFICATION_NAMES"]
+
+# a rater's qualification as the pages and `h2h quality status` name it
+QUALIFICATION_NAMES = {"training": Msg("training"), "passed": Msg("passed"),
+                       "failed": Msg("failed"), "released": Msg("released"),
+                       "not required": Msg("not required")}
 
 QUALITY_COLUMNS = ["rater", "qualification", "gold n", "gold within-1", "gold QWK",
                    "attention", "attention pass", "median s/item", "speeders", "retest n",
@@ -89,9 +96,10 @@ def rater_quality(engine: Engine) -> pd.DataFrame:
     for r in raters:
         flags = []
         qual = quals.get(r.id)
-        status = (qual.status if qual else "training") if required else "not required"
+        status = QUALIFICATION_NAMES[(qual.status if qual else "training") if required
+                                     else "not required"]
         if status == "failed":
-            flags.append("failed qualification")
+            flags.append(Msg("failed qualification"))
         tr = training[training["rater"] == r.name]
         if qual is not None:
             tr = tr[tr["round"] == qual.round]
@@ -100,7 +108,7 @@ def rater_quality(engine: Engine) -> pd.DataFrame:
         at = attention[attention["rater"] == r.name]
         n_att, n_pass = len(at), int(at["passed"].sum()) if len(at) else 0
         if n_att and n_pass < n_att:
-            flags.append(f"{n_att - n_pass} attention check(s) failed")
+            flags.append(Msg("{n} attention check(s) failed", n=n_att - n_pass))
         sc = secs[secs["rater"] == r.name] if not secs.empty else secs
         median = float(sc["seconds"].median()) if len(sc) and sc["seconds"].notna().any() \
             else None
@@ -109,7 +117,8 @@ def rater_quality(engine: Engine) -> pd.DataFrame:
             timed = sc[sc["seconds"].notna()]
             fast = float(speeders(timed["seconds"], timed["plausible"], st.min_seconds).mean())
             if fast >= 0.2:
-                flags.append(f"speeder: {fast:.0%} of items faster than reading time")
+                flags.append(Msg("speeder: {share:.0%} of items faster than reading time",
+                                 share=fast))
         rep = [(i, d, sc2) for n, i, d, sc2 in reps if n == r.name]
         pairs = [(sc2, first.get((r.name, i, d))) for i, d, sc2 in rep]
         pairs = [(a, b) for a, b in pairs if a is not None and b is not None and b == b]
@@ -119,24 +128,25 @@ def rater_quality(engine: Engine) -> pd.DataFrame:
         mine = mine.sort_values(["at", "pos"])
         dr = leniency_drift(mine["resid"].tolist(), st.drift_window, st.drift_threshold)
         if dr.flagged:
-            flags.append(f"leniency drift {dr.drift:+.2f} points")
+            flags.append(Msg("leniency drift {drift:+.2f} points", drift=dr.drift))
         rows.append({
             "rater": r.name, "qualification": status,
             "gold n": ga.n if ga else 0,
             "gold within-1": ga.within1 if ga else None,
             "gold QWK": ga.qwk if ga else None,
-            "attention": f"{n_pass}/{n_att}" if n_att else "none yet",
+            "attention": f"{n_pass}/{n_att}" if n_att else Msg("none yet"),
             "attention pass": n_pass / n_att if n_att else None,
             "median s/item": median, "speeders": fast,
             "retest n": len(pairs), "retest exact": exact,
             "drift": dr.drift if dr.drift is not None else dr.reason,
-            "flags": "; ".join(flags)})
-    return pd.DataFrame(rows, columns=QUALITY_COLUMNS)
+            "flags": join_msgs("; ", flags)})
+    return message_frame(rows, QUALITY_COLUMNS)
 
 
 def _short(reason: str) -> str:
     m = re.search(r"needs (\d+) .* has (\d+)", reason)
-    return f"not estimable ({m.group(2)} of {m.group(1)} ratings)" if m else reason
+    return Msg("not estimable ({has} of {needed} ratings)", has=m.group(2),
+               needed=m.group(1)) if m else reason
 
 
 def quality_display(df: pd.DataFrame) -> pd.DataFrame:
@@ -154,8 +164,8 @@ def quality_display(df: pd.DataFrame) -> pd.DataFrame:
         out[c] = out[c].map(pct)
     out["gold QWK"] = out["gold QWK"].map(num)
     out["median s/item"] = out["median s/item"].map(lambda v: num(v, "{:.1f}"))
-    out["drift"] = out["drift"].map(lambda v: _short(v) if isinstance(v, str)
-                                    else num(v, "{:+.2f}"))
+    out["drift"] = pd.Series([_short(v) if isinstance(v, str) else num(v, "{:+.2f}")
+                              for v in out["drift"]], index=out.index, dtype=object)
     return out
 
 
@@ -163,10 +173,10 @@ def attention_failures(engine: Engine) -> pd.DataFrame:
     """Every failed attention check: who, which item, when (UTC), expected and given."""
     rows = [{"rater": n, "item": i, "answered (UTC)": at.strftime("%Y-%m-%d %H:%M:%S"),
              "expected": ", ".join(f"{d} {v}" for d, v in exp.items()),
-             "given": ", ".join(f"{d} {'cannot rate' if v is None else v}"
-                                for d, v in sc.items() if d in exp)}
+             "given": join_msgs(", ", [Msg("{dimension} cannot rate", dimension=d) if v is None
+                                       else f"{d} {v}" for d, v in sc.items() if d in exp])}
             for n, i, ok, at, sc, exp in q.attention_summary_rows(engine) if not ok]
-    return pd.DataFrame(rows, columns=["rater", "item", "answered (UTC)", "expected", "given"])
+    return message_frame(rows, ["rater", "item", "answered (UTC)", "expected", "given"])
 
 
 def rater_models(engine: Engine) -> dict[str, RaterModel]:

@@ -271,7 +271,8 @@ def item_html(view, _=_same) -> str:
     context the task needs, the conversation and the reply to rate (all text escaped).
     ``view`` has ``task``, ``persona``, ``memories``, ``schedule``, ``outfit``, ``turns`` and
     ``response``."""
-    return (f"<p><b>{html.escape(_('Conversation'))}</b> · {html.escape(_(view.task))}</p>"
+    title = html.escape(_("Conversation"))  # outside the f-string, where pybabel finds it
+    return (f"<p><b>{title}</b> · {html.escape(_(view.task))}</p>"
             + context_html(view.persona, view.memories, view.schedule, view.outfit, _=_)
             + conversation_html(view.turns, _=_)
             + "<p style='margin:.8rem 0 .3rem 0'><b>"

@@ -20,6 +20,7 @@ from annotate.services.auth import Identity
 from annotate.services.queue import ItemView
 from data import quality as q
 from data.engine import read_session
+from data.messages import Msg
 from data.models import GoldScore, Item
 from data.rubric import Rubric
 
@@ -121,7 +122,7 @@ def submit_training(engine: Engine, who: Identity, item_id: str, scores: dict[st
     rater_id = who.rater_id
     state = training_state(engine, rater_id, rubric)
     if item_id not in state.items:
-        raise q.H2HError("this item is not part of your training round")
+        raise q.H2HError(Msg("this item is not part of your training round"))
     q.save_training(engine, rater_id, item_id, state.round, scores, seconds,
                     session_token=who.session)
     state = training_state(engine, rater_id, rubric)

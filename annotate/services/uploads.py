@@ -7,6 +7,7 @@ from sqlalchemy.engine import Engine
 from data._files import decode
 from data.importing import import_item_records, import_rating_records, item_tasks, study_tasks
 from data.items import parse_item_bytes
+from data.messages import Msg
 from data.ratings import parse_rating_bytes
 from data.rubric import parse_rubric
 from data.study import current_rubric, set_rubric
@@ -14,20 +15,22 @@ from data.study import current_rubric, set_rubric
 __all__ = ["import_upload"]
 
 
-def import_upload(engine: Engine, kind: str, name: str, data: bytes, update: bool) -> str:
-    """Validate and import one uploaded file; returns a one-line summary."""
+def import_upload(engine: Engine, kind: str, name: str, data: bytes, update: bool) -> Msg:
+    """Validate and import one uploaded file; returns a one-line summary (a message)."""
     if kind == "items":
         records = parse_item_bytes(data, name, study_tasks(engine))
         res = import_item_records(engine, records, file=name, update=update)
-        return f"Items from {name}: {res}"
+        return Msg("Items from {file}: {result}", file=name, result=res.message())
     if kind == "ratings":
         records = parse_rating_bytes(data, name, current_rubric(engine), item_tasks(engine))
         res = import_rating_records(engine, records, file=name, update=update)
-        return f"Ratings from {name}: {res}"
+        return Msg("Ratings from {file}: {result}", file=name, result=res.message())
     if kind == "rubric":
-        text = decode(data, name, what="rubric")
+        text = decode(data, name, what=Msg("rubric"))
         rubric = parse_rubric(text, file=name)
         version, changed = set_rubric(engine, rubric, source=text)
-        return (f"Rubric '{rubric.name}' version {version} is now current" if changed else
-                f"Rubric version {version} was already current; nothing changed")
+        return (Msg("Rubric '{name}' version {version} is now current", name=rubric.name,
+                    version=version) if changed else
+                Msg("Rubric version {version} was already current; nothing changed",
+                    version=version))
     raise ValueError(f"unknown upload kind {kind!r}")

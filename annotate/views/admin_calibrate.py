@@ -3,13 +3,13 @@ disagreements, and try a new prompt version on the calibration set."""
 
 from pathlib import Path
 
-import pandas as pd
 import streamlit as st
 
 from analysis.analyze import AnalysisOptions
 from analysis.report.figures import calibration_figure
 from annotate import state
-from annotate.components.tables import show_table
+from annotate.components.tables import rows_frame, show_table
+from annotate.i18n import _, tr
 from annotate.resources import cached_rubric, engine
 from annotate.services import calibration as cal
 from annotate.services.render import (
@@ -23,23 +23,28 @@ from annotate.session import require
 from data.errors import H2HError
 
 require("admin")
-st.title("Judge calibration")
+st.title(_("Judge calibration"))
 
 
 def _score(v) -> str:
-    return "cannot rate" if v is None or v != v else f"{v:g}"
+    return _("cannot rate") if v is None or v != v else f"{v:g}"
 
 
 names = cal.config_names(engine())
 if not names:
-    st.info("No judge configurations yet: run one with `h2h judge run`.")
+    st.info(_("No judge configurations yet: run one with `h2h judge run`."))
     st.stop()
 c = st.columns([3, 1, 1, 1, 1])
-chosen = c[0].multiselect("Configurations", names, default=names[:4], key="h2h_cal_configs")
-sample = c[1].number_input("Sample (0 = all)", 0, 100_000, 0, key="h2h_cal_sample")
-seed = c[2].number_input("Seed", 0, 2**31 - 1, 0, key="h2h_cal_seed")
-B = c[3].select_slider("B", [200, 500, 1000, 2000], value=500, key="h2h_cal_B")
-margin = c[4].number_input("Margin (QWK)", 0.0, 0.5, 0.05, 0.01, key="h2h_cal_margin")
+chosen = c[0].multiselect(_("Configurations"), names, default=names[:4], key="h2h_cal_configs",
+                          placeholder=_("Choose configurations"))
+sample = c[1].number_input(_("Sample (0 = all)"), 0, 100_000, 0, key="h2h_cal_sample",
+                           help=_("How many human-rated items to compare on; 0 takes all."))
+seed = c[2].number_input(_("Seed"), 0, 2**31 - 1, 0, key="h2h_cal_seed")
+B = c[3].select_slider("B", [200, 500, 1000, 2000], value=500, key="h2h_cal_B",
+                       help=_("Bootstrap resamples"))
+margin = c[4].number_input(_("Margin (QWK)"), 0.0, 0.5, 0.05, 0.01, key="h2h_cal_margin",
+                           help=_("The non-inferiority margin: how much lower than the human "
+                                  "ceiling a judge's QWK may be and still replace a rater."))
 if chosen:
     try:
         items = cal.calibration_items(engine(), int(sample) or None, int(seed))
@@ -47,62 +52,71 @@ if chosen:
                                   options=AnalysisOptions(B=B, seed=int(seed),
                                                           margin=float(margin)))
     except H2HError as exc:
-        st.error(str(exc))
+        st.error(md_text(tr(exc)))
         st.stop()
-    st.caption(f"{len(items)} human-rated items · paired item bootstrap, B = {B}, seed {seed}; "
-               "QWK of each configuration and of the human ceiling against the same "
-               "leave-one-out consensus, pooled over (human, item) pairs; non-inferiority "
-               f"margin {margin:g}; p-values Holm-corrected across dimensions.")
+    st.caption(_("{n} human-rated items · paired item bootstrap, B = {B}, seed {seed}; QWK of "
+                 "each configuration and of the human ceiling against the same leave-one-out "
+                 "consensus, pooled over (human, item) pairs; non-inferiority margin "
+                 "{margin:g}; p-values Holm-corrected across dimensions.")
+               .format(n=len(items), B=B, seed=seed, margin=margin))
     for r in res.values():
-        st.markdown(f"**{md_text(r['verdict']['text'])}**")
+        st.markdown(f"**{md_text(tr(r['verdict']['text']))}**")
         for n, x in r["configs"].items():
             if n != r["verdict"].get("best"):
-                st.caption(md_text(f"{n}: {x['verdict']['text']}"))
+                st.caption(md_text(f"{n}: {tr(x['verdict']['text'])}"))
         for cav in r["verdict"].get("caveats", []):
-            st.caption(md_text(cav))
+            st.caption(md_text(tr(cav)))
     labels = {d.key: d.label for d in cached_rubric(engine()).dimensions}
-    show_table(pd.DataFrame(cal.verdict_rows(res, labels)), cal.VERDICT_COLUMNS,
+    show_table(rows_frame(cal.verdict_rows(res, labels)), cal.VERDICT_COLUMNS,
                key="h2h_cal_table")
     fig = calibration_figure(res, labels)
     if fig is not None:
+        fig.update_xaxes(title=_("Quadratic-weighted κ (paired bootstrap 95% CI)"))
         st.plotly_chart(fig, key="h2h_cal_fig")
 
-st.subheader("Largest disagreements")
+st.subheader(_("Largest disagreements"))
 c = st.columns(2)
-cfg = c[0].selectbox("Configuration", names, key="h2h_dis_cfg")
+cfg = c[0].selectbox(_("Configuration"), names, key="h2h_dis_cfg")
 dims = list(res) if chosen else []
-dim = c[1].selectbox("Dimension", dims, key="h2h_dis_dim") if dims else None
+dim_labels = {d.key: d.label for d in cached_rubric(engine()).dimensions}
+dim = c[1].selectbox(_("Dimension"), dims, key="h2h_dis_dim",
+                     format_func=lambda k: dim_labels.get(k, k)) if dims else None
 if cfg and dim:
     rows = cal.largest_disagreements(engine(), cfg, dim, n=20)
     if rows:
-        pick = st.selectbox("Item", range(len(rows)), key="h2h_dis_item", format_func=lambda i:
-                            f"{rows[i].item_id} · judge {rows[i].judge_score:g} vs humans "
-                            f"{', '.join(f'{v:g}' for v in rows[i].human_scores.values())}")
+        shown = [_("{item} · judge {judge:g} vs humans {humans}").format(
+            item=r.item_id, judge=r.judge_score,
+            humans=", ".join(f"{v:g}" for v in r.human_scores.values())) for r in rows]
+        pick = st.selectbox(_("Item"), range(len(rows)), key="h2h_dis_item",
+                            format_func=shown.__getitem__)
         d = rows[pick]
         item = cal.item_of(engine(), d.item_id)
         left, right = st.columns(2)
         with left:
-            st.html(conversation_html(item.context.get("turns", []))
+            st.html(conversation_html(item.context.get("turns", []), _=_)
                     + response_html(item.response))
         with right:
-            st.table(md_table({"Rater": list(d.human_scores),
-                               "Score": [_score(v) for v in d.human_scores.values()]}))
-            st.metric(md_text(f"{cfg}'s score"), _score(d.judge_score))
-            st.markdown("**The judge's reasoning**")
+            st.table(md_table({_("Rater"): list(d.human_scores),
+                               _("Score"): [_score(v) for v in d.human_scores.values()]}))
+            st.metric(md_text(_("{name}'s score").format(name=cfg)), _score(d.judge_score))
+            st.markdown("**" + _("The judge's reasoning") + "**")
             st.html(plain_html(d.reasoning or d.raw_reply))
+    else:
+        st.info(_("No scored judgments of this configuration on this dimension."))
 
-st.subheader("Try a new prompt version")
-base_name = st.selectbox("Start from", names, key="h2h_new_base")
+st.subheader(_("Try a new prompt version"))
+base_name = st.selectbox(_("Start from"), names, key="h2h_new_base")
 base, tmpl = cal.template_of(engine(), base_name)
 with st.form("h2h_new_prompt"):
-    new_name = st.text_input("Name of the new version", value=f"{base_name}-v2")
-    system = st.text_area("System text", tmpl.get("system", ""), height=200)
-    user = st.text_area("User template (one dimension per call)", tmpl.get("user", ""),
+    new_name = st.text_input(_("Name of the new version"), value=f"{base_name}-v2")
+    system = st.text_area(_("System text"), tmpl.get("system", ""), height=200)
+    user = st.text_area(_("User template (one dimension per call)"), tmpl.get("user", ""),
                         height=260)
-    user_all = st.text_area("User template (all dimensions in one call)",
+    user_all = st.text_area(_("User template (all dimensions in one call)"),
                             tmpl.get("user_all", ""), height=160)
-    base_url = st.text_input("Provider server URL (optional)", "")
-    go = st.form_submit_button("Save and run on the calibration set", type="primary")
+    base_url = st.text_input(_("Provider server URL (optional)"), "")
+    go = st.form_submit_button(_("Save and run on the calibration set"), type="primary",
+                               key="h2h_new_prompt_go")
 if go:
     try:
         folder = Path.cwd() / "prompts"
@@ -111,14 +125,15 @@ if go:
         proc = cal.start_prompt_version(engine(), base, new_name, path, items,
                                         folder / f"{new_name}.log", base_url or None)
     except H2HError as exc:
-        st.error(str(exc))
+        st.error(md_text(tr(exc)))
     else:
         st.session_state[state.PROMPT_RUN] = (new_name, proc.pid, len(items), str(path))
-        st.success(md_text(f"Saved {path.name}; judging {len(items)} items in the "
-                           "background."))
+        st.success(md_text(_("Saved {file}; judging {n} items in the background.").format(
+            file=path.name, n=len(items))))
 if run := st.session_state.get(state.PROMPT_RUN):
     name, pid, n, path = run
     done = cal.judgments_stored(engine(), name)
-    st.progress(min(1.0, done / max(n, 1)), text=f"{name}: {done} judgments stored "
-                                                  f"(template {Path(path).name})")
-    st.button("Refresh", key="h2h_new_refresh")
+    st.progress(min(1.0, done / max(n, 1)),
+                text=md_text(_("{name}: {done} judgments stored (template {file})").format(
+                    name=name, done=done, file=Path(path).name)))
+    st.button(_("Refresh"), key="h2h_new_refresh")

@@ -3,7 +3,8 @@
 import plotly.express as px
 import streamlit as st
 
-from annotate.components.tables import show_table
+from annotate.components.tables import show_table, translated
+from annotate.i18n import _, tr
 from annotate.resources import cached_rubric, engine
 from annotate.services.admin import (
     DIMENSION_PROGRESS_COLUMNS,
@@ -11,21 +12,35 @@ from annotate.services.admin import (
     dimension_progress,
     rater_progress,
 )
+from annotate.services.i18n import N_
 from annotate.services.quality import attention_failures, quality_display, rater_quality
 from annotate.services.render import md_table, md_text
 from annotate.session import require
 
+# the rater quality table's headers (its columns are those of `h2h quality status`)
+QUALITY_HEADERS = {"rater": N_("Rater"), "qualification": N_("Qualification"),
+                   "gold n": N_("Gold scores"), "gold within-1": N_("Gold within one"),
+                   "gold QWK": N_("Gold QWK"), "attention": N_("Attention checks"),
+                   "attention pass": N_("Passed"), "median s/item": N_("Median s/item"),
+                   "speeders": N_("Speeders"), "retest n": N_("Retest n"),
+                   "retest exact": N_("Retest exact"), "drift": N_("Drift"),
+                   "flags": N_("Flags")}
+FAILURE_HEADERS = {"rater": N_("Rater"), "item": N_("Item"),
+                   "answered (UTC)": N_("Answered (UTC)"), "expected": N_("Expected"),
+                   "given": N_("Given")}
+
 require("admin")
-st.title("Progress")
+st.title(_("Progress"))
 raters = rater_progress(engine())
 if raters.empty:
-    st.info("No raters yet.")
+    st.info(_("No raters yet."))
 else:
     long = raters.melt(id_vars="rater", value_vars=["done", "assigned"], var_name="status",
                        value_name="items")
+    long["status"] = long["status"].map({"done": _("done"), "assigned": _("assigned")})
     fig = px.bar(long, x="rater", y="items", color="status", barmode="overlay",
-                 title="Items done of assigned, per rater",
-                 labels={"rater": "Rater", "items": "Items", "status": ""})
+                 title=_("Items done of assigned, per rater"),
+                 labels={"rater": _("Rater"), "items": _("Items"), "status": ""})
     st.plotly_chart(fig, key="h2h_rater_progress")
     show_table(raters, RATER_PROGRESS_COLUMNS, key="h2h_rater_progress_table")
 dims = dimension_progress(engine())
@@ -33,33 +48,38 @@ if not dims.empty:
     labels = {d.key: d.label for d in cached_rubric(engine()).dimensions}
     dims["dimension"] = dims["dimension"].map(lambda k: labels.get(k, k))
     fig = px.bar(dims, x="dimension", y=["ratings", "cannot_rate"], barmode="group",
-                 title="Ratings per dimension (including simulated)",
-                 labels={"dimension": "Dimension", "value": "Ratings", "variable": ""})
-    fig.for_each_trace(lambda t: t.update(name={"ratings": "Ratings",
-                                                "cannot_rate": "Cannot rate"}[t.name]))
+                 title=_("Ratings per dimension (including simulated)"),
+                 labels={"dimension": _("Dimension"), "value": _("Ratings"), "variable": ""})
+    fig.for_each_trace(lambda t: t.update(
+        name={"ratings": _("Ratings"), "cannot_rate": _("Cannot rate")}[t.name],
+        hovertemplate=t.hovertemplate.replace("variable=", "").replace(
+            "ratings", _("Ratings")).replace("cannot_rate", _("Cannot rate"))))
     st.plotly_chart(fig, key="h2h_dim_progress")
     show_table(dims, DIMENSION_PROGRESS_COLUMNS, key="h2h_dim_progress_table")
 
-st.subheader("Rater quality")
+st.subheader(_("Rater quality"))
 quality = rater_quality(engine())
 if quality.empty:
-    st.info("No raters yet.")
+    st.info(_("No raters yet."))
 else:
-    st.table(md_table(quality_display(quality).set_index("rater")))
-    st.caption("Gold: the latest training round against the experts' scores (within one point; "
-               "weighted κ on each ordinal dimension's full scale). Attention: checks passed of "
-               "answered. Speeders: items saved in less than half their reading time (250 words "
-               "or 500 CJK characters a minute) or under the floor in Rater quality settings. "
-               "Retest: hidden repeats scored exactly as the first time. Drift: the rater's "
-               "leniency (score minus the other raters' mean on the same item) in their last "
-               "window of ratings minus their first.")
+    shown = translated(quality_display(quality)).rename(
+        columns=lambda c: _(QUALITY_HEADERS.get(c, c)))
+    st.table(md_table(shown.set_index(_("Rater"))))
+    st.caption(_("Gold: the latest training round against the experts' scores (within one "
+                 "point; weighted κ on each ordinal dimension's full scale). Attention: checks "
+                 "passed of answered. Speeders: items saved in less than half their reading "
+                 "time (250 words or 500 CJK characters a minute) or under the floor in Rater "
+                 "quality settings. Retest: hidden repeats scored exactly as the first time. "
+                 "Drift: the rater's leniency (score minus the other raters' mean on the same "
+                 "item) in their last window of ratings minus their first."))
     flagged = quality[quality["flags"] != ""]
-    for _, r in flagged.iterrows():
-        st.warning(md_text(f"{r['rater']}: {r['flags']}"))
+    for _i, r in flagged.iterrows():
+        st.warning(md_text(f"{r['rater']}: {tr(r['flags'])}"))
 fails = attention_failures(engine())
-with st.expander(f"Failed attention checks ({len(fails)})"):
+with st.expander(_("Failed attention checks ({n})").format(n=len(fails))):
     if fails.empty:
-        st.write("None.")
+        st.write(_("None."))
     else:
-        st.table(md_table(fails.set_index("rater")))
+        shown = translated(fails).rename(columns=lambda c: _(FAILURE_HEADERS.get(c, c)))
+        st.table(md_table(shown.set_index(_("Rater"))))
 st.html(f'<span data-testid="h2h-progress-ready" data-flags="{len(quality)}"></span>')

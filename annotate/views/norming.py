@@ -5,7 +5,8 @@ import streamlit as st
 
 from annotate import session
 from annotate.components.rating_form import CANNOT, scale_labels
-from annotate.i18n import _, language
+from annotate.components.tables import translated
+from annotate.i18n import _, language, tr
 from annotate.resources import cached_rubric, engine
 from annotate.services import norming as ns
 from annotate.services.admin import item_of
@@ -51,8 +52,8 @@ for i, item_id in enumerate(sess.items):
     current = ns.my_scores(engine(), sess.id, who.rater_id, item_id)
     with right:
         if sess.status != "blind":
-            st.table(md_table(ns.revealed_table(engine(), sess.id, item_id, sess.named,
-                                                rubric)))
+            st.table(md_table(translated(ns.revealed_table(engine(), sess.id, item_id,
+                                                           sess.named, rubric))))
             st.html(anchors_html(dims, _=_))
         with st.form(f"h2h_norm_{sess.id}_{i}", border=False):
             picked = {}
@@ -79,7 +80,7 @@ for i, item_id in enumerate(sess.items):
                     session.end_here(session.ended_message(exc))
                     st.rerun()
                 except H2HError as exc:
-                    st.error(md_text(exc))
+                    st.error(md_text(tr(exc)))
                 else:
                     st.rerun()
 before, after = ns.saved_counts(engine(), sess.id, who.rater_id)

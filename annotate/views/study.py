@@ -1,10 +1,11 @@
 """The study page: what this study is and what it holds so far."""
 
-import pandas as pd
 import streamlit as st
 
+from annotate.components.tables import rows_frame
+from annotate.i18n import _, ngettext, tr
 from annotate.resources import engine
-from annotate.services.overview import study_overview
+from annotate.services.overview import TASK_NAMES, study_overview
 from annotate.services.render import md_text
 from annotate.session import require
 from data.errors import H2HError
@@ -14,29 +15,33 @@ require("admin")
 try:
     ov = study_overview(engine())
 except H2HError as exc:
-    st.error(md_text(exc))
+    st.error(md_text(tr(exc)))
     st.stop()
 
 st.title(md_text(ov.name))
 if ov.description:
     st.markdown(md_text(ov.description))
-st.caption(md_text(f"Created {ov.created} · rubric “{ov.rubric_name}”, version "
-                   f"{ov.rubric_version}"))
+st.caption(md_text(_("Created {created} · rubric “{name}”, version {version}").format(
+    created=ov.created, name=ov.rubric_name, version=ov.rubric_version)))
 
 cols = st.columns(len(ov.items_by_task) + 1)
-cols[0].metric("Scenarios", ov.n_scenarios)
+cols[0].metric(_("Scenarios"), ov.n_scenarios)
 for col, (task, n) in zip(cols[1:], ov.items_by_task.items(), strict=True):
-    col.metric(md_text(f"{task.capitalize()} items"), n)
+    name = tr(TASK_NAMES[task]) if task in TASK_NAMES else task
+    col.metric(md_text(_("{task} items").format(task=name[:1].upper() + name[1:])), n)
 
 c1, c2 = st.columns(2)
-c1.metric("Raters", ov.n_raters,
-          help="Simulated raters are counted here and labelled wherever they show.")
-c2.metric("Ratings", ov.n_ratings)
+c1.metric(_("Raters"), ov.n_raters,
+          help=_("Simulated raters are counted here and labelled wherever they show."))
+c2.metric(_("Ratings"), ov.n_ratings)
 if ov.n_simulated_ratings:
-    st.info(f"{ov.n_simulated_ratings} of the {ov.n_ratings} ratings come from "
-            f"{ov.n_simulated_raters} **simulated** raters (demo data), not from people.")
+    st.info(ngettext("{n} of the {total} ratings come from {raters} **simulated** rater (demo "
+                     "data), not from people.",
+                     "{n} of the {total} ratings come from {raters} **simulated** raters "
+                     "(demo data), not from people.", ov.n_simulated_raters).format(
+        n=ov.n_simulated_ratings, total=ov.n_ratings, raters=ov.n_simulated_raters))
 
-st.subheader("Rubric dimensions")
+st.subheader(_("Rubric dimensions"))
 # labels come from the rubric file (Markdown cells); keys and tasks are checked identifiers
-st.table(pd.DataFrame([{**d, "Dimension": md_text(d["Dimension"])} for d in ov.dimensions])
-         .set_index("Dimension"))
+dims = rows_frame([{**d, "Dimension": md_text(d["Dimension"])} for d in ov.dimensions])
+st.table(dims.rename(columns=_).set_index(_("Dimension")))

@@ -185,7 +185,7 @@ def test_training_qualification_then_real_items_with_attention_checks(app):
     # the Progress page: gold accuracy, attention pass rate, the failed check with its time
     admin.get_by_role("link", name="Progress").click()
     _marker(admin, "h2h-progress-ready")
-    table = admin.get_by_test_id("stTable").filter(has_text="gold within-1")
+    table = admin.get_by_test_id("stTable").filter(has_text="Gold within one")
     row = table.locator("tr").filter(has_text="demo-rater")
     expect(row).to_contain_text("passed")
     expect(row).to_contain_text("1/2")  # attention: passed of answered

@@ -1,39 +1,87 @@
-"""English and Simplified Chinese: every string the app wraps for translation has a Chinese
-translation in annotate/locale/zh.po (with the same placeholders), and the pages speak the
-tab's language."""
+"""English and Simplified Chinese: every string the app wraps for translation — in the app's
+code and in the messages the data layer, the analysis package and the judge package make for
+it — has a Chinese translation in annotate/locale/zh.po (with the same placeholders), and a
+message keeps its English text for the command line while the app shows it translated."""
 
 from __future__ import annotations
 
+import ast
+import copy
+import pickle
 import re
 from pathlib import Path
 
+import pytest
 from babel.messages.extract import extract_from_dir
 from babel.messages.pofile import read_po
 
-from annotate.services.i18n import CATALOGS, N_, translations
+import analysis.messages
+import data.messages
+from annotate.services.i18n import CATALOGS, N_, problem_lines, translate, translations
+from data.errors import FormatError, Problem
+from data.ratings import parse_ratings
+from data.rubric import load_default_rubric
 
-APP = Path(__file__).resolve().parents[2] / "annotate"
-PLACEHOLDER = re.compile(r"\{[a-z_]*\}")
+ROOT = Path(__file__).resolve().parents[2]
+# every package whose strings reach the app, and the markers they use (docs/app.md)
+PACKAGES = ("annotate", "data", "analysis", "judge")
+KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2), "Msg": None, "nMsg": (1, 2)}
+FIELD = re.compile(r"\{([^{}]*)\}")
+
+
+def _fields(text: str) -> list[str]:
+    """The ``str.format`` fields of ``text`` (name, conversion and spec), escaped braces
+    left out."""
+    return sorted(FIELD.findall(text.replace("{{", "").replace("}}", "")))
 
 
 def _app_strings() -> dict[str | tuple[str, str], str]:
-    """Every string wrapped in _(), N_() or ngettext() in the app's code (plural messages as
-    (singular, plural)), with where it is."""
+    """Every string marked for the catalog in the packages (plural messages as (singular,
+    plural)), with where it is."""
     found = {}
-    for file, line, msg, _c, _ctx in extract_from_dir(
-            str(APP), method_map=[("**.py", "python")],
-            keywords={"_": None, "N_": None, "ngettext": (1, 2)}):
-        found.setdefault(msg, f"annotate/{file}:{line}")
+    for package in PACKAGES:
+        for file, line, msg, _c, _ctx in extract_from_dir(
+                str(ROOT / package), method_map=[("**.py", "python")], keywords=KEYWORDS):
+            found.setdefault(msg, f"{package}/{file}:{line}")
     return found
 
 
 def test_the_app_wraps_its_strings():
     strings = _app_strings()
-    # a sample from every page of the rater's path, so a catalog test over nothing cannot pass
+    # a sample from every page and package, so a catalog test over nothing cannot pass
     for s in ("Sign in", "Access code", "Save and next", "Cannot rate", "Guidelines",
               "Score every dimension or mark it “Cannot rate” first:",
-              "That code did not work. Check it and try again, or ask the study team."):
-        assert s in strings
+              "That code did not work. Check it and try again, or ask the study team.",
+              "What are you importing?", "Bootstrap resamples", "Save adjudication",
+              "{where}: field '{field}': {problem}", "unknown column (allowed: {columns})",
+              "an integer from {min} to {max}", "reliable (≥ .800)",
+              "can replace a human rater", "required: a non-empty text",
+              ("Deactivated {name}; {n} open session ended.",
+               "Deactivated {name}; {n} open sessions ended.")):
+        assert s in strings, s
+
+
+MARKERS = {"Msg", "nMsg", "N_", "_", "ngettext"}
+
+
+def test_the_extractor_sees_every_marked_string():
+    """Babel's extractor skips some marked strings (inside an f-string, or a message in a
+    comprehension inside another message's arguments): those would ship untranslated, so
+    every marked literal the code holds must be among the extracted ones."""
+    extracted = {m[0] if isinstance(m, tuple) else m for m in _app_strings()}
+    unseen = []
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+                if not isinstance(node, ast.Call) or not node.args:
+                    continue
+                f = node.func
+                name = f.id if isinstance(f, ast.Name) else getattr(f, "attr", None)
+                first = node.args[0]
+                if name in MARKERS and isinstance(first, ast.Constant) \
+                        and isinstance(first.value, str) and first.value not in extracted:
+                    unseen.append(f"{path.relative_to(ROOT)}:{node.lineno}: {first.value!r}")
+    assert unseen == [], "\n".join(unseen)
 
 
 def test_every_app_string_has_a_chinese_translation():
@@ -48,10 +96,22 @@ def test_every_app_string_has_a_chinese_translation():
             problems.append(f"{where}: {msg!r} has no Chinese translation in zh.po")
         elif entry.fuzzy:
             problems.append(f"{where}: {msg!r} is marked fuzzy (check it, remove the flag)")
-        elif any(sorted(PLACEHOLDER.findall(msg[0] if isinstance(msg, tuple) else msg))
-                 != sorted(PLACEHOLDER.findall(f)) for f in forms):
+        elif any(_fields(msg[0] if isinstance(msg, tuple) else msg) != _fields(f)
+                 for f in forms):
             problems.append(f"{where}: {msg!r} and its translation differ in placeholders")
     assert problems == [], "\n".join(problems)
+
+
+def test_the_catalog_has_no_stale_or_fuzzy_entries():
+    """Tidy: every entry is still used somewhere (pybabel update marks the others obsolete)."""
+    with (CATALOGS / "zh.po").open("rb") as fh:
+        catalog = read_po(fh, locale="zh")
+    used = {m[0] if isinstance(m, tuple) else m for m in _app_strings()}
+    assert [m.id for m in catalog if m.id and m.fuzzy] == []
+    stale = [m.id for m in catalog if m.id and (m.id[0] if isinstance(m.id, tuple) else m.id)
+             not in used]
+    assert stale == []
+    assert not catalog.obsolete
 
 
 def test_translations_are_read_from_the_catalog():
@@ -62,3 +122,47 @@ def test_translations_are_read_from_the_catalog():
     assert zh.ngettext("{n} minute", "{n} minutes", 120).format(n=120) == "120 分钟"
     assert translations("en").ngettext("{n} minute", "{n} minutes", 1) == "{n} minute"
     assert N_("Cannot rate") == "Cannot rate"
+
+
+@pytest.mark.parametrize("module", [data.messages, analysis.messages],
+                         ids=["data", "analysis"])
+def test_a_message_is_its_english_text_and_keeps_its_template(module):
+    m = module.Msg("no item '{item_id}'", item_id="a{b}")
+    assert m == "no item 'a{b}'" and str(m) == "no item 'a{b}'" and f"{m}" == str(m)
+    assert type(str(m)) is str and isinstance(m, str)
+    assert (m.template, m.params) == ("no item '{item_id}'", {"item_id": "a{b}"})
+    one = module.nMsg("{n} item", "{n} items", 1)
+    many = module.nMsg("{n} item", "{n} items", 3)
+    assert (one, many) == ("1 item", "3 items")
+    assert (many.template, many.plural, many.n) == ("{n} item", "{n} items", 3)
+    for back in (pickle.loads(pickle.dumps(many)), copy.deepcopy(many)):
+        assert back == "3 items" and (back.template, back.plural, back.n) == \
+            ("{n} item", "{n} items", 3)
+    joined = module.join_msgs("; ", [m, "plain {text}"])
+    assert joined == "no item 'a{b}'; plain {text}" and joined.params["p0"] is m
+    assert module.message_of(ValueError(m)) is m
+    assert module.message_of(KeyError("a", "b")) == str(KeyError("a", "b"))
+
+
+def test_messages_are_shown_translated_with_their_message_parameters():
+    zh, en = translations("zh"), translations("en")
+    rubric = load_default_rubric()
+    csv = "item_id,rater,dimension,score\na,pat,empathy,3\nb,pat,empathy,7\n"
+    with pytest.raises(FormatError) as exc:
+        parse_ratings(csv, "r.csv", rubric, {"b": "dialogue"})
+    first, second = exc.value.problems
+    # the command line's English, unchanged
+    assert str(first) == "r.csv:2: field 'item_id': unknown item 'a' (import the items first)"
+    assert str(exc.value).startswith("r.csv was rejected; nothing was imported.\n  r.csv:2:")
+    zh_lines = problem_lines(exc.value, zh)
+    assert problem_lines(exc.value, en) == [str(first), str(second)]
+    assert zh_lines[0].startswith("r.csv:2: 字段 'item_id'") and "'a'" in zh_lines[0]
+    assert "scale" not in zh_lines[1] and "7" in zh_lines[1]
+    # "an integer from 1 to 5" is a message inside the message: translated too
+    scale = zh.gettext("an integer from {min} to {max}").format(min=1, max=5)
+    assert scale != "an integer from 1 to 5"
+    bad = Problem("r.csv", 3, "score", rubric.dimension("empathy").describe_scale())
+    assert str(bad) == "r.csv:3: field 'score': an integer from 1 to 5"
+    assert translate(bad.text, zh) == f"r.csv:3: 字段 'score'：{scale}"
+    assert translate(exc.value.head, zh) != str(exc.value.head)
+    assert translate(42, zh) == 42 and translate("plain text", zh) == "plain text"
