@@ -154,23 +154,37 @@ def _sqlite_on_begin(conn) -> None:
         conn.exec_driver_sql("BEGIN")
 
 
+# Connections per engine. The app serves every rater's script run on its own thread and each
+# run holds a connection while it reads or saves, so the pool must not be what raters queue
+# on: with SQLAlchemy's default (5 + 10 overflow, 30 s wait) the 16th concurrent run waited,
+# and a waiting thread can lose every race for a returned connection to threads that save in
+# a loop, until its save fails with "QueuePool limit ... timed out".
+# SQLite connections are cheap and writers already queue on the file's lock (busy timeout),
+# so the pool there has no upper limit. PostgreSQL refuses connections beyond its
+# max_connections (100 by default), so 60 at most, leaving room for h2h commands and backups.
+_SQLITE_POOL = {"pool_size": 5, "max_overflow": -1}
+_SERVER_POOL = {"pool_size": 10, "max_overflow": 50, "pool_timeout": 60}
+
+
 def make_engine(url: str, **kw) -> Engine:
     """A new engine for ``url`` set up as described above (``kw`` goes to
     ``create_engine``, e.g. ``poolclass=NullPool`` for a one-off job beside the app)."""
     u = sa.engine.make_url(url)
+    pool = {} if "poolclass" in kw else _SERVER_POOL
     if u.get_backend_name() == "sqlite":
         path = sqlite_path(url)
-        if path is None:
+        if path is None:  # in memory: SQLAlchemy's one connection per thread
             engine = sa.create_engine(url, connect_args={"check_same_thread": False}, **kw)
         else:
             if not path.parent.exists():
                 raise H2HError(f"--db: folder '{path.parent}' does not exist")
-            engine = sa.create_engine(url, creator=lambda: sqlite_connect(path), **kw)
+            pool = {} if "poolclass" in kw else _SQLITE_POOL
+            engine = sa.create_engine(url, creator=lambda: sqlite_connect(path), **pool, **kw)
         event.listen(engine, "connect", _sqlite_on_connect)
         event.listen(engine, "begin", _sqlite_on_begin)
         return engine
     try:
-        return sa.create_engine(url, pool_pre_ping=True, **kw)
+        return sa.create_engine(url, pool_pre_ping=True, **pool, **kw)
     except ModuleNotFoundError as exc:
         raise H2HError(f"--db: the driver for '{u.drivername}' is not installed ({exc.name})") \
             from None

@@ -142,3 +142,29 @@ def test_two_sessions_of_one_rater_never_store_a_rating_nobody_saved(engine, how
                     mixed.append((trial, dim, tuple(row)[1:], tuple(last)))
     assert errors == []
     assert mixed == [], f"{len(mixed)} rows hold a state nobody saved, e.g. {mixed[:3]}"
+
+
+def test_every_rater_at_once_gets_a_connection(engine):
+    """40 raters' script runs each hold a connection at the same moment (a page reading while
+    another saves): none waits for the pool. With SQLAlchemy's default pool (5 + 10 overflow)
+    the 16th waited until the pool timeout and then failed its save, which is how a loaded
+    machine lost saves in test_20_threads_x_50_ratings: threads looping on saves took the
+    connections back before a waiting one woke."""
+    n = 40
+    held = threading.Barrier(n, timeout=20)
+    errors: list[BaseException] = []
+
+    def hold() -> None:
+        try:
+            with engine.connect() as c:
+                c.execute(sa.text("SELECT COUNT(*) FROM rating")).scalar_one()
+                held.wait()  # every thread is inside a connection now
+        except BaseException as exc:  # collected and asserted below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=hold) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
