@@ -58,6 +58,18 @@ def _rebuild(template: str, plural: str | None, n: int | None, params: dict) -> 
     return Msg(template, **params) if plural is None else nMsg(template, plural, n, **params)
 
 
+def with_params(message: str, /, **changes: Any) -> str:
+    """``message`` with some parameters replaced (e.g. a dimension key by the rubric's label in
+    the reader's language); a plain ``str`` is returned as it is. Works on any message that
+    keeps its template this way (``analysis.messages.Msg`` too), rebuilt as its own class."""
+    params = getattr(message, "params", None)
+    if not isinstance(params, dict) or not set(changes) & set(params):
+        return message
+    rebuild, (template, plural, n, _) = message.__reduce__()
+    return rebuild(template, plural, n, {**params, **{k: v for k, v in changes.items()
+                                                       if k in params}})
+
+
 def join_msgs(sep: str, parts: Iterable[str]) -> Msg:
     """``sep.join(parts)`` that stays translatable part by part (``sep`` is not translated)."""
     parts = list(parts)

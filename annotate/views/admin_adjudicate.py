@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from annotate.i18n import _, ngettext, tr
+from annotate.i18n import _, language, ngettext, tr
 from annotate.resources import cached_rubric, engine
 from annotate.services.admin import disagreements, item_of, save_adjudication
 from annotate.services.overview import TASK_NAMES
@@ -27,7 +27,7 @@ st.write(ngettext("{n} item × dimension pair with a spread of 2 points or more;
                   "adjudicated yet.", len(queue)).format(n=len(queue), open=len(open_)))
 if not queue:
     st.stop()
-dim_label = {x.key: x.label for x in cached_rubric(engine()).dimensions}
+dim_label = {x.key: x.label for x in cached_rubric(engine(), language()).dimensions}
 labels = [" · ".join([d.item_id, dim_label.get(d.dimension, d.dimension),
                       _("spread {spread:g}").format(spread=d.spread)]
                      + ([_("done")] if d.adjudicated is not None or d.note else []))
@@ -43,7 +43,7 @@ with left:
     st.html(conversation_html(item.context.get("turns", []), _=_))
     st.html(response_html(item.response))
 with right:
-    dim = cached_rubric(engine()).dimension(d.dimension)
+    dim = cached_rubric(engine(), language()).dimension(d.dimension)
     names = {lv.value: lv.label for lv in dim.levels}
     # a score reads as on the form, "4 · Good", never as the stored float "4.0000"
     st.table(md_table({_("Rater"): list(d.scores),

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from annotate.components.tables import rows_frame, show_table
-from annotate.i18n import _, tr
+from annotate.i18n import _, language, tr
 from annotate.resources import cached_rubric, engine
 from annotate.services.admin import AGREEMENT_COLUMNS, agreement_rows, live_agreement
 from annotate.services.i18n import N_
@@ -22,7 +22,7 @@ st.title(_("Agreement"))
 B = st.select_slider(_("Bootstrap resamples"), [200, 500, 1000, 2000], value=500,
                      help=_("More resamples give steadier confidence intervals and take longer."))
 res = live_agreement(engine(), B=B, seed=0)
-labels = {d.key: d.label for d in cached_rubric(engine()).dimensions}
+labels = {d.key: d.label for d in cached_rubric(engine(), language()).dimensions}
 rows = agreement_rows(res, labels)
 if not rows:
     st.info(_("No ratings yet."))

@@ -9,7 +9,7 @@ from analysis.analyze import AnalysisOptions
 from analysis.report.figures import calibration_figure
 from annotate import state
 from annotate.components.tables import rows_frame, show_table
-from annotate.i18n import _, tr
+from annotate.i18n import _, language, tr
 from annotate.resources import cached_rubric, engine
 from annotate.services import calibration as cal
 from annotate.services.render import (
@@ -21,6 +21,7 @@ from annotate.services.render import (
 )
 from annotate.session import require
 from data.errors import H2HError
+from data.messages import with_params
 
 require("admin")
 st.title(_("Judge calibration"))
@@ -59,14 +60,16 @@ if chosen:
                  "consensus, pooled over (human, item) pairs; non-inferiority margin "
                  "{margin:g}; p-values Holm-corrected across dimensions.")
                .format(n=len(items), B=B, seed=seed, margin=margin))
-    for r in res.values():
-        st.markdown(f"**{md_text(tr(r['verdict']['text']))}**")
+    labels = {d.key: d.label for d in cached_rubric(engine(), language()).dimensions}
+    for dim_key, r in res.items():
+        def named(m, dim_key=dim_key):  # the rubric's label, as in the table below
+            return md_text(tr(with_params(m, dim=labels.get(dim_key, dim_key))))
+        st.markdown(f"**{named(r['verdict']['text'])}**")
         for n, x in r["configs"].items():
             if n != r["verdict"].get("best"):
-                st.caption(md_text(f"{n}: {tr(x['verdict']['text'])}"))
+                st.caption(md_text(n) + ": " + named(x["verdict"]["text"]))
         for cav in r["verdict"].get("caveats", []):
-            st.caption(md_text(tr(cav)))
-    labels = {d.key: d.label for d in cached_rubric(engine()).dimensions}
+            st.caption(named(cav))
     show_table(rows_frame(cal.verdict_rows(res, labels)), cal.VERDICT_COLUMNS,
                key="h2h_cal_table")
     fig = calibration_figure(res, labels)
@@ -78,7 +81,7 @@ st.subheader(_("Largest disagreements"))
 c = st.columns(2)
 cfg = c[0].selectbox(_("Configuration"), names, key="h2h_dis_cfg")
 dims = list(res) if chosen else []
-dim_labels = {d.key: d.label for d in cached_rubric(engine()).dimensions}
+dim_labels = {d.key: d.label for d in cached_rubric(engine(), language()).dimensions}
 dim = c[1].selectbox(_("Dimension"), dims, key="h2h_dis_dim",
                      format_func=lambda k: dim_labels.get(k, k)) if dims else None
 if cfg and dim:

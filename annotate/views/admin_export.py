@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import streamlit as st
 
-from annotate.i18n import _
+from annotate.i18n import _, language
 from annotate.resources import cached_rubric, engine
 from annotate.services.render import md_text
 from annotate.session import require
@@ -26,7 +26,7 @@ st.caption(_("One row per item, rater and dimension, with task, scenario, model,
 st.download_button(_("Ratings (wide CSV)"), export_wide_csv(engine()), "ratings_wide.csv",
                    "text/csv", key="h2h_dl_wide")
 st.caption(_("One row per item and rater, a column per dimension."))
-dims = {d.label: d.key for d in cached_rubric(engine()).dimensions}
+dims = {d.label: d.key for d in cached_rubric(engine(), language()).dimensions}
 label = st.selectbox(_("Dimension for the items × raters matrix"), list(dims), key="h2h_mx_dim")
 if label:
     st.download_button(md_text(_("{dimension}: items × raters (CSV)").format(dimension=label)),

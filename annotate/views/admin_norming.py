@@ -5,7 +5,7 @@ before and after the discussion. Stored apart from the study's ratings."""
 import streamlit as st
 
 from annotate.components.tables import rows_frame, translated
-from annotate.i18n import _, tr
+from annotate.i18n import _, language, tr
 from annotate.resources import cached_rubric, engine
 from annotate.services import norming as ns
 from annotate.services.admin import item_of
@@ -27,7 +27,7 @@ STATUSES = {"blind": N_("blind"), "discuss": N_("discussion"), "closed": N_("clo
 
 who = require("admin")
 st.title(_("Norming"))
-rubric = cached_rubric(engine())
+rubric = cached_rubric(engine(), language())
 with st.expander(_("Open a new norming session"), expanded=not nm.sessions(engine())):
     with st.form("h2h_new_norming"):
         name = st.text_input(_("Name"), value=_("Norming 1"))

@@ -4,7 +4,7 @@ import plotly.express as px
 import streamlit as st
 
 from annotate.components.tables import show_table, translated
-from annotate.i18n import _, tr
+from annotate.i18n import _, language, tr
 from annotate.resources import cached_rubric, engine
 from annotate.services.admin import (
     DIMENSION_PROGRESS_COLUMNS,
@@ -45,7 +45,7 @@ else:
     show_table(raters, RATER_PROGRESS_COLUMNS, key="h2h_rater_progress_table")
 dims = dimension_progress(engine())
 if not dims.empty:
-    labels = {d.key: d.label for d in cached_rubric(engine()).dimensions}
+    labels = {d.key: d.label for d in cached_rubric(engine(), language()).dimensions}
     dims["dimension"] = dims["dimension"].map(lambda k: labels.get(k, k))
     fig = px.bar(dims, x="dimension", y=["ratings", "cannot_rate"], barmode="group",
                  title=_("Ratings per dimension (including simulated)"),

@@ -166,3 +166,18 @@ def test_messages_are_shown_translated_with_their_message_parameters():
     assert translate(bad.text, zh) == f"r.csv:3: 字段 'score'：{scale}"
     assert translate(exc.value.head, zh) != str(exc.value.head)
     assert translate(42, zh) == 42 and translate("plain text", zh) == "plain text"
+
+
+def test_with_params_replaces_a_parameter_and_keeps_the_template():
+    from analysis.messages import Msg as AMsg
+    from data.messages import Msg, nMsg, with_params
+
+    for cls in (Msg, AMsg):
+        m = with_params(cls("{dim}: best configuration {best}", dim="empathy", best="j"),
+                        dim="共情")
+        assert type(m) is cls and m == "共情: best configuration j"
+        assert m.template == "{dim}: best configuration {best}" and m.params["best"] == "j"
+    p = with_params(nMsg("{dim}: {n} item", "{dim}: {n} items", 2, dim="safety"), dim="Safety")
+    assert p == "Safety: 2 items" and p.plural == "{dim}: {n} items"
+    assert with_params("plain empathy", dim="x") == "plain empathy"
+    assert with_params(Msg("no {x}", x=1), dim="y") == "no 1"

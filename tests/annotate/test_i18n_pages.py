@@ -274,3 +274,20 @@ def test_the_app_shell_in_chinese(demo_db):
         at.session_state[state.LANGUAGE] = "zh"
         walk.check(at.run(), f"app shell ({who.role})")
     walk.assert_clean()
+
+
+@pytest.mark.parametrize("name", ["admin_progress.py", "admin_agreement.py",
+                                  "admin_adjudicate.py", "admin_calibrate.py",
+                                  "admin_export.py"])
+def test_admin_pages_name_dimensions_in_the_admins_language(demo_db, name):
+    """The bundled rubric has Chinese labels, so an admin reading in Chinese sees 共情 where the
+    page names the empathy dimension, as raters do, and English admins see Empathy; the key
+    ``empathy`` is never what a sentence calls it (the Calibration page's verdicts did). The
+    simulated judges' rationales ("(simulated) Empathy looks like ...") are data, not page."""
+    def texts(lang):
+        return [t for t in page_texts(_run(name, demo_db["admin"], lang=lang))
+                if not t.startswith("(simulated)")]
+    zh, en = " ".join(texts("zh")), " ".join(texts("en"))
+    assert "共情" in zh and "Empathy" not in zh, name
+    assert "Empathy" in en and "共情" not in en, name
+    assert "empathy:" not in zh + en and "empathy：" not in zh, name
