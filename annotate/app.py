@@ -5,7 +5,6 @@ import streamlit as st
 from annotate import session, state
 from annotate.i18n import _, language
 from annotate.resources import engine
-from annotate.services.auth import GENERIC_FAILURE, sign_in
 from annotate.services.i18n import LANGUAGES, N_
 from annotate.services.render import CHAT_CSS, md_text
 
@@ -25,6 +24,8 @@ ADMIN_PAGES = [("admin_import.py", N_("Import"), "upload_file"),
 
 code = st.query_params.get("code")
 if code is not None:  # a personal link: sign in, then drop the code from the address bar
+    from annotate.services.auth import GENERIC_FAILURE, sign_in
+
     who = sign_in(engine(), code, client=session.client())
     if who is None:
         st.session_state[state.SIGNIN_ERROR] = _(GENERIC_FAILURE)

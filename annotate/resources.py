@@ -1,17 +1,34 @@
-"""Process-wide resources for the app, cached across reruns and sessions."""
+"""Process-wide resources for the app, cached across reruns and sessions.
+
+The database layer is imported on first use, not with this module: the sign-in page's first
+run needs none of it (`h2h serve` loads it on another thread meanwhile, annotate.serving).
+"""
 
 from __future__ import annotations
 
-import streamlit as st
-from sqlalchemy.engine import Engine
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from data.engine import get_engine, resolve_url
-from data.rubric import Rubric
-from data.study import current_rubric, get_study
+import streamlit as st
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+
+    from data.rubric import Rubric
+
+
+def resolve_url() -> str:
+    """The study's URL: :func:`data.engine.resolve_url` of $H2H_DB (a test keeps the two
+    equal) without importing the database layer; a URL is checked when the engine is made."""
+    raw = os.environ.get("H2H_DB") or "h2h.db"
+    return raw if "://" in raw else f"sqlite:///{Path(raw).expanduser().resolve()}"
 
 
 @st.cache_resource(show_spinner=False)
 def _engine(url: str) -> Engine:
+    from data.engine import get_engine
+
     return get_engine(url)
 
 
@@ -24,7 +41,9 @@ def engine() -> Engine:
 # this process instead of unpickling a copy on every read.
 @st.cache_resource(ttl=30, show_spinner=False)
 def _rubric(url: str) -> Rubric:
-    return current_rubric(get_engine(url))
+    from data.study import current_rubric
+
+    return current_rubric(_engine(url))
 
 
 def cached_rubric(_engine: Engine | None = None, language: str | None = None) -> Rubric:
@@ -45,7 +64,9 @@ def forget_rubric() -> None:
 
 @st.cache_resource(show_spinner=False)
 def _study_key(url: str) -> str:
-    study = get_study(get_engine(url))
+    from data.study import get_study
+
+    study = get_study(_engine(url))
     return f"{study.id}|{study.created_at.isoformat()}"
 
 

@@ -7,23 +7,28 @@ and the browser keeps the token in a cookie set by a tiny same-origin script —
 address bar, so it is not in the history, in bookmarks or in a shared link. On a reload, on
 another tab, or on another app server of the same study, the cookie brings the session
 back; :func:`current` re-checks it against the database on every run of the app.
+
+A browser with no session cookie of any h2htalk study is shown the sign-in page without a
+database round trip, and this module imports the database layer only when it is needed: the
+first page a rater sees does not wait for it (`h2h serve` loads it meanwhile).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
 from annotate import state
 from annotate.i18n import _, ngettext, set_language
 from annotate.resources import engine, study_key
-from annotate.services import auth
-from annotate.services.auth import Identity, SessionEnded
-from data.raters import get_language
-from data.raters import set_language as store_language
-from data.sessions import idle_timeout, lifetime
+
+if TYPE_CHECKING:
+    from annotate.services.auth import Identity, SessionEnded
+
+COOKIE_PREFIX = "h2h_session_"
 
 __all__ = ["identity", "require", "current", "establish", "end_here", "sign_out",
            "cookie_name", "cookie_script", "sync_cookie", "client", "ended_message",
@@ -45,17 +50,22 @@ def require(role: str) -> Identity:
 
 def client() -> str:
     """This request's client address (X-Forwarded-For only from a trusted proxy)."""
+    from annotate.services import auth
+
     return auth.request_client(st.context.ip_address,
                                st.context.headers.get_all("x-forwarded-for"))
 
 
 def cookie_name() -> str:
     """One cookie per study: two studies served on one host keep their sessions apart."""
-    return "h2h_session_" + hashlib.sha256(study_key().encode()).hexdigest()[:12]
+    return COOKIE_PREFIX + hashlib.sha256(study_key().encode()).hexdigest()[:12]
 
 
 def establish(who: Identity) -> None:
     """This tab is signed in as ``who`` (after a sign-in or a restored session)."""
+    from data.raters import get_language
+    from data.raters import set_language as store_language
+
     st.session_state[state.IDENTITY] = who
     st.session_state.pop(state.COOKIE_CLEAR, None)
     # the language: chosen on the sign-in page (kept for them from now on), else theirs
@@ -76,11 +86,15 @@ def language_switched(key: str) -> None:
     if who is None:
         st.session_state[state.LANGUAGE_CHOSEN] = True
     else:
+        from data.raters import set_language as store_language
+
         store_language(engine(), who.rater_id, lang)
 
 
 def ended_message(exc: SessionEnded) -> str:
     """Why a session ended and what to do, in this tab's language."""
+    from data.sessions import idle_timeout, lifetime
+
     seconds = round(idle_timeout().total_seconds())  # a short setting: not "0 minutes"
     if seconds < 60:
         idle = ngettext("{n} second", "{n} seconds", seconds).format(n=seconds)
@@ -117,13 +131,19 @@ def current() -> Identity | None:
     reload or another app server of the study continues the session.
     """
     who = identity()
+    cookies = st.context.cookies
+    if who is None and not any(str(k).startswith(COOKIE_PREFIX) for k in cookies):
+        return None  # never signed in here: the sign-in page, no database round trip
+    from annotate.services import auth
+    from annotate.services.auth import SessionEnded
+
     if who is not None:
         try:
             return auth.resume_identity(engine(), who.session)
         except SessionEnded as exc:
             end_here(ended_message(exc))
             return None
-    token = st.context.cookies.get(cookie_name())
+    token = cookies.get(cookie_name())
     if not isinstance(token, str) or not token \
             or token == st.session_state.get(state.COOKIE_REJECTED):
         return None
@@ -144,6 +164,8 @@ def sign_out() -> None:
     """End the session in the database (every tab and server), forget this tab's state."""
     who = identity()
     if who is not None:
+        from annotate.services import auth
+
         auth.sign_out(engine(), who)
     for key in list(st.session_state):
         if str(key).startswith(("h2h_", "score-")) and key != state.LANGUAGE:
@@ -166,6 +188,8 @@ def sync_cookie(who: Identity | None) -> None:
     in, deleted after a sign-out or an ended session. The same script on every run, so
     the browser does not reload it."""
     if who is not None and who.session:
+        from data.sessions import lifetime
+
         st.iframe(cookie_script(cookie_name(), who.session,
                                 int(lifetime().total_seconds())), height=1)
     elif st.session_state.get(state.COOKIE_CLEAR):

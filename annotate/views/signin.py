@@ -5,7 +5,6 @@ import streamlit as st
 from annotate import session, state
 from annotate.i18n import _, language
 from annotate.resources import engine
-from annotate.services.auth import GENERIC_FAILURE, sign_in
 from annotate.services.i18n import LANGUAGES
 
 st.segmented_control("Language · 语言", list(LANGUAGES), format_func=LANGUAGES.get,
@@ -22,6 +21,9 @@ with st.form("signin", border=False):
                          placeholder="H2H-XXXX-XXXX-XXXX-XXXX", key="h2h_code_input")
     submitted = st.form_submit_button(_("Sign in"), type="primary")
 if submitted:
+    # the database layer on the first use (annotate.session): the form does not wait for it
+    from annotate.services.auth import GENERIC_FAILURE, sign_in
+
     with st.spinner(_("Checking your code…")):
         who = sign_in(engine(), code, client=session.client())
     if who is None:

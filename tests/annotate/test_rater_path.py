@@ -70,6 +70,37 @@ def test_signing_in_and_rating_loads_no_statistics_judge_or_sdk(small_study):
     assert sorted(set(res["modules"]) & set(NOT_FOR_RATERS)) == []
 
 
+# the database layer: `h2h serve` imports it on another thread while the browser draws the
+# sign-in page, so the page's first run must not wait for it
+DATA_LAYER = ("sqlalchemy", "sqlmodel", "psycopg", "data.engine", "data.models", "data.study")
+
+
+def test_the_sign_in_page_is_drawn_without_the_database_layer(small_study):
+    """A browser without a session cookie gets the sign-in page from a first run that imports
+    no database module and opens no connection (fresh interpreter); signing in then works."""
+    db, code = small_study
+    probe = textwrap.dedent(f"""
+        import json, sys
+        from streamlit.testing.v1 import AppTest
+        at = AppTest.from_file({str(APP_DIR / "app.py")!r}, default_timeout=60).run()
+        first = sorted(m for m in sys.modules if m.split(".")[0] in ("sqlalchemy", "sqlmodel",
+                       "psycopg") or m in {list(DATA_LAYER)!r})
+        form = [t.label for t in at.text_input]
+        at.text_input(key="h2h_code_input").input({code!r})
+        at.button[0].click().run()
+        print("@@" + json.dumps({{"first": first, "form": form,
+                                  "errors": [str(e) for e in at.exception],
+                                  "progress": at.get("progress")[0].proto.text}}))
+    """)
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=120, env={**__import__("os").environ, "H2H_DB": str(db)})
+    assert "@@" in proc.stdout, proc.stdout + proc.stderr
+    res = json.loads(proc.stdout.rsplit("@@", 1)[1])
+    assert res["form"] == ["Access code"] and res["errors"] == []
+    assert res["first"] == []
+    assert res["progress"].startswith("0 of 4 done")
+
+
 def test_the_app_shares_one_parsed_rubric(demo_db):
     """Every session and rerun reads the same parsed rubric object (no re-parse, no copy)."""
     from data.study import current_rubric
@@ -96,6 +127,13 @@ def test_study_url_follows_resolve_url_without_the_database_layer(tmp_path, monk
         assert study_url(given)[0] == resolve_url(given)
     monkeypatch.setenv("H2H_DB", "s.db")
     assert study_url(None) == (resolve_url(None), str(tmp_path / "s.db"))
+    from annotate import resources  # the app's own reading of $H2H_DB, as light
+
+    for env in ("s.db", str(tmp_path / "s.db"), "~/x.db", "postgresql+psycopg://u@h/s"):
+        monkeypatch.setenv("H2H_DB", env)
+        assert resources.resolve_url() == resolve_url(None)
+    monkeypatch.delenv("H2H_DB")
+    assert resources.resolve_url() == resolve_url(None)
     url = "postgresql+psycopg://me:secret@127.0.0.1:5432/study"
     assert study_url(url)[0] == url and "secret" not in study_url(url)[1]
     with pytest.raises(H2HError, match="no study here yet"):
