@@ -6,11 +6,11 @@ run needs none of it (`h2h serve` loads it on another thread meanwhile, annotate
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import streamlit as st
+
+from data.location import file_url, given, is_url
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -21,8 +21,8 @@ if TYPE_CHECKING:
 def resolve_url() -> str:
     """The study's URL: :func:`data.engine.resolve_url` of $H2H_DB (a test keeps the two
     equal) without importing the database layer; a URL is checked when the engine is made."""
-    raw = os.environ.get("H2H_DB") or "h2h.db"
-    return raw if "://" in raw else f"sqlite:///{Path(raw).expanduser().resolve()}"
+    raw = given()
+    return raw if is_url(raw) else file_url(raw)
 
 
 @st.cache_resource(show_spinner=False)

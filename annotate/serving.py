@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from data.errors import H2HError
+from data.location import file_url, given, is_url
 
 __all__ = ["study_url", "serve_app", "run_streamlit"]
 
@@ -36,8 +37,8 @@ def study_url(db: str | None) -> tuple[str, str]:
     database layer (a test keeps the two equal); a missing file is refused here rather than
     created empty by the database driver.
     """
-    raw = os.fspath(db) if db else os.environ.get("H2H_DB") or "h2h.db"
-    if "://" in raw:
+    raw = given(db)
+    if is_url(raw):
         from data.engine import describe_url, resolve_url
 
         url = resolve_url(raw)
@@ -46,7 +47,7 @@ def study_url(db: str | None) -> tuple[str, str]:
     if not path.is_file():
         raise H2HError(f"{path}: {NO_STUDY}")
     _refuse_non_database(path)
-    return f"sqlite:///{path}", str(path)
+    return file_url(raw), str(path)
 
 
 def _refuse_non_database(path: Path) -> None:

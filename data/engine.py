@@ -31,26 +31,26 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from .errors import H2HError
+from .location import DEFAULT_DB, file_url, given, is_url
 
 __all__ = ["DEFAULT_DB", "resolve_url", "get_engine", "read_session", "write_session",
            "write_connection", "describe_url", "sqlite_path", "create_sqlite_file",
            "sqlite_connect", "make_engine", "SQLITE_HEADER"]
 
-DEFAULT_DB = "h2h.db"
 _WRITE = "h2h_write"
 SQLITE_HEADER = b"SQLite format 3\x00"
 
 
 def resolve_url(db: str | os.PathLike | None = None) -> str:
     """The SQLAlchemy URL for ``db`` (a path or URL), ``$H2H_DB``, or ``./h2h.db``."""
-    raw = os.fspath(db) if db else os.environ.get("H2H_DB") or DEFAULT_DB
-    if "://" in raw:
+    raw = given(db)
+    if is_url(raw):
         try:
             sa.engine.make_url(raw)
         except sa.exc.ArgumentError:
             raise H2HError(f"--db: '{raw}' is not a database URL or a file path") from None
         return raw
-    return f"sqlite:///{Path(raw).expanduser().resolve()}"
+    return file_url(raw)
 
 
 def describe_url(url: str) -> str:

@@ -46,6 +46,7 @@ B = c[3].select_slider("B", [200, 500, 1000, 2000], value=500, key="h2h_cal_B",
 margin = c[4].number_input(_("Margin (QWK)"), 0.0, 0.5, 0.05, 0.01, key="h2h_cal_margin",
                            help=_("The non-inferiority margin: how much lower than the human "
                                   "ceiling a judge's QWK may be and still replace a rater."))
+labels = {d.key: d.label for d in cached_rubric(engine(), language()).dimensions}
 if chosen:
     try:
         items = cal.calibration_items(engine(), int(sample) or None, int(seed))
@@ -60,16 +61,14 @@ if chosen:
                  "consensus, pooled over (human, item) pairs; non-inferiority margin "
                  "{margin:g}; p-values Holm-corrected across dimensions.")
                .format(n=len(items), B=B, seed=seed, margin=margin))
-    labels = {d.key: d.label for d in cached_rubric(engine(), language()).dimensions}
     for dim_key, r in res.items():
-        def named(m, dim_key=dim_key):  # the rubric's label, as in the table below
-            return md_text(tr(with_params(m, dim=labels.get(dim_key, dim_key))))
-        st.markdown(f"**{named(r['verdict']['text'])}**")
+        label = labels.get(dim_key, dim_key)  # the rubric's label, as in the table below
+        st.markdown(f"**{md_text(tr(with_params(r['verdict']['text'], dim=label)))}**")
         for n, x in r["configs"].items():
             if n != r["verdict"].get("best"):
-                st.caption(md_text(n) + ": " + named(x["verdict"]["text"]))
+                st.caption(md_text(f"{n}: {tr(x['verdict']['text'])}"))
         for cav in r["verdict"].get("caveats", []):
-            st.caption(named(cav))
+            st.caption(md_text(tr(with_params(cav, dim=label))))
     show_table(rows_frame(cal.verdict_rows(res, labels)), cal.VERDICT_COLUMNS,
                key="h2h_cal_table")
     fig = calibration_figure(res, labels)
@@ -81,9 +80,8 @@ st.subheader(_("Largest disagreements"))
 c = st.columns(2)
 cfg = c[0].selectbox(_("Configuration"), names, key="h2h_dis_cfg")
 dims = list(res) if chosen else []
-dim_labels = {d.key: d.label for d in cached_rubric(engine(), language()).dimensions}
 dim = c[1].selectbox(_("Dimension"), dims, key="h2h_dis_dim",
-                     format_func=lambda k: dim_labels.get(k, k)) if dims else None
+                     format_func=lambda k: labels.get(k, k)) if dims else None
 if cfg and dim:
     rows = cal.largest_disagreements(engine(), cfg, dim, n=20)
     if rows:
