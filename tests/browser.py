@@ -27,6 +27,21 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def settled(page, timeout: int = 60_000) -> None:
+    """The script run that drew what is on screen has ended, its fade-ins are over and the
+    browser has drawn two more frames, so the widgets' values are in place. Call it after
+    waiting for something only the expected run draws (a heading, a ready marker): from then
+    on the app's script state is "running" for that run or "notRunning" after it. A click
+    made before this can be undone by the value of the widget arriving a frame after the
+    page's end marker (seen under load: a norming re-score saved with the blind score)."""
+    page.wait_for_function("() => document.querySelector('[data-testid=\"stApp\"]')"
+                           "?.dataset.testScriptState === 'notRunning' && document"
+                           ".getAnimations().every(a => a.playState !== 'running')",
+                           timeout=timeout)
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => "
+                  "requestAnimationFrame(r)))")
+
+
 @contextmanager
 def served(db: str | Path, log: Path, *options: str) -> Iterator[str]:
     """Run `h2h serve` (with ``options``) on a free port; yields the base URL; stops it

@@ -18,7 +18,7 @@ from data.items import ItemRecord
 from data.models import Assignment
 from data.quality import release
 from data.raters import add_rater
-from tests.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, served, sniffer
+from tests.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, served, settled, sniffer
 
 pytestmark = pytest.mark.browser
 MODEL_WORDS = ("aster-70b", "birch-8b", "cedar-1b", "baseline")
@@ -82,14 +82,6 @@ def _wait_done(page, n: int) -> None:
     page.get_by_text(re.compile(rf"^{n} of \d+ done")).wait_for(timeout=30_000)
 
 
-def _settled(page) -> None:
-    """Wait until Streamlit has finished the script run that drew what is on screen. Call it
-    after waiting for something the new run draws (its heading, its marker): from then on the
-    app root's script state can only be "running" for this run or "notRunning" after it."""
-    page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(
-        timeout=30_000)
-
-
 def _item_marker(page, previous: str | None = None) -> str:
     """The rating form's end marker (drawn after every widget of the item) once it names an
     item other than ``previous``; returns that item's assignment id."""
@@ -102,7 +94,7 @@ def _item_marker(page, previous: str | None = None) -> str:
 
 def _n_dims(page) -> int:
     """The number of dimensions on the current item (call once its marker is drawn)."""
-    _settled(page)
+    settled(page)
     return page.locator('div[data-testid="stRadio"]').count()
 
 
@@ -234,7 +226,7 @@ def test_model_text_is_inert(app):
     # "nothing happened" is only meaningful once everything has happened: the form's end
     # marker is drawn, the run is over and the browser has no request left in flight
     _item_marker(page)
-    _settled(page)
+    settled(page)
     page.wait_for_load_state("networkidle")
     _shot(page, "06-untrusted-text")
     assert dialogs == []
@@ -255,7 +247,7 @@ def test_admin_pages_and_bad_upload(app, tmp_path):
                                          ("Export", "Export")], start=11):
         page.get_by_role("link", name=link).click()
         page.get_by_role("heading", name=heading).wait_for(timeout=30_000)
-        _settled(page)  # the whole page is drawn: an exception would be on screen now
+        settled(page)  # the whole page is drawn: an exception would be on screen now
         assert page.locator('[data-testid="stException"]').count() == 0
         _shot(page, f"{i}-admin-{link.lower()}")
     with app["engine"].connect() as c:

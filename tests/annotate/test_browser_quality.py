@@ -21,7 +21,7 @@ from data import quality as q
 from data.engine import get_engine
 from data.raters import add_rater
 from data.study import current_rubric
-from tests.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, served
+from tests.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, served, settled
 
 pytestmark = pytest.mark.browser
 VIEW = {"width": 1400, "height": 1000}
@@ -61,6 +61,7 @@ def _signed_in(browser, base: str, code: str):
 def _marker(page, testid: str, **attrs) -> None:
     sel = f'[data-testid="{testid}"]' + "".join(f'[data-{k}="{v}"]' for k, v in attrs.items())
     page.locator(sel).wait_for(state="attached", timeout=60_000)
+    settled(page)  # the form's values are in place: a click now is not undone by them
 
 
 def _score_groups(page, values: list[int | str], start: int = 0) -> None:
@@ -158,6 +159,7 @@ def test_training_qualification_then_real_items_with_attention_checks(app):
         box.fill(str(number))
         box.press("Enter")
         rater.get_by_text(re.compile(rf"item {number}$")).wait_for(timeout=60_000)
+        settled(rater)  # the previous item's radios are gone, this one's values in place
         n_dims = rater.locator('div[data-testid="stRadio"]').count()
         is_check = kinds[number - 1] == "attention"
         response = rater.get_by_test_id("h2h-response").inner_text()

@@ -24,7 +24,7 @@ from data.engine import get_engine, write_session
 from data.models import Assignment, AuthSession, Rater
 from data.quality import release
 from data.raters import add_rater
-from tests.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, served
+from tests.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, served, settled
 
 pytestmark = pytest.mark.browser
 WIDTHS = (1440, 1280, 820)
@@ -78,7 +78,7 @@ def _sign_in_and_wait(page, base: str, code: str) -> str:
     item = _wait_item(page, None)
     # the whole app's first run has ended (its widgets' values are in place): under load a
     # key pressed while it was still running was once undone by the blank value arriving
-    _idle(page)
+    settled(page)
     return item
 
 
@@ -111,15 +111,6 @@ FORM_STATE = """() => {
     current: groups.findIndex(g => g.dataset.h2hCurrent === 'true'),
   };
 }"""
-
-
-def _idle(page) -> None:
-    """The app has finished its run and its fade-ins."""
-    page.wait_for_function("() => document.querySelector('[data-testid=\"stApp\"]')"
-                           "?.dataset.testScriptState === 'notRunning' && document"
-                           ".getAnimations().every(a => a.playState !== 'running')",
-                           timeout=60_000)
-    _settle(page)
 
 
 def _form(page) -> dict:
@@ -268,7 +259,7 @@ def _serious_violations(page) -> list[str]:
 
     # the app has finished its run and its fade-ins (while it runs, Streamlit fades the
     # page, and new elements fade in: half-faded text would be measured at low contrast)
-    _idle(page)
+    settled(page)
     result = Axe().run(page, options={"runOnly": {"type": "tag", "values": [
         "wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}, "resultTypes": ["violations"]})
     out = []
@@ -319,7 +310,7 @@ def test_away_for_hours_then_save_keeps_the_choices_for_after_sign_in(app):
         page.keyboard.press(key)
     page.get_by_label("Comment (optional)").fill("back after lunch")
     engine = app["engine"]
-    _idle(page)  # no run of the app in flight that would mark the session active again
+    settled(page)  # no run of the app in flight that would mark the session active again
     with write_session(engine) as s:  # the hours away: the session was last seen 3 h ago
         for row in s.exec(select(AuthSession).join(Rater, Rater.id == AuthSession.rater_id)
                           .where(Rater.name == "away-rater")):

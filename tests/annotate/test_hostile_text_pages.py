@@ -28,7 +28,7 @@ from data.raters import add_rater
 from data.rubric import load_default_rubric, rubric_from_definition
 from data.study import init_study, set_rubric
 from judge.simulate import add_simulated_judges
-from tests.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, served, sniffer
+from tests.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, served, settled, sniffer
 
 pytestmark = pytest.mark.browser
 MARK = "h2hpwn"  # every planted relative URL carries it, so any request for one is seen
@@ -138,14 +138,6 @@ class Watch:
         page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
 
 
-def _settle(page) -> None:
-    """The script run that drew the page is over. Callers first wait for something only the
-    page they expect draws (its heading or ready marker), so this cannot pass on the page
-    before; the run ending after that means every element of the page is in the DOM."""
-    page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(
-        state="attached", timeout=60_000)
-
-
 # any element that would make the browser fetch a planted address, or link to the sniffer
 # (a link may carry an item id, which holds MARK, in its query: only the sniffer's is wrong)
 _REFERS = """([p, mark]) => [...document.querySelectorAll('*')].filter(e =>
@@ -156,7 +148,7 @@ _REFERS = """([p, mark]) => [...document.querySelectorAll('*')].filter(e =>
 
 
 def _check(page, watch: Watch, hostile, name: str) -> None:
-    _settle(page)
+    settled(page)
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"40-hostile-{name}.png"), full_page=True)
     assert page.locator('[data-testid="stException"]').count() == 0, name
