@@ -22,8 +22,8 @@ from data import quality as q
 from data.engine import get_engine, write_session
 from data.models import Assignment
 from data.raters import add_rater, set_language
-from tests.annotate.test_browser_rating_page import _idle, _serious_violations, _settle, _shot
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, served
+from tests.annotate.test_browser_rating_page import _serious_violations, _settle, _shot
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, served, settled
 
 pytestmark = pytest.mark.browser
 WIDTHS = (1440, 1280, 820)
@@ -93,7 +93,7 @@ def _wait_training(page, previous: str | None = None) -> str:
     """Wait until a training item's end marker names an item other than ``previous``, its
     scales are drawn and the keyboard listener is in place; returns the marker's item."""
     page.wait_for_function(TRAINING_READY, arg=previous, timeout=60_000)
-    _idle(page)
+    settled(page)
     return page.evaluate("() => document.querySelector('[data-testid=\"h2h-training-ready\"]"
                          "[data-item]').dataset.item")
 
@@ -205,7 +205,7 @@ def test_rating_page_tags_untranslated_texts_for_a_chinese_rater(app):
     page = app["browser"].new_page(viewport={"width": 1280, "height": 1000})
     _sign_in(page, app["base"], app["codes"]["rate-zh"])
     page.locator('[data-testid="h2h-ready"]').wait_for(state="attached", timeout=60_000)
-    _idle(page)
+    settled(page)
     scales = page.locator('[data-testid="stForm"]:has(.st-key-h2h_save) '
                           'div[data-testid="stRadio"]')
     expect(scales.nth(1).locator('[data-testid="stWidgetLabel"]')).to_contain_text("英文")
@@ -244,7 +244,7 @@ def test_training_and_tagged_pages_pass_axe_core(app, width):
     rate = app["browser"].new_page(viewport={"width": width, "height": 1000})
     _sign_in(rate, app["base"], app["codes"][f"axe-rate-{width}"])
     rate.locator('[data-testid="h2h-ready"]').wait_for(state="attached", timeout=60_000)
-    _idle(rate)
+    settled(rate)
     scale = rate.locator('[data-testid="stForm"]:has(.st-key-h2h_save) '
                          'div[data-testid="stRadio"]').nth(0)
     scale.locator('label[data-testid="stRadioOption"]').nth(2).click()
