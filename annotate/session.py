@@ -82,6 +82,9 @@ def language_switched(key: str) -> None:
     if not lang:  # the switch was cleared: nothing changes
         return
     set_language(lang)
+    # the rating form is filled again (its scales' labels change language, and the browser's
+    # choices in the old labels are not kept)
+    st.session_state.pop(state.RATE_LOADED, None)
     who = identity()
     if who is None:
         st.session_state[state.LANGUAGE_CHOSEN] = True

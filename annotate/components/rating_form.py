@@ -27,7 +27,7 @@ from annotate.services.render import (
 )
 from data.errors import H2HError
 
-__all__ = ["rating_form", "scale_labels", "draw_scales", "form_end_html", "CANNOT",
+__all__ = ["rating_form", "scale_labels", "score_value", "draw_scales", "form_end_html", "CANNOT",
            "MISSING_INTRO"]
 
 CANNOT = "cannot"
@@ -52,8 +52,13 @@ COMMENT, FLAG, ITEM_NO = state.RATE_COMMENT, state.RATE_FLAG, state.RATE_ITEM_NO
 def _load(view: queue.ItemView) -> None:
     """Fill the form's widgets with this item's saved values (or blanks) once per item —
     or with the choices of a save that met an ended session, kept across signing in again."""
-    if st.session_state.get(state.RATE_LOADED) == view.assignment_id:
+    keys = [_key(d.key) for d in view.dimensions] + [COMMENT, FLAG]
+    if st.session_state.get(state.RATE_LOADED) == view.assignment_id \
+            and all(k in st.session_state for k in keys):
         return
+    # Streamlit forgets a widget's value when a run does not draw it (the rater opened
+    # Guidelines or Norming): the scales are filled again, or a radio would fall back to its
+    # first option and "Save and next" would store 1 on every dimension.
     draft = st.session_state.pop(state.RATE_DRAFT, None)
     if draft is not None and draft["assignment_id"] == view.assignment_id:
         for k, v in draft["values"].items():
@@ -75,11 +80,11 @@ def _save(who: Identity, view: queue.ItemView) -> None:
     scores: dict[str, int | None] = {}
     missing = []
     for d in view.dimensions:
-        v = st.session_state.get(_key(d.key))
+        v = score_value(d, st.session_state.get(_key(d.key)))
         if v is None:
             missing.append(d.key)
         else:
-            scores[d.key] = None if v == CANNOT else int(v)
+            scores[d.key] = None if v == CANNOT else v
     if missing:  # the browser hides this as soon as every dimension has a score
         st.session_state[state.RATE_MISSING] = missing
         return
@@ -104,6 +109,21 @@ def _save(who: Identity, view: queue.ItemView) -> None:
     if nxt is None:  # after the last item: the first unfinished one (if any was skipped)
         nxt = queue.progress(engine(), who.rater_id).current or view.position
     st.session_state[state.RATE_POS] = nxt
+
+
+def score_value(d, value) -> int | str | None:
+    """A scale's value as one of its options (a level or ``CANNOT``), or None when nothing is
+    chosen — also for a value that is no option: the browser may send a level's label of
+    the language the page had before the rater switched, which must never be stored (nor
+    end in a traceback); the scale then counts as not scored and the rater is asked."""
+    if value == CANNOT:
+        return CANNOT
+    levels = {lv.value for lv in d.levels}
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        return None
+    return number if number in levels and number == value else None
 
 
 def _tag(obj, fld: str, base: str | None) -> str:

@@ -16,7 +16,13 @@ import streamlit as st
 
 from annotate import session, state
 from annotate.components.keyboard import TRAINING_SHORTCUTS, keyboard_shortcuts
-from annotate.components.rating_form import CANNOT, MISSING_INTRO, draw_scales, form_end_html
+from annotate.components.rating_form import (
+    CANNOT,
+    MISSING_INTRO,
+    draw_scales,
+    form_end_html,
+    score_value,
+)
 from annotate.i18n import _, language, tr
 from annotate.resources import cached_rubric, engine
 from annotate.services import training
@@ -123,6 +129,8 @@ def training_form(who: Identity) -> None:
     # unscored keeps them and names what is missing (the warning clears as they are scored)
     with right, st.form("h2h_train_form", border=False):
         picked = draw_scales(view.dimensions, _key, index=None)
+        # a value that is no option (a label of the language before a switch) is unscored
+        picked = {d.key: score_value(d, picked[d.key]) for d in view.dimensions}
         go = st.form_submit_button(_("Submit and see the experts' scores"), type="primary",
                                    key="h2h_train_save", width="stretch")
     warning = ""
@@ -134,7 +142,7 @@ def training_form(who: Identity) -> None:
         else:
             shown_at = st.session_state.get(state.TRAIN_SHOWN_AT)
             secs = time.monotonic() - shown_at[1] if shown_at else None
-            scores = {k: (None if v == CANNOT else int(v)) for k, v in picked.items()}
+            scores = {k: (None if v == CANNOT else v) for k, v in picked.items()}
             try:
                 training.submit_training(eng, who, view.item_id, scores, secs, rubric)
             except SessionEnded as exc:  # signed out elsewhere, deactivated, idle

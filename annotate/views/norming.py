@@ -4,7 +4,7 @@ everyone's scores) discuss and re-score if you wish. Separate from the study's r
 import streamlit as st
 
 from annotate import session
-from annotate.components.rating_form import CANNOT, scale_labels
+from annotate.components.rating_form import CANNOT, scale_labels, score_value
 from annotate.components.tables import translated
 from annotate.i18n import _, language, tr
 from annotate.resources import cached_rubric, engine
@@ -69,12 +69,14 @@ for i, item_id in enumerate(sess.items):
             label = _("Save my scores") if sess.status == "blind" else _("Save my re-score")
             go = st.form_submit_button(label, type="primary")
         if go:
+            # a value that is no option (a label of the language before a switch) is unscored
+            picked = {d.key: score_value(d, picked[d.key]) for d in dims}
             if any(v is None for v in picked.values()):
                 st.warning(_("Score every dimension or mark it “Cannot rate” first."))
             else:
                 try:
                     nm.save_norming(engine(), sess.id, who.rater_id, item_id,
-                                    {k: None if v == CANNOT else int(v)
+                                    {k: None if v == CANNOT else v
                                      for k, v in picked.items()}, session_token=who.session)
                 except SessionEnded as exc:
                     session.end_here(session.ended_message(exc))

@@ -45,7 +45,7 @@ def app(tmp_path_factory):
             "attention_check) ORDER BY id LIMIT 12"))]
     raters = {}
     for name in ("kb-rater", "warn-rater", "look-rater", "axe-rater", "away-rater",
-                 "zh-rater"):
+                 "zh-rater", "nav-rater"):
         rater, code = add_rater(engine, name, "rater")
         with write_session(engine) as s:
             for pos, item in enumerate(recollection, start=1):
@@ -365,3 +365,54 @@ def test_switch_to_chinese_on_the_sign_in_page_is_kept_for_the_rater(app):
     page.keyboard.press("Enter")  # nothing chosen: the warning, in Chinese
     expect(page.get_by_text(re.compile(r"请先为每个维度打分"))).to_be_visible()
     fresh.close()
+
+
+def test_leaving_for_guidelines_or_switching_language_never_stores_a_score_nobody_chose(app):
+    """The report: Empathy 3 chosen, Guidelines, back to Rate: every scale showed 1 and "Save
+    and next" stored 1 on every dimension; switching the language mid-item and saving showed
+    a traceback (the browser sent the old language's label)."""
+    eng = app["engine"]
+    page = app["browser"].new_page(viewport={"width": 1440, "height": 1000})
+    first = _sign_in_and_wait(page, app["base"], app["codes"]["nav-rater"])
+    for key in ("4", "3", "2", "x", "Enter"):
+        page.keyboard.press(key)
+    second = _wait_item(page, first)
+    settled(page)
+    saved = {"empathy": 4.0, "safety": 3.0, "fluency": 2.0, "memory_fidelity": None}
+    assert _stored(eng, first) == saved
+
+    def away_and_back(link: str) -> None:
+        page.get_by_role("link", name=link).click()
+        page.get_by_role("heading", name=link).wait_for(timeout=60_000)
+        settled(page)
+        page.get_by_role("link", name="Rate").click()
+        _wait_item(page, None)
+        settled(page)
+
+    page.keyboard.press("3")  # chosen, not saved: lost on leaving the page (never a 1)
+    away_and_back("Guidelines")
+    assert _form(page)["scores"] == [None] * 4
+    page.get_by_role("button", name="Save and next").click()
+    expect(page.get_by_text(re.compile(r"Score every dimension"))).to_be_visible()
+    assert _stored(eng, second) == {}
+
+    # a saved item keeps its saved scores after Norming and back
+    page.get_by_test_id("stNumberInputStepDown").click()
+    assert _wait_item(page, second) == first
+    settled(page)
+    assert _form(page)["scores"] == ["4", "3", "2", "x"]
+    away_and_back("Norming")
+    assert _form(page)["scores"] == ["4", "3", "2", "x"]
+
+    # the language switched on a saved item: its scores are shown in Chinese, saved as they
+    # were, and no traceback
+    page.get_by_test_id("stSidebar").get_by_text("中文").click()
+    page.get_by_role("button", name="保存并继续").wait_for(timeout=60_000)
+    settled(page)
+    assert _form(page)["scores"][:3] == ["4", "3", "2"]
+    page.get_by_role("button", name="保存并继续").click()
+    _wait_item(page, first)
+    settled(page)
+    assert page.get_by_test_id("stException").count() == 0
+    assert _stored(eng, first) == saved
+    page.close()
