@@ -118,12 +118,9 @@ def score_value(d, value) -> int | str | None:
     end in a traceback); the scale then counts as not scored and the rater is asked."""
     if value == CANNOT:
         return CANNOT
-    levels = {lv.value for lv in d.levels}
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        return None
-    return number if number in levels and number == value else None
+    if isinstance(value, int | float) and value in {lv.value for lv in d.levels}:
+        return int(value)
+    return None
 
 
 def _tag(obj, fld: str, base: str | None) -> str:
@@ -150,13 +147,14 @@ def draw_scales(dimensions, key, **radio) -> dict[str, object]:
     """Every dimension as a one-line segmented scale, number and level name in each box and
     "Cannot rate" last; ``key(dimension key)`` names its widget (the page styles and the
     keyboard script find the scales by keys that start with "score-"). Returns each
-    dimension's value."""
+    dimension's value (:func:`score_value`: None when unscored)."""
     picked = {}
     for d in dimensions:
         options = [lv.value for lv in d.levels] + [CANNOT]
         label, labels = scale_labels(d)
-        picked[d.key] = st.radio(label, options, key=key(d.key), horizontal=True,
-                                 format_func=labels.__getitem__, **radio)
+        picked[d.key] = score_value(d, st.radio(label, options, key=key(d.key),
+                                                horizontal=True,
+                                                format_func=labels.__getitem__, **radio))
     return picked
 
 

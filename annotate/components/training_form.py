@@ -21,7 +21,6 @@ from annotate.components.rating_form import (
     MISSING_INTRO,
     draw_scales,
     form_end_html,
-    score_value,
 )
 from annotate.i18n import _, language, tr
 from annotate.resources import cached_rubric, engine
@@ -129,8 +128,6 @@ def training_form(who: Identity) -> None:
     # unscored keeps them and names what is missing (the warning clears as they are scored)
     with right, st.form("h2h_train_form", border=False):
         picked = draw_scales(view.dimensions, _key, index=None)
-        # a value that is no option (a label of the language before a switch) is unscored
-        picked = {d.key: score_value(d, picked[d.key]) for d in view.dimensions}
         go = st.form_submit_button(_("Submit and see the experts' scores"), type="primary",
                                    key="h2h_train_save", width="stretch")
     warning = ""
