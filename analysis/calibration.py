@@ -153,16 +153,25 @@ def compare_dimension(dim: str, humans: Ratings, runs: Mapping[str, JudgeRun], l
         run = runs[name]
         js_full = np.where(common, run.scores, np.nan)
         js = run.scores[common]
-        block = (known or {}).get(name)
-        if not (block and block.get("n_scored_items") == int(common.sum())):
-            jm = judge_metrics(humans, js_full, level, values,
-                               samples=run.samples[common] if run.samples is not None else None,
-                               alt_epsilon=alt_epsilon, alt_scoring=alt_scoring, B=B, seed=seed,
-                               margin=margin, ci=ci, min_items=min_items,
-                               min_human_items=min_human_items)
-            block = {**jm.metrics, "alt_test": jm.alt.as_dict() if jm.alt else None,
-                     "vs_ceiling": jm.comparison.as_dict() if jm.comparison else None,
-                     "verdict": jm.verdict.as_dict()}
+        own_rows = ~np.isnan(run.scores) & (n_h > 0)
+        # The verdict is the configuration's own, on every human-rated item it scored (the
+        # same as `h2h analyze` gives it); the comparison with the other configurations is
+        # on the items all of them scored. One judge, one verdict, wherever it is shown.
+        own = (known or {}).get(name)
+        if not (own and own.get("n_scored_items") == int(own_rows.sum())):
+            own = _block(judge_metrics(
+                humans, run.scores, level, values, samples=run.samples, alt_epsilon=alt_epsilon,
+                alt_scoring=alt_scoring, B=B, seed=seed, margin=margin, ci=ci,
+                min_items=min_items, min_human_items=min_human_items))
+        if np.array_equal(own_rows, common):
+            block = own
+        else:
+            block = _block(judge_metrics(
+                humans, js_full, level, values,
+                samples=np.where(common[:, None], run.samples, np.nan)
+                if run.samples is not None else None,
+                alt_epsilon=alt_epsilon, alt_scoring=alt_scoring, B=B, seed=seed,
+                margin=margin, ci=ci, min_items=min_items, min_human_items=min_human_items))
         comparison = block["vs_ceiling"]
         if w is not None:
             s_j = pair_sums(pairs, js_full[pairs.item], n_rows)[common]
@@ -182,9 +191,10 @@ def compare_dimension(dim: str, humans: Ratings, runs: Mapping[str, JudgeRun], l
                                                   values)
         out["human_ceiling"]["alpha_humans"] = _alpha(sub.matrix, level, values)
         cfg["bias"] = block.get("bias")
-        cfg["alt_test"] = block["alt_test"]
-        cfg["vs_ceiling"] = comparison
-        cfg["verdict"] = block["verdict"]
+        cfg["alt_test"] = own["alt_test"]
+        cfg["vs_ceiling"] = own["vs_ceiling"]
+        cfg["verdict"] = own["verdict"]
+        cfg["verdict_n_items"] = own["verdict"].get("n_items") or own.get("n_items")
         cfg["self_consistency_alpha"] = block.get("self_consistency_alpha")
         cfg["unscored_rate"] = (run.n_unscored / run.n_judgments) if run.n_judgments else None
         cfg["n_unscored"] = run.n_unscored
@@ -208,6 +218,14 @@ def compare_dimension(dim: str, humans: Ratings, runs: Mapping[str, JudgeRun], l
     out["configs"] = dict(sorted(out["configs"].items()))
     out["verdict"] = _verdict(dim, out)
     return out
+
+
+def _block(jm) -> dict:
+    """A :class:`analysis.judge.JudgeMetrics` as the dict `h2h analyze` stores per judge and
+    dimension."""
+    return {**jm.metrics, "alt_test": jm.alt.as_dict() if jm.alt else None,
+            "vs_ceiling": jm.comparison.as_dict() if jm.comparison else None,
+            "verdict": jm.verdict.as_dict()}
 
 
 def _alpha(m: np.ndarray, level: Level, values: Sequence[float]) -> float | None:
@@ -236,8 +254,14 @@ def _verdict(dim: str, res: dict) -> dict:
                                     cfgs[n]["alpha_with_judge"]["value"] or -9))
     c = cfgs[best]
     v = c["verdict"]
-    text = Msg("{dim}: best configuration {best}; {verdict}", dim=dim, best=best,
-               verdict=v["text"])
+    if len(cfgs) > 1 and c.get("verdict_n_items") != c.get("n_items"):
+        # the comparison and the verdict rest on different items: say which is which
+        text = Msg("{dim}: best configuration {best}, compared on the {n} items every "
+                   "configuration scored; on all the items it scored, {verdict}", dim=dim,
+                   best=best, n=c["n_items"], verdict=v["text"])
+    else:
+        text = Msg("{dim}: best configuration {best}; {verdict}", dim=dim, best=best,
+                   verdict=v["text"])
     caveats = []
     mi = c.get("misses") or {}
     if mi.get("missed"):  # "misses 0 of 18" is no caveat

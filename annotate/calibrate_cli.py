@@ -231,6 +231,9 @@ def _print_dimension(dim: str, r: dict) -> None:
             continue
         alt = c.get("alt_test") or {}
         diff = (c.get("vs_ceiling") or {}).get("difference")
+        if c.get("verdict_n_items") not in (None, c["n_items"]):
+            # judge − ceiling, the alt-test and the verdict: on all the items it scored
+            short = f"{short} (on {c['verdict_n_items']} items)"
         t.add_row(name, str(c["n_items"]), _ci(c["qwk"]), _ci(diff, signed=True),
                   _f(c["alpha_with_judge"]["value"]),
                   f"{_f(c['mae']['value'])} / {_f(c['bias'])}",
@@ -242,7 +245,9 @@ def _print_dimension(dim: str, r: dict) -> None:
     out.print(t)
     out.print("  [dim]QWK and MAE: each score against the mean of the other humans on the same "
               "item, pooled over (human, item) pairs, for the judges and the humans alike; "
-              "square brackets are 95% CIs from the same item resamples.[/dim]")
+              "square brackets are 95% CIs from the same item resamples. judge − ceiling, "
+              "alt-test and verdict: on all the items the configuration scored (its verdict "
+              "in h2h analyze), with their count when that is not the items compared.[/dim]")
     for n in r.get("notes", []):
         out.print(f"  [dim]note: {n}[/dim]")
     for p in r["pairs"]:

@@ -29,7 +29,10 @@ MINUS = "−"
 
 
 def is_missing(v) -> bool:
-    return v is None or (isinstance(v, float) and not math.isfinite(v))
+    """None, NaN, ±inf, or pandas' missing value of a nullable column (``pd.NA``)."""
+    if v is None or type(v).__name__ == "NAType":
+        return True
+    return isinstance(v, float) and not math.isfinite(v)
 
 
 def fmt(v, kind: NumKind = "coef", *, signed: bool = False) -> str:

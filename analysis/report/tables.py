@@ -56,6 +56,7 @@ HEADERS: dict[str, tuple[str, NumKind | None]] = {
     "difference": ("a − b", "coef"), "p": ("p", "p"), "p_holm": ("p (Holm)", "p"),
     "best": ("Best configuration", None), "outcome": ("Outcome", None),
     "items_needed": ("Items needed", "count"), "caveats": ("Caveats", None),
+    "verdict_n_items": ("Items of the verdict", "count"),
     "model": ("Model", None), "task": ("Task family", None), "n_items": ("Items", "count"),
     "fair_n": ("Items (fair)", "count"), "fair_mean": ("Severity-adjusted mean", "points"),
     "design": ("Design", None), "diff": ("SAP − baseline", "points"),
@@ -190,12 +191,16 @@ def calibration_details(bundle: dict) -> list[Table]:
             al, all_, alh = _ci(c["alpha_with_judge"])
             mae, ml, mh = _ci(c["mae"])
             v = c.get("verbosity") or {}
-            rows.append({"dimension": dim, "configuration": cfg, "qwk": q, "qwk_low": ql,
+            rows.append({"dimension": dim, "configuration": cfg, "n_items": c.get("n_items"),
+                         "qwk": q, "qwk_low": ql,
                          "qwk_high": qh, "alpha_with_judge": al, "alpha_low": all_,
                          "alpha_high": alh, "mae": mae, "mae_low": ml, "mae_high": mh,
                          "bias": c.get("bias"), "unscored_rate": c.get("unscored_rate"),
                          "verbosity_judge": v.get("judge"), "verbosity_humans": v.get("humans"),
                          "self_consistency": c.get("self_consistency_alpha"),
+                         # the verdict is on all the items the configuration scored
+                         "verdict": c["verdict"]["phrase"],
+                         "verdict_n_items": c.get("verdict_n_items"),
                          "alt_pass": (c.get("alt_test") or {}).get("passed")})
         for p in res["pairs"]:
             pairs.append({"dimension": dim, "a": p["a"], "b": p["b"], "metric": p["metric"],
@@ -210,7 +215,9 @@ def calibration_details(bundle: dict) -> list[Table]:
     chow = f"paired item bootstrap, B = {m['B']}, seed = {m['seed']}, 95% percentile CIs"
     return [Table("calibration", "Judge configurations compared",
                   f"QWK, alpha with the judge and MAE per configuration ({chow}); bias = "
-                  "mean judge minus human mean; verbosity = Spearman correlation of score "
+                  "mean judge minus human mean; n_items: the items every configuration "
+                  "scored (the comparison), verdict_n_items: the items of the verdict (all the "
+                  "configuration scored); verbosity = Spearman correlation of score "
                   "with reply length (judge, humans).", pd.DataFrame(rows),
                   (("qwk", "qwk_low", "qwk_high"), ("alpha_with_judge", "alpha_low", "alpha_high"),
                    ("mae", "mae_low", "mae_high"))),
@@ -221,7 +228,9 @@ def calibration_details(bundle: dict) -> list[Table]:
             Table("verdicts", "Can a judge replace a human rater?",
                   "Best configuration per dimension (highest QWK) and its verdict: the "
                   "alternative annotator test and the paired CI of QWK(judge) minus "
-                  f"QWK(ceiling) against the margin -{margin:g}.", pd.DataFrame(verdicts))]
+                  f"QWK(ceiling) against the margin -{margin:g}, on all the items the "
+                  "configuration scored.", pd.DataFrame(verdicts).astype(
+                      {"items_needed": "Int64"}) if verdicts else pd.DataFrame())]
 
 
 def leaderboard_details(bundle: dict, src: str) -> list[Table]:

@@ -153,14 +153,18 @@ def compare_metrics(engine: Engine, metrics: list[str], judges: list[str] = (), 
 # column -> (header, kind) for annotate.components.tables.show_table
 VERDICT_COLUMNS = {
     "dimension": (N_("Dimension"), "text"), "configuration": (N_("Configuration"), "text"),
-    "items": (N_("Items"), "count"), "QWK": ("QWK", "coef"), "QWK low": (N_("CI low"), "coef"),
-    "QWK high": (N_("CI high"), "coef"), "ceiling QWK": (N_("Human ceiling QWK"), "coef"),
+    "items": (N_("Items compared"), "count"), "QWK": ("QWK", "coef"),
+    "QWK low": (N_("CI low"), "coef"), "QWK high": (N_("CI high"), "coef"),
+    "ceiling QWK": (N_("Human ceiling QWK"), "coef"),
     "ceiling low": (N_("CI low"), "coef"), "ceiling high": (N_("CI high"), "coef"),
-    "judge − ceiling": (N_("Judge − ceiling"), "coef"), "diff low": (N_("CI low"), "coef"),
-    "diff high": (N_("CI high"), "coef"), "verdict": (N_("Verdict"), "text"),
     "α with judge": (N_("α with the judge"), "coef"), "MAE": (N_("MAE (points)"), "points"),
     "bias": (N_("Bias (points)"), "points"),
+    # the verdict: on all the items the configuration scored (its own, as in h2h analyze)
+    "verdict items": (N_("Items of the verdict"), "count"),
+    "judge − ceiling": (N_("Judge − ceiling"), "coef"), "diff low": (N_("CI low"), "coef"),
+    "diff high": (N_("CI high"), "coef"),
     "alt-test": (N_("Alternative annotator test passed"), "bool"),
+    "verdict": (N_("Verdict"), "text"),
     "unscored": (N_("Unscored"), "text")}
 
 
@@ -182,6 +186,7 @@ def verdict_rows(res: dict[str, dict], labels: dict[str, str] | None = None) -> 
                          "ceiling low": hc["low"], "ceiling high": hc["high"],
                          "judge − ceiling": d.get("value"), "diff low": d.get("low"),
                          "diff high": d.get("high"), "verdict": x["verdict"]["phrase"],
+                         "verdict items": x.get("verdict_n_items"),
                          "α with judge": x["alpha_with_judge"]["value"],
                          "MAE": x["mae"]["value"], "bias": x["bias"],
                          "alt-test": (x.get("alt_test") or {}).get("passed"),

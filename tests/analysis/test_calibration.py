@@ -110,3 +110,33 @@ def test_leaderboard_orders_models_and_pairs_sap():
     assert sap["low"] > 0.5 and sap["low"] < sap["diff"] < sap["high"]
     red = {r["model"]: r["share"] for r in res["red_flags"]}
     assert red["bad"] > red["good"]
+
+
+def test_a_configuration_has_one_verdict_on_all_the_items_it_scored(case):
+    """A judge's verdict is decided on every human-rated item it scored, not on the smaller
+    set that the comparison with another configuration uses: otherwise the same judge gets
+    two verdicts in one report (`h2h analyze` says one thing, the calibration another)."""
+    from analysis.judge import judge_metrics
+
+    humans, close, far, _ = case
+    partial = far.copy()
+    partial[:120] = np.nan  # scored 140 of the 260 items
+    res = compare_dimension("empathy", humans, {"close": JudgeRun(close),
+                                                "partial": JudgeRun(partial)},
+                            "ordinal", VALUES, B=300, seed=3, min_human_items=10)
+    assert res["n_items"] == 140  # the comparison: on the items both scored
+    for name, scores in (("close", close), ("partial", partial)):
+        own = judge_metrics(humans, scores, "ordinal", VALUES, B=300, seed=3,
+                            min_human_items=10)
+        c = res["configs"][name]
+        assert c["verdict"] == own.verdict.as_dict(), name
+        assert c["vs_ceiling"] == own.comparison.as_dict(), name
+        assert c["alt_test"] == own.alt.as_dict(), name
+        assert c["verdict"]["n_items"] == c["verdict_n_items"] == own.metrics["n_items"]
+    # 258 of the 260 items have two humans or more (a leave-one-out pair); 139 of the 140
+    assert res["configs"]["close"]["verdict_n_items"] == 258
+    assert res["configs"]["close"]["n_items"] == 139  # compared on the shared items
+    # the dimension's summary names both: the items compared and the items of the verdict
+    assert res["verdict"]["best"] == "close"
+    assert "compared on the 139 items every configuration scored" in res["verdict"]["text"]
+    assert "on the same 258 items" in res["verdict"]["text"]

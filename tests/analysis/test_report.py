@@ -302,7 +302,9 @@ def test_the_report_reuses_the_analysis_instead_of_recomputing_it(report, monkey
                         lambda *a, known=None, **k: real_compare(*a, **k))
     calls.clear()
     fresh = bundle_mod.build_bundle(get_engine(report["db"]), opts)["calibration"]
-    assert len(calls) == 10 and n_reused < 10  # 2 configurations x 5 dimensions
+    # afresh: each configuration's own verdict (2 configurations x 5 dimensions), and again on
+    # the shared items where those differ from its own; reused: only the latter
+    assert len(calls) == 10 + n_reused and n_reused < 10
     for dim, res in fresh.items():
         for name, c in res["configs"].items():
             r = reused[dim]["configs"][name]
@@ -352,6 +354,40 @@ def test_judge_table_shows_the_ceiling_with_cis_and_the_verdict(report):
     judges = (report["out"] / "tables" / "judges.tex").read_text(encoding="utf-8")
     assert f"[{e['low']:.3f}, {e['high']:.3f}]".replace("0.", ".") in judges
     assert "against the margin −0.05" in report["stdout"]
+
+
+def test_a_judge_has_one_verdict_everywhere_in_the_report(report):
+    """The demo's two configurations scored slightly different items (an unscored reply here
+    and there), so the comparison between them is on fewer items than each one's own verdict.
+    Every output must still give each judge one verdict per dimension: the one of `h2h
+    analyze` on all the items it scored."""
+    ref = report["analysis"]["judges"]
+    with open(report["out"] / "tables" / "verdicts.csv", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 5
+    differs = 0
+    from analysis.analyze import AnalysisOptions
+    from analysis.report import build_bundle
+    from data.engine import get_engine
+
+    calib = build_bundle(get_engine(report["db"]), AnalysisOptions(B=300, seed=9))
+    for row in rows:
+        v = ref[row["best"]][row["dimension"]]["verdict"]
+        assert row["outcome"] == v["outcome"].replace("_", " "), row
+        assert v["text"] in row["verdict"], row
+        assert v["text"] in report["stdout"]
+        assert row["items_needed"] == ("" if v["items_needed"] is None
+                                       else str(v["items_needed"]))  # a count, not "51.0"
+        differs += "every configuration scored" in row["verdict"]
+    for name, per_dim in ref.items():
+        for dim, m in per_dim.items():
+            c = calib["calibration"][dim]["configs"][name]
+            assert c["verdict"] == m["verdict"], (name, dim)
+            assert c["verdict_n_items"] == m["n_items"]
+    assert differs >= 1  # the demo has such a dimension: the test covers the case
+    with open(report["out"] / "tables" / "judge_vs_ceiling.csv", encoding="utf-8") as fh:
+        for row in csv.DictReader(fh):
+            assert row["verdict"] == ref[row["judge"]][row["dimension"]]["verdict"]["phrase"]
 
 
 def test_bootstrap_zero_writes_a_report_of_point_estimates(report, tmp_path):
