@@ -202,7 +202,8 @@ def _judge_blocks(jname: str, jg: pd.DataFrame, scales: Mapping[str, Scale], hum
         jm = judge_metrics(r, per_item, sc.level, sc.values, samples=samples,
                            alt_epsilon=opt.alt_epsilon, alt_scoring=opt.alt_scoring,
                            B=opt.B, seed=opt.seed, ci=opt.ci, margin=opt.margin,
-                           min_items=opt.min_units, min_human_items=opt.min_shared_items)
+                           min_items=opt.min_units, min_human_items=opt.min_shared_items,
+                           alpha_min=opt.alpha_min)
         res = dict(jm.metrics)
         res["alt_test"] = jm.alt.as_dict() if jm.alt else None
         res["confusion"] = _labelled(jm.confusion, sc)

@@ -96,8 +96,8 @@ def compare_dimension(dim: str, humans: Ratings, runs: Mapping[str, JudgeRun], l
                       binary: bool = False, B: int = 1000, seed: int = 0,
                       alt_epsilon: float = 0.2, alt_scoring: Scoring | None = None,
                       margin: float = 0.05, ci: float = 0.95, min_items: int = 5,
-                      min_human_items: int = 10, known: Mapping[str, dict] | None = None
-                      ) -> dict:
+                      min_human_items: int = 10, known: Mapping[str, dict] | None = None,
+                      alpha_min: float | None = None) -> dict:
     """Every configuration on one dimension, on the items all of them scored.
 
     A configuration without any scored judgment on the dimension is listed as such (with its
@@ -162,7 +162,8 @@ def compare_dimension(dim: str, humans: Ratings, runs: Mapping[str, JudgeRun], l
             own = _block(judge_metrics(
                 humans, run.scores, level, values, samples=run.samples, alt_epsilon=alt_epsilon,
                 alt_scoring=alt_scoring, B=B, seed=seed, margin=margin, ci=ci,
-                min_items=min_items, min_human_items=min_human_items))
+                min_items=min_items, min_human_items=min_human_items,
+                alpha_min=alpha_min))
         if np.array_equal(own_rows, common):
             block = own
         else:
@@ -171,7 +172,8 @@ def compare_dimension(dim: str, humans: Ratings, runs: Mapping[str, JudgeRun], l
                 samples=np.where(common[:, None], run.samples, np.nan)
                 if run.samples is not None else None,
                 alt_epsilon=alt_epsilon, alt_scoring=alt_scoring, B=B, seed=seed,
-                margin=margin, ci=ci, min_items=min_items, min_human_items=min_human_items))
+                margin=margin, ci=ci, min_items=min_items, min_human_items=min_human_items,
+                alpha_min=alpha_min))
         comparison = block["vs_ceiling"]
         if w is not None:
             s_j = pair_sums(pairs, js_full[pairs.item], n_rows)[common]

@@ -91,7 +91,8 @@ def _bland_altman(judge: np.ndarray, m: np.ndarray) -> dict | None:
 
 def verdict_for(comparison: CeilingComparison | None, alt: AltTestResult | None,
                 matrix: np.ndarray, judge: np.ndarray, *, margin: float, ci: float,
-                min_items: int) -> Verdict:
+                min_items: int, humans_alpha: float | None = None,
+                alpha_min: float | None = None) -> Verdict:
     """The replacement verdict of one judge on one dimension (the one rule everywhere)."""
     if comparison is None or comparison.n_items == 0:
         return replacement_verdict(None, None, margin=margin,
@@ -104,19 +105,22 @@ def verdict_for(comparison: CeilingComparison | None, alt: AltTestResult | None,
     rows = ~np.isnan(judge) & (np.sum(~np.isnan(matrix), axis=1) >= 2)
     share = float(np.max(np.sum(~np.isnan(matrix[rows]), axis=0)) / rows.sum())
     return replacement_verdict(comparison.as_dict(), alt.as_dict() if alt else None,
-                               margin=margin, ci=ci, max_human_share=share)
+                               margin=margin, ci=ci, max_human_share=share,
+                               humans_alpha=humans_alpha, alpha_min=alpha_min)
 
 
 def judge_metrics(humans: Ratings, judge: np.ndarray, level: Level, values: Sequence[float],
                   *, samples: np.ndarray | None = None, alt_epsilon: float = 0.2,
                   alt_scoring: Scoring | None = None, B: int = 0, seed: int = 0,
                   ci: float = 0.95, margin: float = 0.05, min_items: int = 5,
-                  min_human_items: int = 1) -> JudgeMetrics:
+                  min_human_items: int = 1, alpha_min: float | None = None
+                  ) -> JudgeMetrics:
     """Every judge–human metric for one judge (per-item scores aligned to ``humans.items``),
     its comparison with the human ceiling (paired item bootstrap with ``B`` resamples; none
     when ``B`` is 0) and the verdict. Humans with fewer than ``min_human_items`` items rated
     together with another human are left out of the ceiling comparison (see
-    :func:`analysis.ceiling.loo_pairs`)."""
+    :func:`analysis.ceiling.loo_pairs`). With ``alpha_min``, a verdict says so when the
+    humans' α is below it."""
     notes: list[str] = []
     m = humans.matrix
     judge = np.asarray(judge, float)
@@ -154,7 +158,8 @@ def judge_metrics(humans: Ratings, judge: np.ndarray, level: Level, values: Sequ
     notes.extend(alt.notes)
     comparison = compare_with_ceiling(pairs, judge, B=B, seed=seed, ci=ci) \
         if pairs.n_pairs else None
-    v = verdict_for(comparison, alt, m, judge, margin=margin, ci=ci, min_items=min_items)
+    v = verdict_for(comparison, alt, m, judge, margin=margin, ci=ci, min_items=min_items,
+                    humans_alpha=metrics["alpha_humans"], alpha_min=alpha_min)
     return JudgeMetrics(metrics, alt, _confusion(m, judge, values), comparison, v, notes)
 
 

@@ -39,7 +39,7 @@ Chapman & Hall/CRC.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from scipy import stats
@@ -66,13 +66,19 @@ class Verdict:
     items_needed: int | None = None
     n_items: int = 0
     details: dict = field(default_factory=dict)
+    #: the humans' α when it is below α min: the ceiling itself is unreliable
+    humans_unreliable: float | None = None
 
     @property
     def phrase(self) -> str:
         base = OUTCOME_TEXT[self.outcome]
         if self.outcome == "not_enough_evidence" and self.items_needed is not None:
-            return Msg("{verdict} (about {n} human-rated items needed)", verdict=base,
+            base = Msg("{verdict} (about {n} human-rated items needed)", verdict=base,
                        n=self.items_needed)
+        if self.outcome == "can_replace" and self.humans_unreliable is not None:
+            # as good as one rater of a pool that does not agree: not "good"
+            return Msg("{verdict} (but humans unreliable: α = {alpha})", verdict=base,
+                       alpha=_f(self.humans_unreliable))
         return base
 
     @property
@@ -83,7 +89,8 @@ class Verdict:
     def as_dict(self) -> dict:
         return {"outcome": self.outcome, "phrase": self.phrase, "text": self.text,
                 "reasons": list(self.reasons), "margin": self.margin,
-                "items_needed": self.items_needed, "n_items": self.n_items, **self.details}
+                "items_needed": self.items_needed, "n_items": self.n_items,
+                "humans_unreliable": self.humans_unreliable, **self.details}
 
 
 def items_needed(n: int, d: float, sd: float, margin: float, ci: float = 0.95) -> int | None:
@@ -111,12 +118,28 @@ def _f(x: float | None) -> str:
 def replacement_verdict(comparison: dict | None, alt: dict | None, *, margin: float,
                         ci: float = 0.95, alt_min_items: int = 30,
                         max_human_share: float | None = None,
-                        not_estimable: str | None = None) -> Verdict:
+                        not_estimable: str | None = None, humans_alpha: float | None = None,
+                        alpha_min: float | None = None) -> Verdict:
     """The verdict from a ceiling comparison (``CeilingComparison.as_dict()``) and an
     alternative annotator test result (``AltTestResult.as_dict()``), or ``not_estimable`` with
-    the reason given."""
+    the reason given. With the humans' Krippendorff α below ``alpha_min``, a verdict keeps its
+    outcome but says that the ceiling it was measured against is itself unreliable."""
     if margin < 0:
         raise ValueError(f"margin must be 0 or more; got {margin}")
+    v = _verdict(comparison, alt, margin=margin, ci=ci, alt_min_items=alt_min_items,
+                 max_human_share=max_human_share, not_estimable=not_estimable)
+    if v.outcome == "not_estimable" or humans_alpha is None or alpha_min is None or \
+            not humans_alpha < alpha_min:
+        return v
+    why = Msg("the human raters do not agree reliably on this dimension (α = {alpha} < "
+              "{min:g}): matching them shows the judge is as good as one of them, not that "
+              "its scores are reliable", alpha=_f(humans_alpha), min=alpha_min)
+    return replace(v, reasons=v.reasons + (why,), humans_unreliable=float(humans_alpha))
+
+
+def _verdict(comparison: dict | None, alt: dict | None, *, margin: float, ci: float,
+             alt_min_items: int, max_human_share: float | None,
+             not_estimable: str | None) -> Verdict:
     if not_estimable:
         return Verdict("not_estimable", (not_estimable,), margin)
     if comparison is None:

@@ -127,7 +127,7 @@ def build_bundle(engine: Engine, options: AnalysisOptions = AnalysisOptions(),
                 binary=sc.binary, B=options.B, seed=options.seed,
                 alt_epsilon=options.alt_epsilon, alt_scoring=options.alt_scoring,
                 margin=options.margin, ci=options.ci, min_items=options.min_units,
-                min_human_items=options.min_shared_items,
+                min_human_items=options.min_shared_items, alpha_min=options.alpha_min,
                 known={j: analysis["judges"].get(j, {}).get(dim) or {} for j in runs})
     calibrate(calib)
     flags = study_flags(engine)

@@ -91,7 +91,8 @@ def compare_configs(engine: Engine, configs: list[str], *, items: list[str] | No
             lengths=lengths.reindex(list(humans.items)).to_numpy(float), binary=sc.binary,
             B=options.B, seed=options.seed, alt_epsilon=options.alt_epsilon,
             alt_scoring=options.alt_scoring, margin=options.margin, ci=options.ci,
-            min_items=options.min_units, min_human_items=options.min_shared_items)
+            min_items=options.min_units, min_human_items=options.min_shared_items,
+            alpha_min=options.alpha_min)
     return calibrate(per_dim)
 
 

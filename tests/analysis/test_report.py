@@ -390,6 +390,26 @@ def test_a_judge_has_one_verdict_everywhere_in_the_report(report):
             assert row["verdict"] == ref[row["judge"]][row["dimension"]]["verdict"]["phrase"]
 
 
+def test_a_verdict_against_unreliable_humans_says_so_wherever_it_is_shown(report):
+    """The demo's fluency raters do not agree reliably (α ≈ .58 < .667): "can replace" there
+    means as good as one unreliable rater, and every place that shows the verdict says so."""
+    ref = report["analysis"]
+    flu = ref["dimensions"]["fluency"]
+    assert flu["alpha"][flu["level"]] < 0.667
+    v = ref["judges"]["sim-judge-anchored"]["fluency"]["verdict"]
+    assert v["outcome"] == "can_replace" and v["humans_unreliable"] < 0.667
+    assert "humans unreliable" in v["phrase"]
+    md = (report["out"] / "report.md").read_text(encoding="utf-8")
+    html = (report["out"] / "report.html").read_text(encoding="utf-8")
+    judges = (report["out"] / "tables" / "judges.tex").read_text(encoding="utf-8")
+    for where, text in (("report.md", md), ("report.html", html), ("judges.tex", judges),
+                        ("stdout", report["stdout"])):
+        assert "humans unreliable" in text or "do not agree reliably" in text, where
+    # and only there: the reliable dimensions carry no such caveat
+    for d in ("empathy", "safety", "plan_quality"):
+        assert ref["judges"]["sim-judge-anchored"][d]["verdict"]["humans_unreliable"] is None
+
+
 def test_bootstrap_zero_writes_a_report_of_point_estimates(report, tmp_path):
     proc = h2h("report", "--db", str(report["db"]), "--out", str(tmp_path / "r0"),
                "--bootstrap", "0", "--no-figures")

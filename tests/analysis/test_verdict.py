@@ -88,3 +88,27 @@ def test_no_verdict_without_a_ci_or_without_scores():
     assert v.text == "no verdict — no scored judgments."
     with pytest.raises(ValueError, match="margin"):
         replacement_verdict(None, None, margin=-0.1)
+
+
+@pytest.mark.parametrize("alpha,caveat", [(0.583, True), (0.6669, True), (0.667, False),
+                                          (0.9, False), (None, False)])
+def test_a_judge_matching_unreliable_humans_says_so(alpha, caveat):
+    """"Can replace a human rater" when the humans do not agree (α below α min) only says the
+    judge is as good as one unreliable rater: the verdict keeps its outcome and says so."""
+    v = replacement_verdict(_cmp(0.02, -0.01, 0.05), PASS, margin=0.05, humans_alpha=alpha,
+                            alpha_min=0.667)
+    assert v.outcome == "can_replace"
+    said = "the human raters do not agree reliably" in v.text
+    assert said is caveat and (("humans unreliable" in v.phrase) is caveat)
+    assert (v.as_dict()["humans_unreliable"] is not None) is caveat
+    if caveat:
+        assert f"α = {alpha:.3f} < 0.667" in v.text
+    # not enough evidence and cannot replace carry the caveat too, in their reasons
+    for d, lo, hi in ((0.02, -0.08, 0.05), (-0.2, -0.3, -0.1)):
+        v = replacement_verdict(_cmp(d, lo, hi), PASS, margin=0.05, humans_alpha=alpha,
+                                alpha_min=0.667)
+        assert ("the human raters do not agree reliably" in v.text) is caveat
+    # no verdict: nothing to qualify
+    v = replacement_verdict(None, None, margin=0.05, not_estimable="no scored judgments",
+                            humans_alpha=alpha, alpha_min=0.667)
+    assert "agree reliably" not in v.text
