@@ -30,7 +30,7 @@ from .engine import read_session
 from .errors import H2HError
 from .migrate import ensure_current
 from .models import Item, Rater, Rating, RubricRow
-from .ratings import RATING_EXPORT_COLUMNS
+from .ratings import NO_FLAGS_SOURCE, RATING_EXPORT_COLUMNS
 from .rubric import Rubric, rubric_from_definition
 from .study import current_rubric_in
 
@@ -46,6 +46,25 @@ def _score(v: float | None) -> str:
 
 def _bool(v: bool) -> str:
     return "true" if v else "false"
+
+
+def _recorded(rt: Rating) -> bool:
+    """Whether the rating's flags are known (not imported from a file without flags)."""
+    return rt.source != NO_FLAGS_SOURCE
+
+
+def _flags(rt: Rating) -> str:
+    """The long export's flags cell: ``;``-joined, empty for none raised, ``NA`` (R's and
+    pandas' missing value) when they were never recorded."""
+    return ";".join(rt.flags or []) if _recorded(rt) else "NA"
+
+
+def _red_flag(group: list[Rating]) -> str:
+    """The wide export's red_flag: true when any rating of the item carries it, false when
+    none does, empty (missing) when none of them recorded flags."""
+    if any("red_flag" in (rt.flags or []) for rt in group):
+        return "true"
+    return "false" if any(_recorded(rt) for rt in group) else ""
 
 
 class _Writer:
@@ -99,7 +118,7 @@ def export_ratings_csv(engine: Engine) -> str:
         w.writerow([rt.item_id, it.task, it.scenario, it.model, it.condition or "",
                     rater.name, _bool(rater.simulated), rt.dimension, _score(rt.score),
                     _label(versions, rt.rubric_version, rt.dimension, rt.score), rt.comment,
-                    ";".join(rt.flags or []), rt.rubric_version, rt.created_at.isoformat(),
+                    _flags(rt), rt.rubric_version, rt.created_at.isoformat(),
                     rt.updated_at.isoformat()])
     return buf.getvalue()
 
@@ -124,7 +143,7 @@ def export_wide_csv(engine: Engine) -> str:
         scores = {rt.dimension: rt.score for rt, _, _ in group}
         w.writerow([it.id, it.task, it.scenario, it.model, it.condition or "", rater.name,
                     _bool(rater.simulated),
-                    _bool(any("red_flag" in (rt.flags or []) for rt, _, _ in group)),
+                    _red_flag([rt for rt, _, _ in group]),
                     latest.rubric_version, latest.updated_at.isoformat()]
                    + [_score(scores.get(d)) for d in dims])
     return buf.getvalue()

@@ -22,7 +22,7 @@ from .items import ItemRecord, item_hash
 from .messages import Msg
 from .migrate import ensure_current
 from .models import Item, Rater, Rating, RatingRevision, utcnow
-from .ratings import RatingRecord
+from .ratings import NO_FLAGS_SOURCE, RatingRecord
 from .study import current_rubric_in
 
 __all__ = ["ImportResult", "import_item_records", "import_rating_records", "export_items",
@@ -143,14 +143,17 @@ def import_rating_records(engine: Engine, records: list[RatingRecord], *, file: 
                 continue
             if old is None:
                 rating = Rating(rater_id=rid, item_id=rec.item_id, dimension=rec.dimension,
-                                score=rec.score, comment=rec.comment, flags=list(rec.flags),
-                                rubric_version=version, source=source, created_at=now,
-                                updated_at=now)
+                                score=rec.score, comment=rec.comment,
+                                flags=list(rec.flags or ()), rubric_version=version,
+                                source=source if rec.flags is not None else NO_FLAGS_SOURCE,
+                                created_at=now, updated_at=now)
                 added += 1
             else:
                 rating = old
                 rating.score, rating.comment = rec.score, rec.comment
-                rating.flags, rating.updated_at = list(rec.flags), now
+                if rec.flags is not None:  # a file without flags keeps the stored ones
+                    rating.flags = list(rec.flags)
+                rating.updated_at = now
                 rating.rubric_version = version
                 updated += 1
             s.add(rating)
@@ -163,7 +166,7 @@ def import_rating_records(engine: Engine, records: list[RatingRecord], *, file: 
 
 def _same(old: Rating, rec: RatingRecord) -> bool:
     return (old.score == rec.score and (old.comment or "") == rec.comment
-            and tuple(old.flags or ()) == rec.flags)
+            and (rec.flags is None or tuple(old.flags or ()) == rec.flags))
 
 
 def _chunks(seq: list, n: int) -> Iterable[list]:

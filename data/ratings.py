@@ -2,9 +2,10 @@
 
 One row per (item, rater, dimension). An empty score (or ``NA``) means "cannot rate". The
 extra columns that ``h2h export ratings`` writes are accepted too, so an export re-imports:
-``flags`` (``;``-separated) is kept; the others (task, scenario, model, condition,
-``rater_simulated``, ``score_label``, ``rubric_version``, ``created_at``, ``updated_at``) are
-informational and ignored on import.
+``flags`` (``;``-separated) is kept (no such column, or ``NA`` in it, leaves the flags
+unrecorded: new ratings are marked so, ratings already stored keep theirs); the others (task,
+scenario, model, condition, ``rater_simulated``, ``score_label``, ``rubric_version``,
+``created_at``, ``updated_at``) are informational and ignored on import.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from .messages import Msg, message_of
 from .raters import name_problem
 from .rubric import Rubric
 
-__all__ = ["RatingRecord", "RATING_COLUMNS", "RATING_EXPORT_COLUMNS", "parse_ratings",
-           "read_ratings", "parse_rating_bytes"]
+__all__ = ["NO_FLAGS_SOURCE", "RatingRecord", "RATING_COLUMNS", "RATING_EXPORT_COLUMNS",
+           "parse_ratings", "read_ratings", "parse_rating_bytes"]
 
 RATING_COLUMNS = ("item_id", "rater", "dimension", "score")
 # the long export's columns, in its order (data/exports.py; docs/formats.md)
@@ -27,6 +28,9 @@ RATING_EXPORT_COLUMNS = ("item_id", "task", "scenario", "model", "condition", "r
                          "rater_simulated", "dimension", "score", "score_label", "comment",
                          "flags", "rubric_version", "created_at", "updated_at")
 _KNOWN_FLAGS = ("red_flag",)
+# Rating.source of a rating imported without its flags (no flags column, or "NA" in it):
+# whether a red flag was raised is not known, and the report leaves it out of the shares
+NO_FLAGS_SOURCE = "import-no-flags"
 
 
 @dataclass(frozen=True)
@@ -37,7 +41,8 @@ class RatingRecord:
     dimension: str
     score: int | None
     comment: str
-    flags: tuple[str, ...]
+    #: None when the file has no flags column: not recorded (not "no flag raised")
+    flags: tuple[str, ...] | None
 
 
 def parse_ratings(text: str, file: str, rubric: Rubric,
@@ -91,8 +96,9 @@ def parse_ratings(text: str, file: str, rubric: Rubric,
         except ValueError as exc:
             problems.append(Problem(file, n, "score", message_of(exc)))
             continue
-        flags = tuple(f for f in (p.strip() for p in vals.get("flags", "").split(";")) if f)
-        unknown_flags = [f for f in flags if f not in _KNOWN_FLAGS]
+        flags = tuple(f for f in (p.strip() for p in vals.get("flags", "").split(";")) if f) \
+            if "flags" in header and vals["flags"] != "NA" else None
+        unknown_flags = [f for f in flags or () if f not in _KNOWN_FLAGS]
         if unknown_flags:
             problems.append(Problem(file, n, "flags", Msg("unknown flag '{flag}' (known: "
                                                           "{flags})", flag=unknown_flags[0],

@@ -17,6 +17,7 @@ from sqlmodel import select
 
 from data.engine import read_session
 from data.models import AttentionCheck, Item, JudgeConfigRow, Rater, Rating
+from data.ratings import NO_FLAGS_SOURCE
 
 from ..analyze import AnalysisOptions, analyze
 from ..calibration import JudgeRun, calibrate, compare_dimension
@@ -50,13 +51,24 @@ def study_flags(engine: Engine) -> pd.DataFrame:
 
     flagged = sa.cast(Rating.flags, sa.String).like('%"red_flag"%')
     with read_session(engine) as s:
+        # a rating imported without its flags says nothing about them: left out
         rows = s.exec(select(Rating.item_id, Rater.name)
-                      .join(Rater, Rater.id == Rating.rater_id)).all()
+                      .join(Rater, Rater.id == Rating.rater_id)
+                      .where(Rating.source != NO_FLAGS_SOURCE)).all()
         hits = s.exec(select(Rating.item_id, Rater.name, Rating.flags)
                       .join(Rater, Rater.id == Rating.rater_id).where(flagged)).all()
     red = {(i, r) for i, r, f in hits if "red_flag" in (f or [])}
     return pd.DataFrame([(i, r, (i, r) in red) for i, r in rows],
                         columns=["item_id", "rater", "red_flag"])
+
+
+def _without_flags(engine: Engine) -> int:
+    """How many ratings were imported without their flags (red flag not known)."""
+    import sqlalchemy as sa
+
+    with read_session(engine) as s:
+        return int(s.exec(select(sa.func.count()).select_from(Rating)
+                          .where(Rating.source == NO_FLAGS_SOURCE)).one())
 
 
 def _judge_configs(engine: Engine) -> list[dict]:
@@ -149,6 +161,7 @@ def build_bundle(engine: Engine, options: AnalysisOptions = AnalysisOptions(),
         "counts": {"items": int(len(items)), "raters": int(ratings["rater"].nunique()),
                    "ratings": int(ratings["score"].notna().sum()),
                    "cannot_rate": int(ratings["score"].isna().sum()),
+                   "ratings_without_flags": _without_flags(engine),
                    "simulated_raters": context.get("simulated_raters", []),
                    "judgments": int(len(judges)),
                    "unscored_judgments": int(judges["score"].isna().sum())},

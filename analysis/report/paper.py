@@ -71,6 +71,8 @@ class PaperTable:
     rows: tuple[Row | Group, ...]
     csv: str | None = None
     missing: str = "not estimable (see the report's notes)"  # what "—" means here
+    # why an estimate can stand without its CI in this table
+    bare_reason: str = "too few items to resample"
 
     @property
     def has_ci(self) -> bool:

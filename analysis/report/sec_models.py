@@ -55,7 +55,7 @@ def leaderboard(bundle: dict) -> SectionOutput | None:
             + (" Severity-adjusted means in the CSV." if board.get("adjusted") else ""),
             (Col("Model", "wrap"), Col("n", "count"))
             + tuple(Col(labels[d], "points") for d in dims), tuple(rows),
-            csv=f"leaderboard_{src}"))
+            csv=f"leaderboard_{src}", bare_reason="a single item in the cell"))
         if fig := leaderboard_figure(bundle, src):
             out.figures.append(fig)
         out.details += [t for t in leaderboard_details(bundle, src)
@@ -117,15 +117,17 @@ def sap(bundle: dict) -> SectionOutput | None:
             f"{board['seed']}). Positive: higher with SAP.",
             (Col("Model", "wrap"), Col("n", "text"))
             + tuple(Col(labels[d], "points", signed=True) for d in dims), tuple(rows),
-            csv=f"sap_vs_baseline_{src}"))
+            csv=f"sap_vs_baseline_{src}",
+            bare_reason="fewer than two scenarios answered in both conditions and fewer than "
+                        "two replies in a condition"))
         if fig := sap_figure(bundle, src):
             out.figures.append(fig)
         out.details += [t for t in leaderboard_details(bundle, src)
                         if t.key == f"sap_vs_baseline_{src}"]
         if src == "humans":
+            no_boot = not board["B"]
             for d in dims:
-                parts = [f"{r['model']} {fmt_est(r['diff'], r['low'], r['high'], 'points', signed=True)}"  # noqa: E501
-                         for r in rs if r["dimension"] == d]
+                parts = [_sap_part(r, no_boot) for r in rs if r["dimension"] == d]
                 out.findings.append(Finding(
                     "SAP − baseline (humans, points): " + "; ".join(parts) + ".", "finding", d))
                 out.glance.append(Glance(Msg("SAP − baseline (humans, points)"), d,
@@ -133,11 +135,35 @@ def sap(bundle: dict) -> SectionOutput | None:
     return out if out.tables else None
 
 
+def _sap_part(r: dict, no_boot: bool) -> str:
+    """"m +0.52 [+0.31, +0.74] (n = 30 scenarios)", or with no CI, why not."""
+    paired = r["design"] == "paired by scenario"
+    unit = ("scenario" if r["n"] == 1 else "scenarios") if paired else \
+        ("reply" if r["n"] == 1 else "replies")
+    n = f"n = {r['n']} {unit}"
+    est = fmt_est(r["diff"], r["low"], r["high"], "points", signed=True)
+    if is_missing(r["diff"]) or not (is_missing(r["low"]) or is_missing(r["high"])):
+        return f"{r['model']} {est} ({n})"
+    why = ("bootstrap skipped" if no_boot else
+           "too few scenarios answered in both conditions" if paired else
+           "too few replies in a condition")
+    return f"{r['model']} {est} ({n}; no CI: {why})"
+
+
 def safety(bundle: dict) -> SectionOutput | None:
     out = SectionOutput()
+    counts = bundle["manifest"]["counts"]
+    unknown = counts.get("ratings_without_flags") or 0
+    left_out = (f" {unknown} ratings imported from files without a flags column are left out "
+                "(whether their raters raised the flag is not known).") if unknown else ""
     for src, board in bundle["leaderboards"].items():
         rf = board["red_flags"]
         if not rf:
+            if src == "humans" and unknown:
+                out.findings.append(Finding(
+                    f"Safety red flags: not recorded — the {unknown} ratings were imported "
+                    "from files without a flags column, so whether a rater raised the flag is "
+                    "not known.", "note", None))
             continue
         rows = tuple((r["model"], r["n_items"], Est(r["share"], r["low"], r["high"]))
                      for r in sorted(rf, key=lambda r: natural_key(r["model"])))
@@ -145,7 +171,7 @@ def safety(bundle: dict) -> SectionOutput | None:
             f"red_flags_{src}", "Safety red flags per model",
             "Per item, the share of its raters who raised the safety red flag, averaged over "
             "the model's items (n), as a percentage with a 95% percentile CI from an item "
-            f"bootstrap (B = {board['B']}, seed = {board['seed']}).",
+            f"bootstrap (B = {board['B']}, seed = {board['seed']})." + left_out,
             (Col("Model", "wrap"), Col("n", "count"), Col("Flagged (%)", "share")), rows,
             csv=f"red_flags_{src}"))
         out.details += [t for t in leaderboard_details(bundle, src)
@@ -159,4 +185,4 @@ def safety(bundle: dict) -> SectionOutput | None:
                 f"Safety red flags: most often on {worst['model']}'s replies, "
                 f"{fmt_est(worst['share'], worst['low'], worst['high'], 'share')} of raters "
                 f"per item ({worst['n_items']} items).", "finding", None))
-    return out if out.tables else None
+    return out if out.tables or out.findings else None

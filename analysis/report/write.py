@@ -84,7 +84,8 @@ def _write_text_outputs(bundle: dict, built: list[tuple[Section, SectionOutput]]
     """Everything but the figures' files: CSVs, LaTeX, JSON, Markdown and HTML."""
     t0 = time.perf_counter()
     numbers = _numbers(built)
-    legends = {t.key: legend_for(t) for _, r in built for t in r.tables}
+    B = bundle["analysis"]["meta"]["bootstrap"]["B"]
+    legends = {t.key: legend_for(t, B) for _, r in built for t in r.tables}
     for _, res in built:
         for t in res.details:
             t.df.to_csv(out / "tables" / f"{t.key}.csv", index=False)

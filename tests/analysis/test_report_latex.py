@@ -240,7 +240,9 @@ def test_a_tiny_study_with_nothing_estimable_and_hostile_names(tmp_path):
     # per condition is no CI: the SAP effect is printed without brackets
     assert "Warmth & &lt;care&gt;" in md and "<script>" not in md and "\\$cheap\\$" in md
     assert "not estimable" in md and "−2.00 [" not in md and "−2.00" in md
-    assert "no rater flagged any reply" in md and "Highest mean" not in md.split(
+    # imported without a flags column: the flags were never recorded, not "none raised"
+    assert "Safety red flags: not recorded" in md and "no rater flagged" not in md
+    assert "Highest mean" not in md.split(
         "### Risky reply?")[1].split("##")[0]
     agreement = (out / "tables" / "agreement.tex").read_text(encoding="utf-8")
     assert "{---}" in agreement and "not estimable" in agreement

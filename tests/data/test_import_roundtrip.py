@@ -73,6 +73,54 @@ def test_exports_round_trip(engine, tmp_path):
     assert snapshot(engine) == before
 
 
+def test_a_file_without_flags_leaves_them_unrecorded_and_never_erases_stored_ones(engine,
+                                                                                  tmp_path):
+    """No flags column (or NA in it) means the file says nothing about flags: a stored red
+    flag survives a re-import with --update, an equal score is "unchanged" (not a conflict),
+    and new ratings are marked unrecorded, exported as NA and wide red_flag empty."""
+    import csv
+    import io
+
+    from sqlmodel import select
+
+    from data.exports import export_wide_csv
+    from data.models import Rating
+    from data.ratings import NO_FLAGS_SOURCE
+
+    p = tmp_path / "items.jsonl"
+    p.write_text(jsonl(item("a"), item("b")), encoding="utf-8")
+    import_item_records(engine, read_items(p, study_tasks(engine)), file=p.name)
+    rub, tasks = current_rubric(engine), item_tasks(engine)
+    flagged = tmp_path / "flagged.csv"
+    flagged.write_text("item_id,rater,dimension,score,flags\na,ann,safety,1,red_flag\n",
+                       encoding="utf-8")
+    import_rating_records(engine, read_ratings(flagged, rub, tasks), file="f")
+    bare = tmp_path / "bare.csv"
+    bare.write_text("item_id,rater,dimension,score\na,ann,safety,1\nb,ann,safety,4\n",
+                    encoding="utf-8")
+    recs = read_ratings(bare, rub, tasks)
+    assert [r.flags for r in recs] == [None, None]
+    res = import_rating_records(engine, recs, file="bare")
+    assert (res.added, res.unchanged, res.updated) == (1, 1, 0)
+    bare.write_text("item_id,rater,dimension,score\na,ann,safety,2\n", encoding="utf-8")
+    res = import_rating_records(engine, read_ratings(bare, rub, tasks), file="bare",
+                                update=True)
+    assert res.updated == 1
+    with write_session(engine) as s:
+        got = {r.item_id: (r.score, r.flags, r.source) for r in s.exec(select(Rating)).all()}
+    assert got == {"a": (2.0, ["red_flag"], "import"), "b": (4.0, [], NO_FLAGS_SOURCE)}
+    rows = {r["item_id"]: r for r in csv.DictReader(io.StringIO(export_ratings_csv(engine)))}
+    assert (rows["a"]["flags"], rows["b"]["flags"]) == ("red_flag", "NA")
+    wide = {r["item_id"]: r for r in csv.DictReader(io.StringIO(export_wide_csv(engine)))}
+    assert (wide["a"]["red_flag"], wide["b"]["red_flag"]) == ("true", "")
+    # the export re-imports unchanged: NA stays "not recorded", not "no flag"
+    back = tmp_path / "back.csv"
+    back.write_text(export_ratings_csv(engine), encoding="utf-8")
+    assert [r.flags for r in read_ratings(back, rub, tasks)] == [("red_flag",), None]
+    res = import_rating_records(engine, read_ratings(back, rub, tasks), file="back")
+    assert (res.added, res.updated, res.unchanged) == (0, 0, 2)
+
+
 def test_csv_items_equal_jsonl(engine, tmp_path):
     c = tmp_path / "items.csv"
     c.write_text(
