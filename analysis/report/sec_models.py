@@ -138,16 +138,14 @@ def sap(bundle: dict) -> SectionOutput | None:
 def _sap_part(r: dict, no_boot: bool) -> str:
     """"m +0.52 [+0.31, +0.74] (n = 30 scenarios)", or with no CI, why not."""
     paired = r["design"] == "paired by scenario"
-    unit = ("scenario" if r["n"] == 1 else "scenarios") if paired else \
-        ("reply" if r["n"] == 1 else "replies")
-    n = f"n = {r['n']} {unit}"
+    n = (Msg("n = {n} scenarios", n=r["n"]) if paired else Msg("n = {n} replies", n=r["n"]))
     est = fmt_est(r["diff"], r["low"], r["high"], "points", signed=True)
     if is_missing(r["diff"]) or not (is_missing(r["low"]) or is_missing(r["high"])):
-        return f"{r['model']} {est} ({n})"
-    why = ("bootstrap skipped" if no_boot else
-           "too few scenarios answered in both conditions" if paired else
-           "too few replies in a condition")
-    return f"{r['model']} {est} ({n}; no CI: {why})"
+        return Msg("{model} {est} ({n})", model=r["model"], est=est, n=n)
+    why = (Msg("bootstrap skipped") if no_boot else
+           Msg("too few scenarios answered in both conditions") if paired else
+           Msg("too few replies in a condition"))
+    return Msg("{model} {est} ({n}; no CI: {why})", model=r["model"], est=est, n=n, why=why)
 
 
 def safety(bundle: dict) -> SectionOutput | None:
