@@ -157,23 +157,18 @@ def compare_dimension(dim: str, humans: Ratings, runs: Mapping[str, JudgeRun], l
         # The verdict is the configuration's own, on every human-rated item it scored (the
         # same as `h2h analyze` gives it); the comparison with the other configurations is
         # on the items all of them scored. One judge, one verdict, wherever it is shown.
+        def metrics(scores: np.ndarray, samples: np.ndarray | None) -> dict:
+            return _block(judge_metrics(
+                humans, scores, level, values, samples=samples, alt_epsilon=alt_epsilon,
+                alt_scoring=alt_scoring, B=B, seed=seed, margin=margin, ci=ci,
+                min_items=min_items, min_human_items=min_human_items, alpha_min=alpha_min))
+
         own = (known or {}).get(name)
         if not (own and own.get("n_scored_items") == int(own_rows.sum())):
-            own = _block(judge_metrics(
-                humans, run.scores, level, values, samples=run.samples, alt_epsilon=alt_epsilon,
-                alt_scoring=alt_scoring, B=B, seed=seed, margin=margin, ci=ci,
-                min_items=min_items, min_human_items=min_human_items,
-                alpha_min=alpha_min))
-        if np.array_equal(own_rows, common):
-            block = own
-        else:
-            block = _block(judge_metrics(
-                humans, js_full, level, values,
-                samples=np.where(common[:, None], run.samples, np.nan)
-                if run.samples is not None else None,
-                alt_epsilon=alt_epsilon, alt_scoring=alt_scoring, B=B, seed=seed,
-                margin=margin, ci=ci, min_items=min_items, min_human_items=min_human_items,
-                alpha_min=alpha_min))
+            own = metrics(run.scores, run.samples)
+        block = own if np.array_equal(own_rows, common) else metrics(
+            js_full, None if run.samples is None else
+            np.where(common[:, None], run.samples, np.nan))
         comparison = block["vs_ceiling"]
         if w is not None:
             s_j = pair_sums(pairs, js_full[pairs.item], n_rows)[common]

@@ -439,10 +439,7 @@ def legend_for(t: PaperTable, B: int | None = None) -> str:
     """The sentences a caption ends with when the table has a "—" (what it means here) or an
     estimate without a CI (why: the bootstrap was skipped, or too few units to resample)."""
     out = [f"— {t.missing}."] if t.has_missing else []
-    bare = any(isinstance(c, Est) and not is_missing(c.value) and
-               (is_missing(c.low) or is_missing(c.high))
-               for r in t.rows if not isinstance(r, Group) for c in r)
-    if bare:
+    if t.has_bare:
         out.append("No CIs: the bootstrap was skipped (B = 0)." if B == 0 else
                    f"A value without a CI: {t.bare_reason}.")
     return " ".join(out)

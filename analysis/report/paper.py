@@ -80,6 +80,13 @@ class PaperTable:
                    for r in self.rows if not isinstance(r, Group) for c in r)
 
     @property
+    def has_bare(self) -> bool:
+        """Whether an estimate stands without its CI."""
+        return any(isinstance(c, Est) and not is_missing(c.value)
+                   and (is_missing(c.low) or is_missing(c.high))
+                   for r in self.rows if not isinstance(r, Group) for c in r)
+
+    @property
     def has_missing(self) -> bool:
         return any(cell_text(c, col) == MISSING for r in self.rows if not isinstance(r, Group)
                    for c, col in zip(r, self.cols, strict=True) if col.numeric)
