@@ -36,6 +36,16 @@ PREAMBLE = r"""% Packages for the h2htalk report's tables and figures: \input{pr
 \usepackage{siunitx}   % S columns: numbers aligned on the decimal point (siunitx 3)
 \usepackage{tabularx}  % tables exactly \columnwidth or \textwidth wide (loads array)
 \usepackage{graphicx}  % \includegraphics{figures/....pdf}
+% \htname{text}: a name in a table's flexible column, beside an estimate whose CI is on the
+% row below; it runs on into that row (and below it when it needs more lines) instead of
+% pushing the CI down. \htnamerest{text}, on the row below, keeps the room the rest needs.
+\newbox\htnamebox
+\providecommand{\htname}[1]{\setbox\htnamebox=\vtop{\strut#1\strut}%
+  \dp\htnamebox=0pt\leavevmode\box\htnamebox}
+\providecommand{\htnamerest}[1]{\setbox\htnamebox=\vtop{\strut#1\strut}%
+  \ifdim\dp\htnamebox>\baselineskip
+    \rule[-\dimexpr\dp\htnamebox-\baselineskip\relax]{0pt}{\dimexpr\dp\htnamebox-\baselineskip\relax}%
+  \fi}
 """
 
 _ESC = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
@@ -145,11 +155,11 @@ def _num(v, col: Col, signed: bool | None = None) -> str:
 
 
 def _ci_text(c: Est, col: Col) -> str:
-    """``[low, high]``; bounds carry a minus but no plus (the estimate above has its sign),
-    which keeps difference columns narrow."""
+    """``[low, high]``, signed as the estimate is (``+.031`` in a difference column), as in
+    the HTML, the Markdown and the findings."""
     if is_missing(c.low) and is_missing(c.high):
         return ""
-    lo, hi = (_num(x, col, signed=False) for x in (c.low, c.high))
+    lo, hi = (_num(x, col) for x in (c.low, c.high))
     return f"[{lo}, {hi}]".replace("-", "−")
 
 
@@ -158,13 +168,37 @@ def _pieces_width(s: str, col: Col, size: float = 10.0) -> float:
     a one-line column takes the whole text."""
     if col.kind != "wrap":
         return _width(s, size)
-    pieces = []
-    for word in s.split():
-        if len(word) > 16 and not any(ch in _BREAK_AFTER for ch in word[:-1]):
-            pieces += [word[i:i + 8] for i in range(0, len(word), 8)]  # as tex() breaks it
-        else:
-            pieces += re.split(r"(?<=[-_/])", word)
-    return max((_width(x, size) for x in pieces if x), default=0.0)
+    return max((_width(x, size) for word in s.split() for x in _pieces(word)), default=0.0)
+
+
+def _pieces(w: str) -> list[str]:
+    """A word in the pieces between the places :func:`tex` lets LaTeX break it."""
+    long_plain = len(w) > 16 and not any(ch in _BREAK_AFTER for ch in w[:-1])
+    pieces, cur = [], ""
+    for i, ch in enumerate(w):
+        cur += ch
+        breakable = ch in "-_/" or (ch == "." and w[i + 1:i + 2].isalpha())
+        if i < len(w) - 1 and (breakable or (long_plain and (i + 1) % 8 == 0)):
+            pieces.append(cur)
+            cur = ""
+    return pieces + [cur] if cur else pieces
+
+
+def _wrap(text: str, room: float, size: float) -> list[str]:
+    """``text`` broken into lines of at most ``room`` points (estimated, generously) at the
+    places LaTeX could break it: how many lines a record takes, for splitting a table that
+    is longer than a page."""
+    lines: list[str] = []
+    cur = ""
+    for word in text.split():
+        for k, piece in enumerate(_pieces(word)):
+            cand = cur + (" " if cur and k == 0 else "") + piece
+            if cur and _width(cand, size) > room:
+                lines.append(cur)
+                cur = piece
+            else:
+                cur = cand
+    return lines + [cur] if cur else lines or [""]
 
 
 def _col_width(t: PaperTable, j: int, scale: float) -> float:
@@ -295,19 +329,46 @@ def _cell(c, col: Col) -> str:
     return tex("" if c is None else c)
 
 
-def _ci_row(r: tuple, cols: list[int], t: PaperTable, ci_size: str) -> str | None:
-    cells, any_ci = [], False
+def _record(r: tuple, cols: list[int], t: PaperTable, lay: _Layout) -> list[list[str]]:
+    r"""One record as the table rows it takes: the estimates on the first, their CIs (and a
+    note's second line) on the second. A flexible column's text beside them is set by
+    ``\htname`` (preamble.tex) across both rows, continuing below them when it needs more
+    lines, so that a CI stays right under its estimate however many lines a long name
+    takes (LaTeX would otherwise put the CI row under the name's last line)."""
+    per_col: dict[int, list[str]] = {}
+    flex: dict[int, str] = {}
     for j in cols:
-        c = r[j]
-        if isinstance(c, Est) and (ci := _ci_text(c, t.cols[j])):
-            cells.append("{" + ci_size + " " + tex(ci) + "}")
-            any_ci = True
-        elif isinstance(c, Note) and c.sub:
-            cells.append(ci_size + " " + tex(c.sub))
-            any_ci = True
-        else:
-            cells.append("")
-    return " & ".join(cells) + r" \\" if any_ci else None
+        c, col = r[j], t.cols[j]
+        text, sub = (c.text, c.sub) if isinstance(c, Note) else (None, "")
+        if col.kind == "wrap":
+            flex[j] = tex(str(c or "") if text is None else text) + (
+                r"\newline{" + lay.ci_size + " " + tex(sub) + "}" if sub else "")
+            continue
+        lines = [_cell(c, col)]
+        if isinstance(c, Est) and (ci := _ci_text(c, col)):
+            lines.append("{" + lay.ci_size + " " + tex(ci) + "}")
+        elif sub:
+            lines.append(lay.ci_size + " " + tex(sub))
+        per_col[j] = lines
+    two = any(len(x) > 1 for x in per_col.values()) or any(
+        isinstance(r[j], Note) and r[j].sub for j in flex)
+    for j, body in flex.items():
+        per_col[j] = [rf"\htname{{{body}}}", rf"\htnamerest{{{body}}}"] if two else [body]
+    n = max(len(x) for x in per_col.values())
+    return [[per_col[j][i] if i < len(per_col[j]) else "" for j in cols] for i in range(n)]
+
+
+def _wrap_room(t: PaperTable, lay: _Layout, cols: list[int]) -> float | None:
+    """The estimated width of each flexible column of a part (what the other columns leave),
+    None when the part has none."""
+    scale = dict((size, sc) for size, _, sc in _SIZES)[lay.size]
+    wrap = [j for j in cols if t.cols[j].kind == "wrap"]
+    if not wrap:
+        return None
+    budget = TEXT_PT if lay.wide else COLUMN_PT
+    room = budget - SEP * (len(cols) - 1) - sum(_col_width(t, j, scale) for j in cols
+                                                 if j not in wrap)
+    return max(room / len(wrap), MIN_WRAP * scale)
 
 
 def _tabular(t: PaperTable, rows: list, cols: list[int], lay: _Layout, width: str) -> list[str]:
@@ -322,7 +383,6 @@ def _tabular(t: PaperTable, rows: list, cols: list[int], lay: _Layout, width: st
              + r" \\", r"\midrule"]
     first_group = True
     after_record = False
-    ci_rows = t.has_ci and any(t.cols[j].numeric for j in cols)
     for r in rows:
         if isinstance(r, Group):
             if not first_group:
@@ -331,12 +391,11 @@ def _tabular(t: PaperTable, rows: list, cols: list[int], lay: _Layout, width: st
                          rf"p{{{width}}}@{{}}}}{{\itshape {tex(r.title)}}} \\")
             first_group, after_record = False, False
             continue
-        if after_record and ci_rows:  # a little air between records of two lines
+        record = _record(r, cols, t, lay)
+        if after_record and (len(record) > 1 or t.has_ci):  # air between records of two lines
             lines.append(r"\addlinespace[2pt]")
         after_record = True
-        lines.append(" & ".join(_cell(r[j], t.cols[j]) for j in cols) + r" \\")
-        if ci := _ci_row(r, cols, t, lay.ci_size):
-            lines.append(ci)
+        lines += [" & ".join(cells) + r" \\" for cells in record]
     lines += [r"\bottomrule", r"\end{tabularx}"]
     return lines
 
@@ -349,27 +408,22 @@ def _max_lines(t: PaperTable, lay: _Layout, caption: str) -> int:
     return max(room - head - 2, 6)
 
 
-def _row_lines(t: PaperTable, lay: _Layout, lines_per_row: int):
-    """A row's height in lines: two with a CI line, more where its text wraps in the flexible
-    column (whose width is what the other columns of the first part leave)."""
-    scale = dict((size, sc) for size, _, sc in _SIZES)[lay.size]
+def _row_lines(t: PaperTable, lay: _Layout):
+    """A record's height in lines: two with a CI line, more where its text wraps in the
+    flexible column (estimated for the first part; later parts have fewer columns, so their
+    flexible column wraps less)."""
     cols = sorted(_stub(t) + list(lay.col_chunks[0]))
-    wrap = [j for j in cols if t.cols[j].kind == "wrap"]
-    if not wrap:
-        return lambda r: lines_per_row
-    budget = TEXT_PT if lay.wide else COLUMN_PT
-    room = budget - SEP * (len(cols) - 1) - sum(_col_width(t, j, scale) for j in cols
-                                                 if j not in wrap)
-    room = max(room / len(wrap), MIN_WRAP * scale)
+    room = _wrap_room(t, lay, cols)
+    scale = dict((size, sc) for size, _, sc in _SIZES)[lay.size]
 
     def lines(r) -> int:
-        n = lines_per_row
-        for j in wrap:
+        n = len(_record(r, cols, t, lay))
+        for j in cols:
             c = r[j]
-            text = c.text if isinstance(c, Note) else str(c or "")
-            n = max(n, -(-_width(text, 10.0 * scale) // room) + (1 if isinstance(c, Note)
-                                                                  and c.sub else 0))
-        return int(n)
+            if room is not None and t.cols[j].kind == "wrap":
+                text, sub = (c.text, c.sub) if isinstance(c, Note) else (str(c or ""), "")
+                n = max(n, len(_wrap(text, room, 10.0 * scale)) + (1 if sub else 0))
+        return n
 
     return lines
 
@@ -405,9 +459,8 @@ def table_tex(t: PaperTable, legend: str = "") -> str:
     env = "table*" if lay.wide else "table"
     width = r"\textwidth" if lay.wide else r"\columnwidth"
     stub = _stub(t)
-    per_row = 2 if t.has_ci else 1
     plain = sentence(t.title) + " " + t.caption + (" " + legend if legend else "")
-    chunks = _row_chunks(t.rows, _row_lines(t, lay, per_row), _max_lines(t, lay, plain))
+    chunks = _row_chunks(t.rows, _row_lines(t, lay), _max_lines(t, lay, plain))
     out = [f"% {t.title} (h2htalk report; full precision in tables/{t.csv or t.key}.csv)"]
     first = True
     for part, nums in enumerate(lay.col_chunks):

@@ -248,3 +248,46 @@ def test_a_tiny_study_with_nothing_estimable_and_hostile_names(tmp_path):
     assert "{---}" in agreement and "not estimable" in agreement
     assert "Warmth \\& $<$care$>$" in agreement
     _check_report(out, "tiny")
+
+
+def _pdf_lines(pdf) -> list[list[str]]:
+    """The words of the PDF's first page by line, top to bottom (pdftotext's word boxes)."""
+    pdftotext = shutil.which("pdftotext")
+    assert pdftotext, "pdftotext missing: `make test` installs Debian's poppler-utils"
+    xml = subprocess.run([pdftotext, "-f", "1", "-l", "1", "-bbox", str(pdf), "-"],
+                         capture_output=True, text=True, check=True).stdout
+    words = [(round(float(y)), w) for y, w in
+             re.findall(r'<word xMin="[\d.]+" yMin="([\d.]+)"[^>]*>([^<]*)</word>', xml)]
+    lines: dict[int, list[str]] = {}
+    for y, w in words:
+        key = next((k for k in lines if abs(k - y) <= 2), y)
+        lines.setdefault(key, []).append(w)
+    return [lines[k] for k in sorted(lines)]
+
+
+def test_a_ci_stays_under_its_estimate_when_a_long_name_wraps(tmp_path):
+    """A model name that wraps over three lines of a column table: the CI line follows its
+    estimate's line directly (LaTeX put it under the name's last line, two lines further
+    down), the name's first line is beside the estimate, and a signed CI carries its +."""
+    from analysis.report.latex import PREAMBLE, table_tex
+    from analysis.report.paper import Col, Est, PaperTable
+
+    names = ["meta-llama/Llama-3.1-70B-Instruct-Turbo-companion (SAP, long run)", "m2"]
+    t = PaperTable("wrap", "A table", "Caption.",
+                   (Col("Model", "wrap"), Col("n", "count"), Col("Empathy", "points"),
+                    Col("Safety Δ", "points", signed=True)),
+                   ((names[0], 61, Est(4.41, 4.2, 4.6), Est(0.25, 0.03, 0.51)),
+                    (names[1], 43, Est(3.38, 3.21, 3.57), Est(-0.2, -0.41, 0.02))))
+    (tmp_path / "preamble.tex").write_text(PREAMBLE, encoding="utf-8")
+    (tmp_path / "wrap.tex").write_text(table_tex(t), encoding="utf-8")
+    assert compile_problems(tmp_path, "acl", ACL, "\\input{wrap}", "wrap-acl") == []
+    lines = _pdf_lines(tmp_path / "acl.pdf")
+    for est, ci in (("4.41", "[4.20,"), ("3.38", "[3.21,")):
+        at = next(i for i, ln in enumerate(lines) if est in ln)
+        assert ci in lines[at + 1], (est, lines[at:at + 3])
+    assert lines[next(i for i, ln in enumerate(lines) if "4.41" in ln)][0].startswith("meta-")
+    # the name is whole, on its lines, and nothing was set twice
+    text = " ".join(w for ln in lines for w in ln)
+    assert text.count("(SAP,") == 1 and "run)" in text
+    assert "[+0.03," in text and "+0.51]" in text
+    assert "[−0.41," in text or "[-0.41," in text
