@@ -68,9 +68,13 @@ def _scores(labels: np.ndarray, others: np.ndarray, scoring: Scoring) -> np.ndar
     return -np.sqrt(sq.sum(axis=1) / n_valid)
 
 
+# the fewest items a human must have rated (among those the judge scored) to be tested
+MIN_ITEMS = 30
+
+
 def alt_test(humans: np.ndarray, judge: np.ndarray, *, scoring: Scoring = "neg_rmse",
              epsilon: float = 0.2, q: float = 0.05, min_humans: int = 2,
-             min_items: int = 30, human_names: tuple | None = None) -> AltTestResult:
+             min_items: int = MIN_ITEMS, human_names: tuple | None = None) -> AltTestResult:
     """Run the test on an items × humans matrix (``nan`` = not labelled) and judge labels.
 
     Examples

@@ -194,7 +194,9 @@ def _rubric_order(engine: Engine) -> dict:
 
     rubric = current_rubric(engine)
     return {"dimensions": [{"key": d.key, "label": d.label, "level": d.level, "kind": d.kind,
-                            "min": d.min, "max": d.max} for d in rubric.dimensions],
+                            "min": d.min, "max": d.max,
+                            "tasks": list(d.tasks) if d.tasks is not None else None}
+                           for d in rubric.dimensions],
             "tasks": list(rubric.tasks)}
 
 

@@ -13,7 +13,7 @@ import pandas as pd
 
 from .figures import Figure
 from .format import dim_labels, dim_order, fmt, fmt_est, is_missing, sentence
-from .paper import Group, PaperTable, cell_text
+from .paper import Group, PaperTable
 from .sections import Finding, Section, SectionOutput, glance_table
 from .tables import HEADERS, Table
 
@@ -97,7 +97,7 @@ def _paper_html(t: PaperTable, number: int, legend: str) -> str:
             cls = ["num" if col.numeric else "text"]
             if getattr(c, "bold", False):
                 cls.append("best")
-            cells.append(f"<td class='{' '.join(cls)}'>{e(cell_text(c, col))}</td>")
+            cells.append(f"<td class='{' '.join(cls)}'>{e(t.text(c, col))}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     name = e(t.csv or t.key)
     csv = (f" Full precision: <a href='tables/{name}.csv'>tables/{name}.csv</a>; LaTeX: "
@@ -129,26 +129,48 @@ def detail_frame(t: Table, labels: dict[str, str]) -> tuple[pd.DataFrame, pd.Dat
         elif kind:
             shown[head] = [fmt(v, kind, signed=signed) for v in vals]
         else:
-            shown[head] = ["" if is_missing(v) else fmt(v) if isinstance(v, bool) else str(v)
-                           for v in vals]
+            shown[head] = ["" if is_missing(v) else fmt(v) if isinstance(v, bool) else
+                           _readable(col, str(v), labels) for v in vals]
         raw[head] = [v if kind and not is_missing(v) and not isinstance(v, bool) else None
                      for v in vals]
     return pd.DataFrame(shown), pd.DataFrame(raw)
+
+
+# values of the CSVs that are keys (stable for R and pandas), as a reader reads them
+_VALUES = {"metric": {"qwk": "QWK", "alpha_with_judge": "α with judge", "mae": "MAE",
+                      "spearman": "Spearman's ρ", "kendall": "Kendall's τ-b",
+                      "pearson": "Pearson's r"},
+           "icc_method": {"reml": "REML", "anova": "ANOVA"}}
+
+
+def _readable(col: str, v: str, labels: dict[str, str]) -> str:
+    """A text cell of a full table for reading: known keys by their names, and a leading
+    dimension key ("memory_fidelity: …") by the rubric's label."""
+    if v in _VALUES.get(col, {}):
+        return _VALUES[col][v]
+    key, sep, rest = v.partition(": ")
+    if sep and key in labels:
+        return f"{labels[key]}: {rest}"
+    return v
 
 
 def _detail_html(t: Table, labels: dict[str, str]) -> str:
     shown, raw = detail_frame(t, labels)
     if shown.empty:
         return ""
-    head = "".join(f"<th scope='col'>{e(h)}</th>" for h in shown.columns)
-    cols = [(shown[h].tolist(), raw[h].tolist()) for h in shown.columns]
+    # text columns (no number to sort by) read from the left, numbers from the right
+    text = {h: all(v is None or pd.isna(v) for v in raw[h].tolist()) for h in shown.columns}
+    head = "".join(f"<th scope='col' class='{'text' if text[h] else 'num'}'>{e(h)}</th>"
+                   for h in shown.columns)
+    cols = [(shown[h].tolist(), raw[h].tolist(), text[h]) for h in shown.columns]
     rows = []
     for i in range(len(shown)):
         cells = []
-        for vals, raws in cols:
+        for vals, raws, is_text in cols:
             v = raws[i]
             dv = "" if v is None or pd.isna(v) else f" data-v='{float(v)!r}'"
-            cells.append(f"<td{dv}>{e(str(vals[i]))}</td>")
+            cells.append(f"<td{dv} class='{'text' if is_text else 'num'}'>{e(str(vals[i]))}"
+                         "</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return (f"<h4 id='full-{e(t.key)}'>{e(t.title)}</h4><p class='caption'>{e(t.caption)} "
             f"CSV: <a href='tables/{e(t.key)}.csv'>tables/{e(t.key)}.csv</a>. Click a column "

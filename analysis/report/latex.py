@@ -26,7 +26,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from .format import MISSING, is_missing, sentence
-from .paper import Col, Est, Group, Note, PaperTable
+from .paper import MARKS, Col, Est, Group, Note, PaperTable
 
 __all__ = ["PREAMBLE", "tex", "table_tex", "tables_tex", "legend_for"]
 
@@ -55,7 +55,8 @@ _ESC = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#
         "ρ": r"$\rho$", "τ": r"$\tau$", "κ": r"$\kappa$", "Δ": r"$\Delta$", "ε": r"$\varepsilon$",
         "×": r"$\times$", "−": r"$-$", "…": r"\ldots{}", "±": r"$\pm$",
         "≈": r"$\approx$", "·": r"$\cdot$", "‘": "`", "’": "'", "“": "``",
-        "”": "''", "\u00a0": "~"}
+        "”": "''", "\u00a0": "~",
+        **{m: rf"\textsuperscript{{{x}}}" for m, x in zip("ᵃᵇᶜᵈᵉᶠᵍʰ", "abcdefgh", strict=True)}}
 _BREAK_AFTER = set("-_/.")
 
 
@@ -311,17 +312,18 @@ def _spec(t: PaperTable, j: int) -> str:
     return "S[" + ", ".join(opts) + "]"
 
 
-def _cell(c, col: Col) -> str:
+def _cell(c, col: Col, mark: str = "") -> str:
+    dash = "{---" + tex(mark) + "}"
     if isinstance(c, Est):
         s = _num(c.value, col)
         if s == MISSING:
-            return "{---}"
+            return dash
         return (r"\bfseries " if c.bold else "") + s
     if isinstance(c, str) and col.numeric:  # a word where a number would be ("", "ref.")
         return "{" + tex(c) + "}"
     if col.numeric and col.kind != "count":
         s = _num(c, col)
-        return "{---}" if s == MISSING else s
+        return dash if s == MISSING else s
     if col.kind == "count":
         return "---" if is_missing(c) else str(int(c))
     if isinstance(c, Note):
@@ -344,7 +346,7 @@ def _record(r: tuple, cols: list[int], t: PaperTable, lay: _Layout) -> list[list
             flex[j] = tex(str(c or "") if text is None else text) + (
                 r"\newline{" + lay.ci_size + " " + tex(sub) + "}" if sub else "")
             continue
-        lines = [_cell(c, col)]
+        lines = [_cell(c, col, t.mark(c, col))]
         if isinstance(c, Est) and (ci := _ci_text(c, col)):
             lines.append("{" + lay.ci_size + " " + tex(ci) + "}")
         elif sub:
@@ -491,7 +493,9 @@ def tables_tex(keys: list[str]) -> str:
 def legend_for(t: PaperTable, B: int | None = None) -> str:
     """The sentences a caption ends with when the table has a "—" (what it means here) or an
     estimate without a CI (why: the bootstrap was skipped, or too few units to resample)."""
-    out = [f"— {t.missing}."] if t.has_missing else []
+    reasons = t.missing_reasons
+    marked = "; ".join(f"—{MARKS[i % len(MARKS)]} {r}" for i, r in enumerate(reasons))
+    out = [f"— {reasons[0]}."] if len(reasons) == 1 else [marked + "."] if reasons else []
     if t.has_bare:
         out.append("No CIs: the bootstrap was skipped (B = 0)." if B == 0 else
                    f"A value without a CI: {t.bare_reason}.")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .format import dim_labels, dim_order, sentence
 from .html import LEGEND
-from .paper import Group, PaperTable, cell_text
+from .paper import Group, PaperTable
 from .sections import Finding, Section, SectionOutput, glance_table
 
 __all__ = ["report_md"]
@@ -40,7 +40,7 @@ def _md_table(t: PaperTable) -> str:
             continue
         cells = []
         for c, col in zip(r, t.cols, strict=True):
-            s = _cell(cell_text(c, col))
+            s = _cell(t.text(c, col))
             cells.append(f"**{s}**" if getattr(c, "bold", False) and s else s)
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -94,5 +94,6 @@ def report_md(bundle: dict, built: list[tuple[Section, SectionOutput]], numbers:
     details = [t for _, out in built for t in out.details]
     if details:
         lines += ["## Full tables", ""] + [
-            f"* `tables/{t.key}.csv` — {md(t.title)}. {md(t.caption)}" for t in details] + [""]
+            f"* `tables/{t.key}.csv` — {md(sentence(t.title))} {md(t.caption)}"
+            for t in details] + [""]
     return "\n".join(lines)

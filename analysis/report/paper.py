@@ -14,7 +14,10 @@ from typing import Literal
 
 from .format import MISSING, NumKind, fmt, fmt_est, is_missing
 
-__all__ = ["Est", "Note", "Col", "Group", "PaperTable", "cell_text", "best"]
+__all__ = ["Est", "Note", "Col", "Group", "PaperTable", "cell_text", "best", "MARKS"]
+
+# the letters after a "—" that say which reason of the legend applies (superscript a, b, ...)
+MARKS = "ᵃᵇᶜᵈᵉᶠᵍʰ"
 
 ColKind = Literal["text", "wrap"] | NumKind
 
@@ -22,12 +25,14 @@ ColKind = Literal["text", "wrap"] | NumKind
 @dataclass(frozen=True)
 class Est:
     """An estimate; ``low``/``high`` its CI (None without a bootstrap); ``bold`` marks the best
-    value where a comparison is the point of the table."""
+    value where a comparison is the point of the table; ``why``: why there is no value (the
+    table's legend says it; without it, the table's ``missing``)."""
 
     value: float | None
     low: float | None = None
     high: float | None = None
     bold: bool = False
+    why: str = ""
 
 
 @dataclass(frozen=True)
@@ -88,8 +93,34 @@ class PaperTable:
 
     @property
     def has_missing(self) -> bool:
-        return any(cell_text(c, col) == MISSING for r in self.rows if not isinstance(r, Group)
-                   for c, col in zip(r, self.cols, strict=True) if col.numeric)
+        return bool(self.missing_reasons)
+
+    @property
+    def missing_reasons(self) -> list[str]:
+        """Why the table's "—" cells have no value, each reason once, in reading order."""
+        out: list[str] = []
+        for r in self.rows:
+            if isinstance(r, Group):
+                continue
+            for c, col in zip(r, self.cols, strict=True):
+                if col.numeric and cell_text(c, col) == MISSING:
+                    why = (c.why if isinstance(c, Est) else "") or self.missing
+                    if why not in out:
+                        out.append(why)
+        return out
+
+    def mark(self, c: Cell, col: Col) -> str:
+        """The letter after a "—" that names its reason in the legend, when the table's
+        "—" cells have more than one reason ("" otherwise)."""
+        reasons = self.missing_reasons
+        if len(reasons) < 2 or not col.numeric or cell_text(c, col) != MISSING:
+            return ""
+        why = (c.why if isinstance(c, Est) else "") or self.missing
+        return MARKS[reasons.index(why) % len(MARKS)]
+
+    def text(self, c: Cell, col: Col) -> str:
+        """The cell as one line of plain text, with its reason's mark after a "—"."""
+        return cell_text(c, col) + self.mark(c, col)
 
 
 def cell_text(c: Cell, col: Col) -> str:

@@ -35,8 +35,13 @@ def reliability(bundle: dict) -> SectionOutput:
         al, ci = x["alpha"][lv], x["alpha_ci"]
         icc = x["icc"].get("ICC2") or {}
         ac = x["gwet"]["ac1"] if lv == "nominal" else x["gwet"]["ac2_quadratic"]
-        rows.append((labels[d], x["n_items"], Est(al, ci["low"], ci["high"]),
-                     Est(icc.get("value"), icc.get("low"), icc.get("high")), ac))
+        why = x.get("not_estimable") or (Msg("too few items rated by two or more raters")
+                                         if is_missing(al) else "")
+        rows.append((labels[d], x["n_items"], Est(al, ci["low"], ci["high"], why=why),
+                     Est(icc.get("value"), icc.get("low"), icc.get("high"),
+                         why=why or Msg("ICC not estimable on these ratings (see the notes)")),
+                     Est(None, why=why or Msg("AC2 not estimable on these ratings")) if
+                     is_missing(ac) else ac))
         out.findings.append(_alpha_finding(d, x))
         band = _BAND_WORD[krippendorff_band(al).split(" ")[0]] if not is_missing(al) else \
             Msg("not estimable")

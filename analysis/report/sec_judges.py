@@ -4,6 +4,7 @@ differences between configurations)."""
 
 from __future__ import annotations
 
+from ..alttest import MIN_ITEMS
 from ..messages import Msg
 from .figures import (
     bland_altman_figures,
@@ -29,6 +30,17 @@ def _short_verdict(v: dict | None) -> Note:
     if v["outcome"] == "can_replace" and v.get("humans_unreliable") is not None:
         sub = Msg("humans unreliable (α = {alpha})", alpha=fmt(v["humans_unreliable"]))
     return Note(_SHORT.get(v["outcome"], v["outcome"]), sub)
+
+
+def _omega(alt: dict | None) -> float | Est:
+    """The test's winning rate, or why it has none."""
+    w = (alt or {}).get("winning_rate")
+    if w is not None:
+        return w
+    if alt and alt.get("humans_tested") == 0:
+        return Est(None, why=Msg("alternative annotator test not run: no human rated {n} of "
+                                 "the items", n=MIN_ITEMS))
+    return Est(None, why=Msg("alternative annotator test not run"))
 
 
 def judges(bundle: dict) -> SectionOutput | None:
@@ -57,8 +69,7 @@ def judges(bundle: dict) -> SectionOutput | None:
                              bold=top == k),
                          Est(cq.get("value"), cq.get("low"), cq.get("high")),
                          Est(dq.get("value"), dq.get("low"), dq.get("high")),
-                         (m.get("alt_test") or {}).get("winning_rate"),
-                         _short_verdict(m.get("verdict"))))
+                         _omega(m.get("alt_test")), _short_verdict(m.get("verdict"))))
             v = m.get("verdict") or {}
             out.findings.append(Finding(_verdict_sentence(sim(j, bundle), m), v.get(
                 "outcome", "not_estimable"), d))
@@ -142,9 +153,10 @@ def calibration(bundle: dict) -> SectionOutput | None:
         "calibration", "Judge configurations compared",
         "Per dimension and configuration, on the items every configuration scored: QWK against "
         "the leave-one-out consensus of the humans, Krippendorff's α with the judge as one more "
-        "rater, mean absolute error (MAE, points) and bias (mean judge − human, points), with "
-        f"95% percentile CIs from a paired item bootstrap (B = {m['B']}, seed = {m['seed']}). "
-        "Bold: the best configuration per dimension and metric.",
+        "rater and mean absolute error (MAE, points), each with a 95% percentile CI from a "
+        f"paired item bootstrap (B = {m['B']}, seed = {m['seed']}); bias: mean judge − human "
+        "(points), a point estimate (no CI). Bold: the best configuration per dimension and "
+        "metric.",
         (Col("Configuration", "wrap"), Col("QWK"), Col("α with judge"), Col("MAE", "points"),
          Col("Bias", "points", signed=True)), tuple(rows), csv="calibration"))
     prs = sorted({(p["a"], p["b"]) for r in calib.values() for p in r["pairs"]})

@@ -45,7 +45,8 @@ def leaderboard(bundle: dict) -> SectionOutput | None:
                     Est(*ci3({"value": (grid.get((m, d)) or {}).get("mean"),
                              "low": (grid.get((m, d)) or {}).get("low"),
                              "high": (grid.get((m, d)) or {}).get("high")}),
-                        bold=tops[d] == k) for d in dims))
+                        bold=tops[d] == k, why=_why_no_mean(bundle, d, task))
+                    for d in dims))
         out.tables.append(PaperTable(
             f"leaderboard_{src}", f"Model leaderboard ({board['source']})",
             "Mean score per companion model and dimension (the mean of item means; n = items), "
@@ -63,6 +64,15 @@ def leaderboard(bundle: dict) -> SectionOutput | None:
     if "humans" in bundle["leaderboards"]:
         out.findings += _leader_findings(bundle)
     return out
+
+
+def _why_no_mean(bundle: dict, d: str, task: str) -> str:
+    """Why a leaderboard cell may have no mean: the dimension is not rated on the task
+    family, or the model's replies there have no rating on it."""
+    tasks = next((x.get("tasks") for x in bundle.get("dimensions", []) if x["key"] == d), None)
+    if task != "all" and tasks is not None and task not in tasks:
+        return Msg("not rated on this task family")
+    return Msg("no rating of the model's replies on this dimension")
 
 
 def _leader_findings(bundle: dict) -> list[Finding]:
@@ -98,25 +108,31 @@ def sap(bundle: dict) -> SectionOutput | None:
             continue
         dims = [d for d in dim_order(bundle) if any(r["dimension"] == d for r in rs)]
         models = sorted({r["model"] for r in rs}, key=natural_key)
-        rows = []
-        for m in models:
-            got = {r["dimension"]: r for r in rs if r["model"] == m}
-            ns = sorted({r["n"] for r in got.values()})
-            n = str(ns[0]) if len(ns) == 1 else f"{ns[0]}–{ns[-1]}"
-            rows.append((m, n) + tuple(Est(*ci3({"value": (got.get(d) or {}).get("diff"),
-                                                 "low": (got.get(d) or {}).get("low"),
-                                                 "high": (got.get(d) or {}).get("high")}))
-                                       for d in dims))
         designs = sorted({r["design"] for r in rs})
+        rows: list = []
+        for m in models:  # a row per dimension, each with its own n (dimensions of one task
+            # family have fewer scenarios than those rated on every reply)
+            got = {r["dimension"]: r for r in rs if r["model"] == m}
+            rows.append(Group(m))
+            for d in dims:
+                if (r := got.get(d)) is None:
+                    continue
+                rows.append((labels[d], r["n"], Est(*ci3({"value": r.get("diff"),
+                                                          "low": r.get("low"),
+                                                          "high": r.get("high")})))
+                            + ((r["design"],) if len(designs) > 1 else ()))
+        units = {"paired by scenario": "n = scenarios answered in both conditions",
+                 "unpaired": "n = replies in both conditions together"}
         out.tables.append(PaperTable(
             f"sap_vs_baseline_{src}", f"Secure Attachment Persona minus baseline "
                                       f"({board['source']})",
             "Difference in mean score (points), SAP minus baseline, per model and dimension "
-            f"({' and '.join(designs)}; n = scenarios answered in both conditions, or replies), "
-            f"with 95% percentile CIs from a bootstrap (B = {board['B']}, seed = "
-            f"{board['seed']}). Positive: higher with SAP.",
-            (Col("Model", "wrap"), Col("n", "text"))
-            + tuple(Col(labels[d], "points", signed=True) for d in dims), tuple(rows),
+            f"({'; '.join(f'{x}: {units.get(x, x)}' for x in designs)}), with 95% "
+            f"percentile CIs from a bootstrap (B = {board['B']}, seed = {board['seed']}). "
+            "Positive: higher with SAP.",
+            (Col("Dimension", "wrap"), Col("n", "count"),
+             Col("SAP − baseline", "points", signed=True))
+            + ((Col("Design", "text"),) if len(designs) > 1 else ()), tuple(rows),
             csv=f"sap_vs_baseline_{src}",
             bare_reason="fewer than two scenarios answered in both conditions and fewer than "
                         "two replies in a condition"))

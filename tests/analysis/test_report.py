@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -482,3 +483,54 @@ def test_names_from_files_are_shown_as_written_in_every_figure(tmp_path):
         browser.close()
     assert link in legend and "<b>bold</b>&co" in legend and "plain<br>judge" in legend
     assert links == 0 and requests == []
+
+
+def test_every_dash_says_why_and_the_sap_table_gives_each_n(report):
+    """A "—" in a paper table carries its own reason in the caption (the demo's ω is missing
+    because no human rated 30 of the memory items; its memory and plan columns are empty on
+    the dialogue family because those dimensions are not rated there), and the SAP table
+    has a row per dimension with its own n (the demo's memory fidelity is paired on 6
+    scenarios, empathy on 18: one row read "n = 6–18")."""
+    judges = (report["out"] / "tables" / "judges.tex").read_text(encoding="utf-8")
+    assert "--- alternative annotator test not run: no human rated 30 of the items." in judges
+    assert "not estimable (see the report's notes)" not in judges
+    board = (report["out"] / "tables" / "leaderboard_humans.tex").read_text(encoding="utf-8")
+    assert "--- not rated on this task family." in board
+    sap = (report["out"] / "tables" / "sap_vs_baseline_humans.tex").read_text(encoding="utf-8")
+    assert "–" not in sap and "--" not in sap.split("\\midrule")[1].split("\\bottomrule")[0]
+    assert re.search(r"\\htname\{Memory fidelity\} & 6 & ", sap)
+    assert re.search(r"\\htname\{Empathy\} & 18 & ", sap)
+    # the calibration caption does not promise a CI for the bias, which has none
+    calib = (report["out"] / "tables" / "calibration.tex").read_text(encoding="utf-8")
+    assert "a point estimate (no CI)" in calib
+
+
+def test_several_reasons_for_a_dash_are_told_apart_by_letters():
+    from analysis.report.latex import legend_for, table_tex
+    from analysis.report.paper import Col, Est, PaperTable
+
+    t = PaperTable("k", "T", "C.", (Col("Model", "wrap"), Col("A"), Col("B")),
+                   (("m1", Est(None, why="no ratings"), Est(0.5, 0.4, 0.6)),
+                    ("m2", Est(0.4, 0.3, 0.5), Est(None, why="not rated here")),
+                    ("m3", Est(None, why="no ratings"), None)))
+    legend = legend_for(t)
+    assert legend == ("—ᵃ no ratings; —ᵇ not rated here; —ᶜ not estimable (see the report's "
+                      "notes).")
+    assert [t.text(c, col) for c, col in zip(t.rows[2], t.cols, strict=True)] == [
+        "m3", "—ᵃ", "—ᶜ"]
+    tex = table_tex(t, legend)
+    assert "{---\\textsuperscript{a}}" in tex and "{---\\textsuperscript{c}}" in tex
+
+
+def test_full_tables_read_as_text_where_they_are_text(report):
+    """The collapsed full tables of the HTML: text left-aligned, keys shown by their names
+    (the demo showed 'qwk', 'alpha_with_judge', 'reml' and 'memory_fidelity: …')."""
+    html = (report["out"] / "report.html").read_text(encoding="utf-8")
+    full = html.split("id='full-calibration_pairs'")[1].split("</table>")[0]
+    assert "<td class='text'>α with judge</td>" in full and ">alpha_with_judge<" not in full
+    agree = html.split("id='full-human_agreement'")[1].split("</table>")[0]
+    assert ">REML<" in agree and ">reml<" not in agree
+    verdicts = html.split("id='full-verdicts'")[1].split("</table>")[0]
+    assert "Memory fidelity: best configuration" in verdicts
+    assert "memory_fidelity: best" not in verdicts
+    assert "?." not in (report["out"] / "report.md").read_text(encoding="utf-8")
