@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install the system packages the test suite needs, only when they are missing:
-#   Debian's chromium (browser tests through Playwright, and the report's figure export), a
+#   Debian's chromium (browser tests through Playwright) and its chromium-headless-shell (the
+#   report's figure export: the same engine, faster to start; analysis/report/export.py), a
 #   CJK font so Chinese items render in screenshots, pdflatex with booktabs, siunitx and the
 #   Times fonts of mathptmx (texlive-science pulls texlive-fonts-recommended; the report's
 #   LaTeX is compiled in a test), poppler-utils (pdftoppm renders those pages to PNG for a
@@ -12,6 +13,7 @@ set -euo pipefail
 
 need=()
 [ -x /usr/bin/chromium ] || need+=(chromium)
+[ -x /usr/lib/chromium/chromium-headless-shell ] || need+=(chromium-headless-shell)
 if ! (command -v fc-list >/dev/null && fc-list :lang=zh | grep -q .); then
   need+=(fonts-wqy-zenhei)
 fi

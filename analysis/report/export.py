@@ -17,6 +17,13 @@
   the same browser (Chrome DevTools ``Page.printToPDF``, through choreographer's public tab
   API): the whole figure, vector, its TrueType font embedded as a real (CID) font.
 
+* **The headless shell when it is installed.** Chromium's ``chromium-headless-shell`` (Debian
+  package of that name) is the same engine without the desktop browser around it: it starts in
+  about 1.5 s where ``chromium`` takes 2.0 s here, and uses less CPU meanwhile, which the
+  statistics computed at the same time get back; its SVG, PNG and PDF are identical (checked
+  pixel for pixel on the demo report). ``BROWSER_PATH`` (kaleido's own setting) still wins;
+  without either, kaleido finds ``chromium`` or Chrome itself.
+
 MathJax is switched off: kaleido would otherwise load it from a CDN for every export (the
 report must work offline and our figures use no TeX).
 """
@@ -26,7 +33,9 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import os
 import re
+import shutil
 import tempfile
 import threading
 from collections.abc import Iterable
@@ -47,6 +56,22 @@ _SET_PAGE = ("new Promise(done => {{ document.title = {title}; document.body.inn
 _PAGE = ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>h2htalk figure</title>"
          "<style id='page-size'></style><style>html,body{margin:0;padding:0;"
          "background:#fff}svg{display:block}</style></head><body></body></html>")
+
+
+# where Debian puts the headless shell's binary (/usr/bin/chromium-headless-shell is a shell
+# script that runs it as a child: the browser would then not be the process kaleido watches)
+_HEADLESS_SHELLS = ("/usr/lib/chromium/chromium-headless-shell",)
+
+
+def browser_path() -> str | None:
+    """The browser to draw with: ``BROWSER_PATH`` left to kaleido (None), else Chromium's
+    headless shell when installed, else None (kaleido looks for chromium or Chrome)."""
+    if os.environ.get("BROWSER_PATH"):
+        return None
+    for candidate in (*_HEADLESS_SHELLS, shutil.which("chrome-headless-shell")):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    return None
 
 
 def _kaleido_class():
@@ -77,7 +102,8 @@ class FigureExporter:
         self._print_lock = asyncio.Lock()
 
     async def _open(self, tabs: int):
-        k = _kaleido_class()(n=tabs, mathjax=False)
+        path = browser_path()
+        k = _kaleido_class()(n=tabs, mathjax=False, **({"path": path} if path else {}))
         await k.open()
         return k
 

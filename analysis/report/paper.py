@@ -10,6 +10,7 @@ the CSV named by ``csv``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal
 
 from .format import MISSING, NumKind, fmt, fmt_est, is_missing
@@ -95,8 +96,8 @@ class PaperTable:
     def has_missing(self) -> bool:
         return bool(self.missing_reasons)
 
-    @property
-    def missing_reasons(self) -> list[str]:
+    @cached_property  # asked for every cell by mark(): computed once per table
+    def missing_reasons(self) -> tuple[str, ...]:
         """Why the table's "—" cells have no value, each reason once, in reading order."""
         out: list[str] = []
         for r in self.rows:
@@ -107,7 +108,7 @@ class PaperTable:
                     why = (c.why if isinstance(c, Est) else "") or self.missing
                     if why not in out:
                         out.append(why)
-        return out
+        return tuple(out)
 
     def mark(self, c: Cell, col: Col) -> str:
         """The letter after a "—" that names its reason in the legend, when the table's

@@ -534,3 +534,31 @@ def test_full_tables_read_as_text_where_they_are_text(report):
     assert "Memory fidelity: best configuration" in verdicts
     assert "memory_fidelity: best" not in verdicts
     assert "?." not in (report["out"] / "report.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.browser
+def test_figures_are_drawn_by_chromiums_headless_shell_unless_browser_path_says_otherwise(
+        monkeypatch):
+    """The exporter runs Chromium's headless shell (`make test` installs Debian's
+    chromium-headless-shell): the same engine as chromium, drawing identical files, that
+    starts faster and leaves more CPU to the statistics computed meanwhile. kaleido's own
+    BROWSER_PATH, when set, is what runs."""
+    from pathlib import Path
+
+    from analysis.report import export
+
+    def browser_of(exporter) -> str:
+        k = exporter._browser.result(timeout=120)
+        wrapper = k.subprocess.pid  # choreographer's wrapper; the browser is its child
+        kids = Path(f"/proc/{wrapper}/task/{wrapper}/children").read_text().split()
+        return Path(f"/proc/{kids[0]}/cmdline").read_bytes().split(b"\0")[0].decode()
+
+    monkeypatch.delenv("BROWSER_PATH", raising=False)
+    assert export.browser_path() == "/usr/lib/chromium/chromium-headless-shell", \
+        "chromium-headless-shell missing: `make test` installs it"
+    with export.FigureExporter() as ex:
+        assert browser_of(ex) == "/usr/lib/chromium/chromium-headless-shell"
+    monkeypatch.setenv("BROWSER_PATH", CHROMIUM)
+    assert export.browser_path() is None
+    with export.FigureExporter() as ex:
+        assert Path(browser_of(ex)).name in ("chromium", "chrome"), browser_of(ex)
