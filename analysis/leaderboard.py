@@ -68,6 +68,12 @@ def leaderboard(scores: pd.DataFrame, items: pd.DataFrame, *, B: int = 1000, see
         cells.append(cell(model, task, dim, g))
     for (model, dim), g in per_item.groupby(["model", "dimension"]):
         cells.append(cell(model, "all", dim, g))
+    # a row's n: the model's items with a score on any dimension (a dimension rated on one
+    # task family only has fewer in the all-families row; each cell has its own n_items)
+    rows = [{"model": model, "task": task, "n_items": int(g["item_id"].nunique())}
+            for (model, task), g in per_item.groupby(["model", "task"])]
+    rows += [{"model": model, "task": "all", "n_items": int(g["item_id"].nunique())}
+             for model, g in per_item.groupby("model")]
     sap = []
     for (model, dim), g in per_item.groupby(["model", "dimension"]):
         s = g[g["condition"] == "sap"]
@@ -102,7 +108,8 @@ def leaderboard(scores: pd.DataFrame, items: pd.DataFrame, *, B: int = 1000, see
             mean, lo, hi = _boot_mean(g["share"].to_numpy(float), B, rng)
             red.append({"model": model, "n_items": len(g), "share": _nn(mean),
                         "low": _nn(lo), "high": _nn(hi)})
-    out = {"source": source, "B": B, "seed": seed, "cells": cells, "sap_vs_baseline": sap,
+    out = {"source": source, "B": B, "seed": seed, "cells": cells, "rows": rows,
+           "sap_vs_baseline": sap,
            "red_flags": red}
     if fair is not None:
         out["adjusted"] = ("fair_mean: mean over items of the fair score from the many-facet "

@@ -31,6 +31,8 @@ def leaderboard(bundle: dict) -> SectionOutput | None:
             continue
         dims = [d for d in dim_order(bundle) if any(c["dimension"] == d for c in cells)]
         models = sorted({c["model"] for c in cells}, key=natural_key)
+        row_n = {(r["model"], r["task"]): r["n_items"] for r in board.get("rows", [])}
+        fewer: dict[str, set[str]] = {}  # dimension -> groups where a cell has fewer items
         rows: list = []
         for task in _tasks(bundle, cells):
             rows.append(Group("All task families" if task == "all" else task.capitalize()))
@@ -41,7 +43,11 @@ def leaderboard(bundle: dict) -> SectionOutput | None:
                 ns = [grid[(m, d)]["n_items"] for d in dims if (m, d) in grid]
                 if not ns:
                     continue
-                rows.append((m, max(ns)) + tuple(
+                n = row_n.get((m, task), max(ns))
+                for d in dims:
+                    if (m, d) in grid and grid[(m, d)]["n_items"] < n:
+                        fewer.setdefault(d, set()).add(task)
+                rows.append((m, n) + tuple(
                     Est(*ci3({"value": (grid.get((m, d)) or {}).get("mean"),
                              "low": (grid.get((m, d)) or {}).get("low"),
                              "high": (grid.get((m, d)) or {}).get("high")}),
@@ -49,10 +55,11 @@ def leaderboard(bundle: dict) -> SectionOutput | None:
                     for d in dims))
         out.tables.append(PaperTable(
             f"leaderboard_{src}", f"Model leaderboard ({board['source']})",
-            "Mean score per companion model and dimension (the mean of item means; n = items), "
-            "over all task families and per family, with 95% percentile CIs from an item "
-            f"bootstrap (B = {board['B']}, seed = {board['seed']}). Bold: the highest mean per "
-            "dimension and task family (on ordered scales)."
+            "Mean score per companion model and dimension (the mean of item means; n = the "
+            "model's items with a score), over all task families and per family, with 95% "
+            f"percentile CIs from an item bootstrap (B = {board['B']}, seed = {board['seed']}). "
+            "Bold: the highest mean per dimension and task family (on ordered scales)."
+            + _fewer_note(bundle, fewer, labels)
             + (" Severity-adjusted means in the CSV." if board.get("adjusted") else ""),
             (Col("Model", "wrap"), Col("n", "count"))
             + tuple(Col(labels[d], "points") for d in dims), tuple(rows),
@@ -64,6 +71,31 @@ def leaderboard(bundle: dict) -> SectionOutput | None:
     if "humans" in bundle["leaderboards"]:
         out.findings += _leader_findings(bundle)
     return out
+
+
+def _fewer_note(bundle: dict, fewer: dict[str, set[str]], labels: dict[str, str]) -> str:
+    """The caption's sentence on means over fewer items than their row's n: a dimension
+    rated on some task families only (in the all-families rows), or items left unrated on a
+    dimension; each cell's own n is in the CSV."""
+    if not fewer:
+        return ""
+    tasks = {x["key"]: x.get("tasks") for x in bundle.get("dimensions", [])}
+    by_family = [d for d, groups in fewer.items() if groups == {"all"} and tasks.get(d)]
+    other = [d for d in fewer if d not in by_family]
+    out = []
+    if by_family:
+        parts = [f"{labels[d]}{' is rated' if i == 0 else ''} on {' and '.join(tasks[d])} items"
+                 for i, d in enumerate(by_family)]
+        out.append(" " + ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "")
+                   + parts[-1] + " only: in the all-families rows "
+                   + ("its mean is" if len(by_family) == 1 else "their means are")
+                   + " over those items (n as in those families' rows; each cell's n is in "
+                   "the CSV).")
+    if other:
+        out.append(" " + ", ".join(labels[d] for d in other)
+                   + ": some means are over fewer items than their row's n (items without "
+                   "a score on the dimension); each cell's n is in the CSV.")
+    return "".join(out)
 
 
 def _why_no_mean(bundle: dict, d: str, task: str) -> str:

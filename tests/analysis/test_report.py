@@ -562,3 +562,53 @@ def test_figures_are_drawn_by_chromiums_headless_shell_unless_browser_path_says_
     assert export.browser_path() is None
     with export.FigureExporter() as ex:
         assert Path(browser_of(ex)).name in ("chromium", "chrome"), browser_of(ex)
+
+
+def test_a_leaderboard_rows_n_counts_the_models_items_and_fewer_item_means_are_told(report):
+    """n is the model's items with a score (counted here from the database), not the largest
+    n of any one dimension; a mean over fewer items than its row's n is said in the caption:
+    the demo's memory fidelity and plan quality are rated on one family each, so their
+    all-families means are over those items only."""
+    import sqlalchemy as sa
+
+    from data.engine import get_engine
+    with get_engine(report["db"]).connect() as c:
+        counted = dict(c.execute(sa.text(
+            "SELECT i.model, COUNT(DISTINCT i.id) FROM item i JOIN rating r ON r.item_id = i.id"
+            " WHERE r.score IS NOT NULL GROUP BY i.model")).all())
+    md = (report["out"] / "report.md").read_text(encoding="utf-8")
+    body = md.split("| *All task families* |")[1].split("| *Dialogue* |")[0]
+    for model, n in counted.items():
+        assert f"| {model} | {n} |" in body, (model, n)
+    caption = md.split("Model leaderboard (humans).")[1].split("\n")[0]
+    assert ("Memory fidelity is rated on recollection items and Plan quality on itinerary "
+            "items only: in the all-families rows their means are over those items") in caption
+
+
+def test_a_mean_over_items_left_unrated_is_told_in_the_leaderboard_caption():
+    """Two models, two dimensions rated on every family; model m2's item a2 is rated on
+    empathy only and its item b on safety only: its row's n is 2 (two items with a score),
+    where each of its cells has n = 1 (the largest n of a cell would say 1)."""
+    import pandas as pd
+
+    from analysis.leaderboard import leaderboard as board_of
+    from analysis.report.sec_models import leaderboard
+
+    items = pd.DataFrame({"item_id": ["a1", "a2", "b"], "model": ["m1", "m2", "m2"],
+                          "condition": "baseline", "task": "dialogue",
+                          "scenario": ["s1", "s1", "s2"]})
+    scores = pd.DataFrame({"item_id": ["a1", "a1", "a2", "b"],
+                           "dimension": ["empathy", "safety", "empathy", "safety"],
+                           "score": [4.0, 5.0, 3.0, 1.0]})
+    board = board_of(scores, items, B=50, seed=1)
+    assert {(r["model"], r["task"]): r["n_items"] for r in board["rows"]} == {
+        ("m1", "dialogue"): 1, ("m2", "dialogue"): 2, ("m1", "all"): 1, ("m2", "all"): 2}
+    dims = [{"key": k, "label": k.capitalize(), "level": "ordinal", "kind": "likert",
+             "min": 1, "max": 5, "tasks": None} for k in ("empathy", "safety")]
+    bundle = {"leaderboards": {"humans": board}, "dimensions": dims, "tasks": ["dialogue"],
+              "analysis": {"dimensions": {}}}
+    t = leaderboard(bundle).tables[0]
+    m2 = [r for r in t.rows if not hasattr(r, "title") and r[0] == "m2"]
+    assert [r[1] for r in m2] == [2, 2]
+    assert ("Empathy, Safety: some means are over fewer items than their row's n (items "
+            "without a score on the dimension)") in t.caption
