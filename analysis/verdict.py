@@ -115,6 +115,11 @@ def _f(x: float | None) -> str:
     return Msg("n/a") if x is None else f"{x:.3f}"
 
 
+def _s(x: float) -> str:
+    """Signed, with the minus sign of the report's tables and findings (−0.004, +0.039)."""
+    return f"{x:+.3f}".replace("-", "−")
+
+
 def replacement_verdict(comparison: dict | None, alt: dict | None, *, margin: float,
                         ci: float = 0.95, alt_min_items: int = 30,
                         max_human_share: float | None = None,
@@ -156,13 +161,13 @@ def _verdict(comparison: dict | None, alt: dict | None, *, margin: float, ci: fl
                        details)
     if lo is None or hi is None:
         qwk = Msg("QWK {judge} vs human ceiling {ceiling} on the same {n} items, difference "
-                  "{d:+.3f}", judge=_f(j), ceiling=_f(c), n=n, d=d)
+                  "{d}", judge=_f(j), ceiling=_f(c), n=n, d=_s(d))
         return Verdict("not_estimable", (qwk, Msg("no confidence interval (bootstrap skipped "
                                                   "or too few items)")), margin, None, n,
                        details)
     qwk = Msg("QWK {judge} vs human ceiling {ceiling} on the same {n} items, difference "
-              "{d:+.3f} [{lo:+.3f}, {hi:+.3f}] against the margin −{margin:g}", judge=_f(j),
-              ceiling=_f(c), n=n, d=d, lo=lo, hi=hi, margin=margin)
+              "{d} [{lo}, {hi}] against the margin −{margin:g}", judge=_f(j),
+              ceiling=_f(c), n=n, d=_s(d), lo=_s(lo), hi=_s(hi), margin=margin)
     alt = alt or {}
     passed = alt.get("passed")
     if passed is None:

@@ -148,6 +148,8 @@ def _readable(col: str, v: str, labels: dict[str, str]) -> str:
     dimension key ("memory_fidelity: …") by the rubric's label."""
     if v in _VALUES.get(col, {}):
         return _VALUES[col][v]
+    if col == "task":  # as the paper tables' groups read
+        return "All task families" if v == "all" else v.capitalize()
     key, sep, rest = v.partition(": ")
     if sep and key in labels:
         return f"{labels[key]}: {rest}"

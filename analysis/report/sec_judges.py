@@ -28,7 +28,7 @@ def _short_verdict(v: dict | None) -> Note:
         return Note(Msg("no verdict"))
     sub = Msg("≈ {n} items needed", n=v["items_needed"]) if v.get("items_needed") else ""
     if v["outcome"] == "can_replace" and v.get("humans_unreliable") is not None:
-        sub = Msg("humans unreliable (α = {alpha})", alpha=fmt(v["humans_unreliable"]))
+        sub = Msg("humans unreliable: α = {alpha}", alpha=fmt(v["humans_unreliable"]))
     return Note(_SHORT.get(v["outcome"], v["outcome"]), sub)
 
 

@@ -533,6 +533,13 @@ def test_full_tables_read_as_text_where_they_are_text(report):
     verdicts = html.split("id='full-verdicts'")[1].split("</table>")[0]
     assert "Memory fidelity: best configuration" in verdicts
     assert "memory_fidelity: best" not in verdicts
+    # the CIs of a verdict's text take the report's minus sign (it read [-0.010, +0.060])
+    assert re.search(r"difference \+0\.\d{3} \[−0\.\d{3}, \+0\.\d{3}\]", verdicts)
+    assert "[-" not in verdicts
+    # task families as the paper tables' groups name them (it read 'dialogue', 'all')
+    board = html.split("id='full-leaderboard_humans'")[1].split("</table>")[0]
+    assert "<td class='text'>All task families</td>" in board
+    assert "<td class='text'>Dialogue</td>" in board and ">all<" not in board
     assert "?." not in (report["out"] / "report.md").read_text(encoding="utf-8")
 
 

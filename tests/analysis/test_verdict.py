@@ -58,7 +58,7 @@ def test_not_enough_evidence_names_the_items_needed():
     v = replacement_verdict(_cmp(-0.02, -0.079, 0.04, sd=0.03), PASS, margin=0.05)
     assert v.outcome == "not_enough_evidence" and v.items_needed == 385
     assert v.phrase == "not enough evidence yet (about 385 human-rated items needed)"
-    assert "difference -0.020 [-0.079, +0.040] against the margin −0.05" in v.text
+    assert "difference −0.020 [−0.079, +0.040] against the margin −0.05" in v.text
 
 
 def test_projection_includes_the_alternative_annotator_tests_minimum():
