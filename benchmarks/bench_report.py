@@ -6,7 +6,9 @@ measured side by side in the same run (medians of interleaved repeats):
    the statistics the report presents. Requirement: report / analyze <= 2.0. On an idle
    2-core machine ``h2h analyze`` takes about 2.3 s, so this is the issue's "under 5 s".
    Before (issue 12): 15.7 s on the issue author's machine and 12.3 s here with PNG + SVG
-   only, about 3.5 x ``h2h analyze``.
+   only, about 3.5 x ``h2h analyze``. Stop 23: 1.90 (h2h report 5.9 s, analyze 3.1 s; it was
+   2.03-2.22 before the "—" reasons were worked out once per table and the figures drawn by
+   Chromium's headless shell).
 2. **Figure export.** The same figures written one ``fig.write_image`` call per file through
    plotly's own kaleido path (what the report did before: a page reload per image, MathJax
    asked from a CDN, the PDF shrunk into print margins) against
