@@ -64,8 +64,26 @@ class _Crossed:
         self.k = int(rater.max()) + 1
         self.m = np.bincount(item, minlength=self.n_items).astype(float)
         self.n_r = np.bincount(rater, minlength=self.k).astype(float)
-        self.P = sparse.csr_matrix((np.ones(self.n), (item, rater)),
-                                   shape=(self.n_items, self.k))
+        # P' diag(c) P, the raters x raters part of G, is one sparse mat-vec per evaluation:
+        # row (r1, r2) of W holds P[i, r1] P[i, r2] for every item i, so (W c)[r1 k + r2]
+        # is sum_i c_i P[i, r1] P[i, r2]. Building P' diag(c) P from sparse matrices at each
+        # evaluation took most of an ICC's time (scipy's sparse products are slow on small
+        # matrices); W has sum_i (raters of item i)^2 entries.
+        P = sparse.csr_matrix((np.ones(self.n), (item, rater)),
+                              shape=(self.n_items, self.k))
+        P.sum_duplicates()
+        per_item = np.diff(P.indptr)
+        rows, cols, vals = [], [], []
+        for size in np.unique(per_item[per_item > 0]):
+            its = np.flatnonzero(per_item == size)  # items with `size` distinct raters
+            at = P.indptr[its][:, None] + np.arange(size)
+            r, v = P.indices[at], P.data[at]  # items x size
+            rows.append((r[:, :, None] * self.k + r[:, None, :]).ravel())
+            cols.append(np.repeat(its, size * size))
+            vals.append((v[:, :, None] * v[:, None, :]).ravel())
+        self.W = sparse.csr_matrix((np.concatenate(vals), (np.concatenate(rows),
+                                                           np.concatenate(cols))),
+                                   shape=(self.k * self.k, self.n_items))
 
     def _a_inv(self, u: np.ndarray, c: np.ndarray) -> np.ndarray:
         """A^-1 u, item block by block: (I - c_i 1 1') u."""
@@ -75,7 +93,7 @@ class _Crossed:
     def parts(self, ta: float, tb: float):
         c = ta / (1.0 + self.m * ta)
         logdet_a = float(np.sum(np.log1p(self.m * ta)))
-        g = np.diag(self.n_r) - (self.P.T @ sparse.diags(c) @ self.P).toarray()
+        g = np.diag(self.n_r) - (self.W @ c).reshape(self.k, self.k)
         mm = np.eye(self.k) + tb * g
         chol = linalg.cho_factor(mm, lower=True, check_finite=False)
         logdet_m = 2.0 * float(np.sum(np.log(np.diag(chol[0]))))
