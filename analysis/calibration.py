@@ -25,7 +25,7 @@ from scipy import stats
 from .alpha import Level, alpha_from_matrix
 from .alttest import Scoring
 from .ceiling import loo_pairs, mae_from_sums, pair_sums, pooled_metrics, qwk_from_sums
-from .judge import judge_metrics
+from .judge import judge_metrics, lower_medians
 from .layout import Ratings
 from .messages import Msg
 from .resample import item_weights, percentile_ci, two_sided_p, weighted_alpha
@@ -64,7 +64,7 @@ def _misses(humans: Ratings, judge: np.ndarray, values: Sequence[float], binary:
     m = humans.matrix
     rated = np.sum(~np.isnan(m), axis=1) > 0
     med = np.full(m.shape[0], np.nan)
-    med[rated] = [np.quantile(r[~np.isnan(r)], 0.5, method="lower") for r in m[rated]]
+    med[rated] = lower_medians(m[rated])
     ok = rated & ~np.isnan(judge)
     if binary:
         flagged = ok & (med == max(values))
