@@ -278,15 +278,20 @@ def report_cmd(
         from data.engine import get_engine
 
         from .analyze import AnalysisOptions
-        from .report import build_bundle, write_report
+        from .report import write_report
+        from .report.bundle import start_bundle
 
         opts = AnalysisOptions(B=bootstrap, seed=seed, alpha_min=alpha_min, margin=margin,
                                ci_method=ci_method,  # type: ignore[arg-type]
                                alt_epsilon=alt_epsilon)
-        bundle = build_bundle(get_engine(db), opts, adjusted=adjusted)
+        # the calibration and the leaderboards are computed while the browser draws the
+        # first sections' figures (write_report calls finish when they are needed)
+        bundle, finish = start_bundle(get_engine(db), opts, adjusted=adjusted)
         t_bundle = time.perf_counter() - t0
         try:
-            timing = write_report(bundle, out_dir, figures=figures, exporter=exporter)
+            timing = write_report(bundle, out_dir, figures=figures, exporter=exporter,
+                                  finish=finish)
+            t_bundle += timing.pop("statistics_after_first_sections", 0.0)
         except Exception as exc:  # the browser, not the data: everything else is written
             if figures and (out_dir / "report.html").exists():
                 raise H2HError(f"the report is in {out_dir}/ but its figures could not be "

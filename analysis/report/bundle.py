@@ -6,6 +6,7 @@ The ``analysis`` part is exactly :func:`analysis.analyze.analyze` with the same 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -22,12 +23,12 @@ from data.ratings import NO_FLAGS_SOURCE
 from ..analyze import AnalysisOptions, analyze
 from ..calibration import JudgeRun, calibrate, compare_dimension
 from ..judge import aggregate_samples
-from ..layout import as_ratings
+from ..layout import Ratings, as_ratings
 from ..leaderboard import leaderboard
 from ..rater_model import fair_scores, fit_dimensions
 from ..study import study_frames, study_judges, study_metrics, study_repeats, study_systems
 
-__all__ = ["build_bundle", "study_items", "study_flags"]
+__all__ = ["build_bundle", "start_bundle", "study_items", "study_flags"]
 
 
 def study_items(engine: Engine) -> pd.DataFrame:
@@ -104,6 +105,17 @@ def build_bundle(engine: Engine, options: AnalysisOptions = AnalysisOptions(),
     """Everything the report shows (``dimensions``: the rubric's, in order, with labels);
     ``adjusted`` adds the human leaderboard's column
     "adjusted for rater severity" (fair scores of the many-facet Rasch model)."""
+    bundle, finish = start_bundle(engine, options, adjusted)
+    return finish()
+
+
+def start_bundle(engine: Engine, options: AnalysisOptions = AnalysisOptions(),
+                 adjusted: bool = False) -> tuple[dict[str, Any], Callable[[], dict[str, Any]]]:
+    """The bundle in two steps: first everything but the judge configurations' comparison
+    (``calibration``), the leaderboards and the manifest's ``best_judge``; then the function
+    that adds those (once; it returns the bundle). :func:`~.write.write_report` calls it
+    before the first section that needs them, so that the browser draws the figures of the
+    first sections (human agreement, the judges) while the rest is computed."""
     ratings, scales, context = study_frames(engine)
     judges = study_judges(engine)
     items = study_items(engine)
@@ -112,9 +124,8 @@ def build_bundle(engine: Engine, options: AnalysisOptions = AnalysisOptions(),
                        options=options, context=context, repeats=study_repeats(engine),
                        metrics=metrics if not metrics.empty else None,
                        items=study_systems(engine), metric_configs=metric_configs)
-    calib: dict[str, dict] = {}
+    pending: list[tuple[str, Any, Ratings, dict[str, JudgeRun]]] = []
     ba: list[dict] = []
-    lengths = items.set_index("item_id")["length"]
     for dim, sc in scales.items():
         sub = ratings[ratings["dimension"] == dim].rename(columns={"item_id": "item"})
         sub = sub.dropna(subset=["score"])
@@ -133,28 +144,7 @@ def build_bundle(engine: Engine, options: AnalysisOptions = AnalysisOptions(),
                        "mean": ((per_item[ok] + hm[ok]) / 2).tolist(),
                        "diff": (per_item[ok] - hm[ok]).tolist()})
         if runs:
-            calib[dim] = compare_dimension(
-                dim, humans, runs, sc.level, sc.values,
-                lengths=lengths.reindex(list(humans.items)).to_numpy(float),
-                binary=sc.binary, B=options.B, seed=options.seed,
-                alt_epsilon=options.alt_epsilon, alt_scoring=options.alt_scoring,
-                margin=options.margin, ci=options.ci, min_items=options.min_units,
-                min_human_items=options.min_shared_items, alpha_min=options.alpha_min,
-                known={j: analysis["judges"].get(j, {}).get(dim) or {} for j in runs})
-    calibrate(calib)
-    flags = study_flags(engine)
-    fair = None
-    if adjusted:
-        ordered = {d: (sc.values, sc.binary or sc.level != "nominal") for d, sc in scales.items()}
-        fair = fair_scores(fit_dimensions(ratings, ordered))
-    boards = {"humans": leaderboard(ratings, items, B=options.B, seed=options.seed,
-                                    flags=flags, source="humans", fair=fair)}
-    best = _best_judge(calib)
-    if best is not None:
-        jb = judges[judges["judge"] == best]
-        boards["judge"] = leaderboard(jb, items, B=options.B, seed=options.seed,
-                                      source=f"judge {best} (best calibrated)")
-    configs = _judge_configs(engine)
+            pending.append((dim, sc, humans, runs))
     manifest = {
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "study": context.get("study"), "rubric": context.get("rubric"),
@@ -165,7 +155,7 @@ def build_bundle(engine: Engine, options: AnalysisOptions = AnalysisOptions(),
                    "simulated_raters": context.get("simulated_raters", []),
                    "judgments": int(len(judges)),
                    "unscored_judgments": int(judges["score"].isna().sum())},
-        "judge_configurations": configs,
+        "judge_configurations": _judge_configs(engine),
         "metric_configurations": metric_configs,
         "bootstrap": {"method": options.ci_method, "B": options.B, "seed": options.seed,
                       "level": options.ci, "alpha_min": options.alpha_min,
@@ -181,10 +171,46 @@ def build_bundle(engine: Engine, options: AnalysisOptions = AnalysisOptions(),
         "alt_test": {"epsilon": options.alt_epsilon,
                      "scoring": options.alt_scoring or "accuracy for nominal, neg_rmse "
                                                         "otherwise"},
-        "best_judge": best, "packages": _versions(),
+        "packages": _versions(),
     }
-    return {"analysis": analysis, "calibration": calib, "leaderboards": boards,
-            "bland_altman": ba, "manifest": manifest, **_rubric_order(engine)}
+    bundle: dict[str, Any] = {"analysis": analysis, "bland_altman": ba, "manifest": manifest,
+                              **_rubric_order(engine)}
+
+    def finish() -> dict[str, Any]:
+        if "calibration" in bundle:
+            return bundle
+        calib: dict[str, dict] = {}
+        lengths = items.set_index("item_id")["length"]
+        for dim, sc, humans, runs in pending:
+            calib[dim] = compare_dimension(
+                dim, humans, runs, sc.level, sc.values,
+                lengths=lengths.reindex(list(humans.items)).to_numpy(float),
+                binary=sc.binary, B=options.B, seed=options.seed,
+                alt_epsilon=options.alt_epsilon, alt_scoring=options.alt_scoring,
+                margin=options.margin, ci=options.ci, min_items=options.min_units,
+                min_human_items=options.min_shared_items, alpha_min=options.alpha_min,
+                known={j: analysis["judges"].get(j, {}).get(dim) or {} for j in runs})
+        calibrate(calib)
+        fair = None
+        if adjusted:
+            ordered = {d: (sc.values, sc.binary or sc.level != "nominal")
+                       for d, sc in scales.items()}
+            fair = fair_scores(fit_dimensions(ratings, ordered))
+        boards = {"humans": leaderboard(ratings, items, B=options.B, seed=options.seed,
+                                        flags=study_flags(engine), source="humans",
+                                        fair=fair)}
+        best = _best_judge(calib)
+        if best is not None:
+            jb = judges[judges["judge"] == best]
+            boards["judge"] = leaderboard(jb, items, B=options.B, seed=options.seed,
+                                          source=f"judge {best} (best calibrated)")
+        # the manifest keeps its key order: best_judge before packages, as always
+        packages = manifest.pop("packages")
+        manifest.update(best_judge=best, packages=packages)
+        bundle.update(calibration=calib, leaderboards=boards)
+        return bundle
+
+    return bundle, finish
 
 
 def _rubric_order(engine: Engine) -> dict:

@@ -53,10 +53,15 @@ class SectionOutput:
 
 @dataclass(frozen=True)
 class Section:
+    """``needs``: "analysis" when ``build`` reads only what the first step of
+    :func:`~.bundle.start_bundle` computes (the analysis, Bland–Altman points, the manifest
+    without ``best_judge``), "all" when it also reads the calibration or the leaderboards."""
+
     key: str
     title: str
     intro: str
     build: Callable[[dict], SectionOutput | None]
+    needs: Literal["analysis", "all"] = "all"
 
 
 def ordered(bundle: dict, d: str) -> bool:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from .export import FORMATS, FigureExporter
@@ -31,14 +32,17 @@ __all__ = ["write_report"]
 def write_report(bundle: dict, out: str | Path, *, figures: bool = True,
                  exporter: FigureExporter | None = None,
                  sections: list[Section] | None = None,
-                 built: list[tuple[Section, SectionOutput]] | None = None) -> dict[str, float]:
+                 built: list[tuple[Section, SectionOutput]] | None = None,
+                 finish: Callable[[], object] | None = None) -> dict[str, float]:
     """Write every output into ``out``; returns the time spent per step (seconds).
 
     ``exporter`` is an already started :class:`FigureExporter` (``h2h report`` starts one
     before the statistics so that Chromium starts meanwhile); without one, one is started
     here when ``figures`` is true. The caller closes an exporter it passed in. ``sections``
     replaces the list of sections; ``built`` passes sections already built from this
-    bundle."""
+    bundle. ``finish`` is the second step of :func:`~.bundle.start_bundle` when ``bundle``
+    is its first: it is called before the first section that needs it (the sections before
+    it have their figures drawn meanwhile) and in any case before anything is written."""
     out = Path(out)
     (out / "tables").mkdir(parents=True, exist_ok=True)
     (out / "figures").mkdir(parents=True, exist_ok=True)
@@ -54,17 +58,31 @@ def write_report(bundle: dict, out: str | Path, *, figures: bool = True,
             pending.append(exporter.submit(
                 ((f.fig, out / "figures" / f.key) for f in section_figures), FORMATS))
 
+    finished = finish is None
+
+    def complete() -> None:
+        nonlocal finished
+        if not finished:
+            t1 = time.perf_counter()
+            finish()
+            finished = True
+            timing["statistics_after_first_sections"] = time.perf_counter() - t1
+
     try:
         if built is None:  # each section's figures go to the browser once it is built
             built = []
             for s in SECTIONS if sections is None else sections:
+                if s.needs != "analysis":
+                    complete()
                 for pair in build_sections(bundle, [s]):
                     built.append(pair)
                     draw(pair[1].figures)
         else:
             for _, res in built:
                 draw(res.figures)
-        timing["sections"] = time.perf_counter() - t0
+        complete()
+        timing["sections"] = (time.perf_counter() - t0
+                              - timing.get("statistics_after_first_sections", 0.0))
         _write_text_outputs(bundle, built, out, timing)
         if figures:
             t0 = time.perf_counter()

@@ -619,3 +619,39 @@ def test_a_mean_over_items_left_unrated_is_told_in_the_leaderboard_caption():
     assert [r[1] for r in m2] == [2, 2]
     assert ("Empathy, Safety: some means are over fewer items than their row's n (items "
             "without a score on the dimension)") in t.caption
+
+
+def test_the_first_sections_need_only_the_first_step_of_the_bundle(report, tmp_path):
+    """`h2h report` has the browser draw the first sections' figures while the calibration
+    and the leaderboards are computed (start_bundle's second step). A section marked
+    needs="analysis" that read them would fail here (KeyError), and a report written in two
+    steps says exactly what the one-step report says."""
+    from analysis.analyze import AnalysisOptions
+    from analysis.report.bundle import build_bundle, start_bundle
+    from analysis.report.sections import SECTIONS, build_sections
+    from analysis.report.write import write_report
+    from data.engine import get_engine
+
+    opts = AnalysisOptions(B=40, seed=3)
+    partial, finish = start_bundle(get_engine(report["db"]), opts)
+    assert "calibration" not in partial and "leaderboards" not in partial
+    early = [s for s in SECTIONS if s.needs == "analysis"]
+    assert {s.key for s in early} >= {"reliability", "judges"}
+    built = build_sections(partial, early)
+    assert {s.key for s, _ in built} >= {"reliability", "judges"}
+    assert any(out.figures for _, out in built)
+
+    calls = []
+    write_report(partial, tmp_path / "two", figures=False,
+                 finish=lambda: calls.append(1) or finish())
+    assert calls == [1] and "best_judge" in partial["manifest"]
+    write_report(build_bundle(get_engine(report["db"]), opts), tmp_path / "one", figures=False)
+    for name in ("report.md", "tables.tex", "tables/judges.tex", "tables/calibration.tex",
+                 "tables/leaderboard_humans.tex", "tables/verdicts.csv"):
+        one, two = ((tmp_path / d / name).read_text(encoding="utf-8") for d in ("one", "two"))
+        strip = re.compile(r"Generated \S+")
+        assert strip.sub("", one) == strip.sub("", two), name
+    m1, m2 = (json.loads((tmp_path / d / "manifest.json").read_text(encoding="utf-8"))
+              for d in ("one", "two"))
+    m1.pop("generated_at"), m2.pop("generated_at")
+    assert m1 == m2 and list(m1) == list(m2)
