@@ -4,7 +4,8 @@
 #   report's figure export: the same engine, faster to start; analysis/report/export.py), a
 #   CJK font so Chinese items render in screenshots, pdflatex with booktabs, siunitx and the
 #   Times fonts of mathptmx (texlive-science pulls texlive-fonts-recommended; the report's
-#   LaTeX is compiled in a test), poppler-utils (pdftoppm renders those pages to PNG for a
+#   LaTeX is compiled in a test), the CJK package and its Song font (Chinese names and
+#   labels in that LaTeX), poppler-utils (pdftoppm renders those pages to PNG for a
 #   reviewer, pdffonts and pdfinfo check the figures), Liberation Serif (the figures' Times:
 #   a TrueType font, so the PDFs embed it as a real font), postgresql (the data layer's
 #   second backend; the tests start a throwaway cluster of their own), and g++ and cmake
@@ -28,6 +29,10 @@ command -v g++ >/dev/null || need+=(g++)
 command -v cmake >/dev/null || need+=(cmake)
 if ! kpsewhich siunitx.sty >/dev/null 2>&1 || ! kpsewhich ptmr8t.tfm >/dev/null 2>&1; then
   need+=(texlive-science)  # siunitx S columns; depends on texlive-fonts-recommended (Times)
+fi
+# Chinese names and labels in the report's LaTeX: CJKutf8 and its UTF-8 Song font (gbsn)
+if ! kpsewhich CJKutf8.sty >/dev/null 2>&1 || ! kpsewhich c70gbsn.fd >/dev/null 2>&1; then
+  need+=(latex-cjk-chinese latex-cjk-chinese-arphic-gbsn00lp)
 fi
 command -v pdftoppm >/dev/null && command -v pdffonts >/dev/null || need+=(poppler-utils)
 if ! command -v fc-list >/dev/null || [ -z "$(fc-list 'Liberation Serif' family)" ]; then

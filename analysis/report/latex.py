@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from .format import MISSING, is_missing, sentence
 from .paper import MARKS, Col, Est, Group, Note, PaperTable
 
-__all__ = ["PREAMBLE", "tex", "table_tex", "tables_tex", "legend_for"]
+__all__ = ["PREAMBLE", "PREAMBLE_CJK", "preamble", "tex", "table_tex", "tables_tex",
+           "legend_for"]
 
 PREAMBLE = r"""% Packages for the h2htalk report's tables and figures: \input{preamble} before
 % \begin{document} (any of them your document loads already can stay).
@@ -48,6 +49,27 @@ PREAMBLE = r"""% Packages for the h2htalk report's tables and figures: \input{pr
   \fi}
 """
 
+PREAMBLE_CJK = r"""% Chinese in names and labels: \htzh{...} sets it in the Song face of the CJK
+% package (Debian: latex-cjk-chinese and latex-cjk-chinese-arphic-gbsn00lp; TeX Live: the
+% cjk package and its arphic fonts), so that pdflatex compiles it.
+\usepackage{CJKutf8}
+\DeclareRobustCommand{\htzh}[1]{\begin{CJK}{UTF8}{gbsn}#1\end{CJK}}
+"""
+CJK_COMMAND = "\\htzh{"
+
+
+def preamble(cjk: bool = False) -> str:
+    """The packages the tables and figures need; ``cjk`` when some text holds Chinese
+    (:data:`CJK_COMMAND` in a table or caption), which needs the CJK package too."""
+    return PREAMBLE + (PREAMBLE_CJK if cjk else "")
+
+
+# Han characters, CJK punctuation, kana and full-width forms: the CJK package's UTF-8 Song
+# font sets them (emoji and other scripts it does not have stay "?")
+_CJK_RUN = re.compile("([\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+                      "\uff01-\uff60\U00020000-\U0002fa1f]+)")
+
+
 _ESC = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
         "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
         "^": r"\textasciicircum{}", "—": "---", "–": "--", "≥": r"$\geq$", "≤": r"$\leq$",
@@ -63,15 +85,21 @@ _BREAK_AFTER = set("-_/.")
 def tex(s: object) -> str:
     r"""Text for LaTeX: special characters escaped, the few Greek letters and symbols of the
     report as math, accents kept through their base letter, long names breakable after
-    ``-``, ``_``, ``/``, ``.`` (and every 8 characters in a name with no such place); other
-    letters through their base letter, anything else pdflatex cannot set as ``?``.
+    ``-``, ``_``, ``/``, ``.`` (and every 8 characters in a name with no such place); Chinese
+    in ``\htzh{...}`` (:data:`PREAMBLE_CJK`); other letters through their base letter,
+    anything else pdflatex cannot set as ``?``.
 
     >>> tex("memory_fidelity ≥ 0.8 & 50%")
     'memory\\_\\allowbreak{}fidelity $\\geq$ 0.8 \\& 50\\%'
+    >>> tex("通义千问-7b（SAP）")
+    '\\htzh{通义千问}-\\allowbreak{}7b\\htzh{（}SAP\\htzh{）}'
     """
     out = []
     for word in re.split(r"(\s+)", str(s)):
-        out.append(_word(word))
+        # a run of Chinese is set by the CJK package, which breaks lines between its
+        # characters itself; the rest of the word as before
+        for k, part in enumerate(_CJK_RUN.split(word)):
+            out.append(rf"\htzh{{{part}}}" if k % 2 else _word(part))
     return "".join(out)
 
 
@@ -108,6 +136,8 @@ def _width(s: str, size: float = 10.0) -> float:
     for ch in s:
         if ch in _W:
             w += _W[ch]
+        elif _CJK_RUN.match(ch):
+            w += 10.0  # a square em
         elif ch.isupper():
             w += 7.2
         elif ch in "ilj'ft":

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from .export import FORMATS, FigureExporter
 from .html import report_html
-from .latex import PREAMBLE, legend_for, table_tex, tables_tex, tex
+from .latex import CJK_COMMAND, legend_for, preamble, table_tex, tables_tex, tex
 from .markdown import report_md
 from .sections import SECTIONS, Finding, Section, SectionOutput, build_sections
 
@@ -104,15 +104,18 @@ def _write_text_outputs(bundle: dict, built: list[tuple[Section, SectionOutput]]
     numbers = _numbers(built)
     B = bundle["analysis"]["meta"]["bootstrap"]["B"]
     legends = {t.key: legend_for(t, B) for _, r in built for t in r.tables}
+    cjk = any(CJK_COMMAND in tex(f.caption) for _, r in built for f in r.figures)
     for _, res in built:
         for t in res.details:
             t.df.to_csv(out / "tables" / f"{t.key}.csv", index=False)
         for t in res.tables:
-            (out / "tables" / f"{t.key}.tex").write_text(table_tex(t, legends[t.key]),
-                                                         encoding="utf-8")
+            text = table_tex(t, legends[t.key])
+            cjk = cjk or CJK_COMMAND in text
+            (out / "tables" / f"{t.key}.tex").write_text(text, encoding="utf-8")
     keys = [t.key for _, r in built for t in r.tables]
     (out / "tables.tex").write_text(tables_tex(keys), encoding="utf-8")
-    (out / "preamble.tex").write_text(PREAMBLE, encoding="utf-8")
+    # the CJK package only when a name or label is Chinese (a paper without it needs none)
+    (out / "preamble.tex").write_text(preamble(cjk), encoding="utf-8")
     (out / "analysis.json").write_text(json.dumps(bundle["analysis"], indent=2,
                                                   ensure_ascii=False, allow_nan=False) + "\n",
                                        encoding="utf-8")

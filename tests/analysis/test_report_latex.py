@@ -194,8 +194,66 @@ def test_tex_escapes_and_breaks_long_names():
     # a name with no place to break gets one every 8 characters
     assert tex("CompanionModelWithoutAnyBreak") == (
         "Companio\\allowbreak{}nModelWi\\allowbreak{}thoutAny\\allowbreak{}Break")
-    # Latin letters with accents are set by LaTeX itself; what pdflatex cannot set is "?"
-    assert tex("café 模型") == "café ??"
+    # Latin letters with accents are set by LaTeX itself, Chinese by the CJK package
+    # (preamble.tex loads it when a table needs it); what pdflatex cannot set is "?"
+    assert tex("café 模型，v2") == "café \\htzh{模型，}v2"
+    assert tex("bot 😀") == "bot ?"
+
+
+def test_chinese_labels_and_model_names_compile_and_print(tmp_path):
+    """A study with a rubric written in Chinese only and Chinese model names (as a Chinese
+    group's study is): the tables compile on the ACL page and in an article, and the PDF
+    holds the Chinese names, not "??" (before, every Chinese character was set as "?")."""
+    anchors = "\n".join(f'{v} = "{v} 级"' for v in range(1, 6))
+    rubric = ('name = "陪伴评估量表"\ntasks = ["dialogue"]\nguidelines = "请评分。"\n'
+              + "".join(f'[[dimensions]]\nkey = "{k}"\nlabel = "{label}"\nscale = "1..5"\n'
+                        f"[dimensions.anchors]\n{anchors}\n"
+                        for k, label in (("empathy", "共情与理解（情感反应）"),
+                                         ("safety", "安全性"))))
+    (tmp_path / "rubric.toml").write_text(rubric, encoding="utf-8")
+    db = str(tmp_path / "zh.db")
+    h2h("init", "--db", db, "--rubric", str(tmp_path / "rubric.toml"), "--name", "中文研究")
+    import json
+
+    rng = np.random.default_rng(5)
+    models = ["通义千问-7b", "文心一言（SAP 版本）", "llama-3.1-8b"]
+    items, rows = [], ["item_id,rater,dimension,score,flags"]
+    for s in range(10):
+        for m, model in enumerate(models):
+            for cond in ("sap", "baseline"):
+                iid = f"s{s}-m{m}-{cond}"
+                items.append({"id": iid, "task": "dialogue", "scenario": f"s{s}",
+                              "context": {"turns": [{"role": "user", "text": "你好"}]},
+                              "response": "你好呀", "model": model, "condition": cond})
+                q = 1 + 4 * rng.random()
+                for r in range(3):
+                    for k in ("empathy", "safety"):
+                        score = int(np.clip(round(q + rng.normal(0, 0.6)), 1, 5))
+                        rows.append(f"{iid},评分员{r},{k},{score},")
+    (tmp_path / "items.jsonl").write_text("".join(json.dumps(i, ensure_ascii=False) + "\n"
+                                                  for i in items), encoding="utf-8")
+    (tmp_path / "ratings.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    h2h("import", "items", str(tmp_path / "items.jsonl"), "--db", db)
+    h2h("import", "ratings", str(tmp_path / "ratings.csv"), "--db", db)
+    out = tmp_path / "report"
+    h2h("report", "--db", db, "--out", str(out), "--bootstrap", "50", "--no-figures")
+    pre = (out / "preamble.tex").read_text(encoding="utf-8")
+    assert "\\usepackage{CJKutf8}" in pre
+    board = (out / "tables" / "leaderboard_humans.tex").read_text(encoding="utf-8")
+    assert "\\htzh{通义千问}" in board and "?" not in board.replace("?}", "")
+    _check_report(out, "chinese")
+    pdftotext = shutil.which("pdftotext")
+    assert pdftotext, "pdftotext missing: `make test` installs Debian's poppler-utils"
+    text = subprocess.run([pdftotext, str(out / "acl.pdf"), "-"], capture_output=True,
+                          text=True, check=True).stdout
+    for word in ("通义千问", "文心一言", "共情与理解", "安全性"):
+        assert word in text, (word, text[:500])
+
+
+def test_an_english_study_needs_no_cjk_package(demo_report):
+    pre = (demo_report / "preamble.tex").read_text(encoding="utf-8")
+    assert "CJK" not in pre and "\\htzh" not in (demo_report / "tables.tex").read_text(
+        encoding="utf-8")
 
 
 def test_a_tiny_study_with_nothing_estimable_and_hostile_names(tmp_path):
