@@ -24,7 +24,8 @@ e = html.escape
 LEGEND = ("How to read the numbers: an estimate is followed by its 95% confidence interval in "
           "brackets, [low, high]; coefficients have 3 decimals, scores and differences in "
           "scale points 2; “—” marks a value that cannot be estimated on these data (the "
-          "section's notes say why).")
+          "section's notes say why); n counts items; Δ is a judge's QWK minus the human "
+          "ceiling's, the evidence of its verdict.")
 
 _CSS = """
 :root{--ink:#1f2328;--muted:#59636e;--rule:#d1d9e0;--can:#1a7f37;--cannot:#cf222e;

@@ -46,8 +46,9 @@ def reliability(bundle: dict) -> SectionOutput:
         band = _BAND_WORD[krippendorff_band(al).split(" ")[0]] if not is_missing(al) else \
             Msg("not estimable")
         out.glance.append(Glance(Msg("Humans agree? (α)"), d, band if is_missing(al) else
-                                 Msg("{band} · {estimate}", band=band,
-                                     estimate=fmt_est(al, ci["low"], ci["high"])),
+                                 Msg("{band} · {estimate} (n = {n})", band=band,
+                                     estimate=fmt_est(al, ci["low"], ci["high"]),
+                                     n=x.get("n_items")),
                                  "finding" if band == "reliable" else "note"))
         out.notes += [f"{labels[d]}: {n}" for n in x.get("notes", [])]
     lv_words = ", ".join(sorted({a[d]["level"] for d in a if "alpha" in a[d]}))

@@ -74,9 +74,13 @@ def judges(bundle: dict) -> SectionOutput | None:
             out.findings.append(Finding(_verdict_sentence(sim(j, bundle), m), v.get(
                 "outcome", "not_estimable"), d))
             sv = _short_verdict(v)
-            out.glance.append(Glance(Msg("Judge {name}", name=sim(j, bundle)), d,
-                                     Msg("{verdict} ({sub})", verdict=sv.text, sub=sv.sub)
-                                     if sv.sub else sv.text, v.get("outcome", "not_estimable")))
+            text = Msg("{verdict} ({sub})", verdict=sv.text, sub=sv.sub) if sv.sub else sv.text
+            if dq.get("value") is not None:  # a verdict with its evidence: Δ [CI] and n
+                text = Msg("{verdict} · Δ {delta} (n = {n})", verdict=text,
+                           delta=fmt_est(dq["value"], dq.get("low"), dq.get("high"),
+                                         signed=True), n=vc.get("n_items"))
+            out.glance.append(Glance(Msg("Judge {name}", name=sim(j, bundle)), d, text,
+                                     v.get("outcome", "not_estimable")))
         out.notes += [f"{j}, {labels.get(d, d)}: {n}" for d, m in a["judges"][j].items()
                       for n in (m or {}).get("notes", [])]
     meta = a["meta"]

@@ -655,3 +655,25 @@ def test_the_first_sections_need_only_the_first_step_of_the_bundle(report, tmp_p
               for d in ("one", "two"))
     m1.pop("generated_at"), m2.pop("generated_at")
     assert m1 == m2 and list(m1) == list(m2)
+
+
+def test_every_verdict_in_the_summary_table_shows_its_ci_and_n(report):
+    """The summary table at the top of the report (the first screen) gives each verdict
+    with its evidence, Δ = judge − ceiling QWK with its CI and the items it rests on, and
+    the humans' α with its n (before, a bare "can replace" and α without n)."""
+    md = (report["out"] / "report.md").read_text(encoding="utf-8")
+    table = md.split("## Findings", 1)[1].split("\n\n")[1].splitlines()
+    header = [c.strip() for c in table[0].strip("|").split("|")]
+    judges = [i for i, c in enumerate(header) if c.startswith("Judge ")]
+    humans = header.index("Humans agree? (α)")
+    assert len(judges) == 2 and len(table) == 2 + 5
+    num = r"[+−]\d\.\d{3}"
+    verdict = re.compile(rf"(can replace|cannot replace|not enough evidence)(?: \([^)]*\))? · "
+                         rf"Δ {num} \[{num}, {num}\] \(n = \d+\)")
+    for row in table[2:]:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        for i in judges:
+            assert verdict.search(cells[i]), cells[i]
+        assert re.search(r"\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\] \(n = \d+\)", cells[humans])
+    ref = report["analysis"]["judges"]["sim-judge-anchored"]["empathy"]["vs_ceiling"]
+    assert f"(n = {ref['n_items']})" in table[2].split("|")[judges[0] + 1]
