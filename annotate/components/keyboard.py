@@ -41,6 +41,7 @@ _JS = """
   const old = win.__h2hKb;
   if (old) { old.off(); }
   let cur = 0, item = null, pointed = null, choosing = false;
+  let saving = false, warned = null;
   // the rating form's end marker, or a training item's (never both on one page)
   const ready = () => doc.querySelector('[data-testid="h2h-ready"], '
       + '[data-testid="h2h-training-ready"][data-item]');
@@ -57,7 +58,7 @@ _JS = """
   const update = () => {
     const r = ready();
     const now = r ? r.dataset.item : null;
-    if (now !== item) { item = now; cur = 0; pointed = null; }
+    if (now !== item) { item = now; cur = 0; pointed = null; saving = false; }
     const gs = groups();
     if (cur >= gs.length) { cur = Math.max(gs.length - 1, 0); }
     // the anchors: block i of the end marker's hidden store, copied to the end of scale i
@@ -94,6 +95,12 @@ _JS = """
     });
     const warn = doc.querySelector('.h2h-missing');
     if (warn) { warn.hidden = missing === 0; }
+    // a save with a dimension unscored: the warning is brought into sight (it is drawn by
+    // the button, below the fold of a laptop screen when the rater saved from the top)
+    if (warn && !warn.hidden && (warn !== warned || saving)) {
+      warned = warn; saving = false;
+      warn.scrollIntoView({block: 'nearest'});
+    }
   };
 
   const focusGroup = (i) => {
@@ -137,7 +144,7 @@ _JS = """
       // else: Tab leaves the scales (to the red flag, or back up), the usual way
     } else if (e.key === 'Enter' && (free || tag === 'input')) {
       const b = doc.querySelector('.st-key-h2h_save button, .st-key-h2h_train_save button');
-      if (b) { stop(); b.click(); }
+      if (b) { stop(); saving = true; b.click(); }
     } else if (onRadio) {
       stop();  // arrows, Home/End, Space, Page keys: never a score by surprise
     }
@@ -153,6 +160,12 @@ _JS = """
     const next = g >= 0 ? [g, options(groups()[g]).indexOf(o)] : null;
     if (JSON.stringify(next) !== JSON.stringify(pointed)) { pointed = next; update(); }
   };
+  const onClick = (e) => {
+    if (e.target.closest && e.target.closest('.st-key-h2h_save, .st-key-h2h_train_save')) {
+      saving = true;
+    }
+    later();
+  };
   let queued = false;
   const later = () => {
     if (!queued) { queued = true; win.requestAnimationFrame(() => { queued = false; update(); }); }
@@ -161,7 +174,7 @@ _JS = """
   doc.addEventListener('focusin', onFocus, true);
   doc.addEventListener('mouseover', onOver, true);
   doc.addEventListener('change', later, true);
-  doc.addEventListener('click', later, true);
+  doc.addEventListener('click', onClick, true);
   const obs = new MutationObserver(later);
   obs.observe(doc.body, {childList: true, subtree: true});
   win.__h2hKb = {off: () => {
@@ -169,7 +182,7 @@ _JS = """
     doc.removeEventListener('focusin', onFocus, true);
     doc.removeEventListener('mouseover', onOver, true);
     doc.removeEventListener('change', later, true);
-    doc.removeEventListener('click', later, true);
+    doc.removeEventListener('click', onClick, true);
     obs.disconnect();
   }};
   update();

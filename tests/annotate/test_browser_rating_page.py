@@ -45,7 +45,8 @@ def app(tmp_path_factory):
             "attention_check) ORDER BY id LIMIT 12"))]
     raters = {}
     for name in ("kb-rater", "warn-rater", "look-rater", "axe-rater", "away-rater",
-                 "zh-rater", "nav-rater"):
+                 "zh-rater", "nav-rater", "fold-rater", "next-rater", "jump-rater",
+                 "leave-rater", "idle-rater", "tablet-rater"):
         rater, code = add_rater(engine, name, "rater")
         with write_session(engine) as s:
             for pos, item in enumerate(recollection, start=1):
@@ -415,4 +416,51 @@ def test_leaving_for_guidelines_or_switching_language_never_stores_a_score_nobod
     settled(page)
     assert page.get_by_test_id("stException").count() == 0
     assert _stored(eng, first) == saved
+    page.close()
+
+
+
+# --- issue 14: the rating page for long sessions (1440 × 900, a laptop screen) -----------
+
+LAPTOP = {"width": 1440, "height": 900}
+BOX = "el => { const r = el.getBoundingClientRect(); return [r.top, r.bottom, r.left, r.right]; }"
+
+
+def _in_view(locator, page) -> tuple[float, float, float, float]:
+    """The element's box in the viewport; asserts a person sees all of it without scrolling."""
+    top, bottom, left, right = locator.evaluate(BOX)
+    vw, vh = page.viewport_size["width"], page.viewport_size["height"]
+    assert 0 <= top and bottom <= vh and 0 <= left and right <= vw, (
+        f"out of sight: top {top:.0f}, bottom {bottom:.0f}, left {left:.0f}, right "
+        f"{right:.0f} in a {vw}×{vh} viewport")
+    return top, bottom, left, right
+
+
+def test_the_missing_score_warning_is_in_sight_at_1440x900(app):
+    """The report: "Save and next" with a dimension unscored drew the warning below the fold,
+    so nothing seemed to happen. By keyboard (Enter from the top of the form) and by mouse
+    (the button) the warning is on screen; it still goes once every dimension has a score."""
+    page = app["browser"].new_page(viewport=LAPTOP)
+    item = _sign_in_and_wait(page, app["base"], app["codes"]["fold-rater"])
+    page.keyboard.press("3")
+    page.keyboard.press("Enter")
+    warning = page.get_by_test_id("h2h-missing")
+    expect(warning).to_be_visible(timeout=30_000)  # drawn (the positive signal) …
+    settled(page)
+    _in_view(warning, page)                          # … and where the rater looks
+    _shot(page, "rating-warning-1440x900-keyboard")
+    assert _stored(app["engine"], item) == {}
+    for key in ("4", "x"):
+        page.keyboard.press(key)
+    expect(warning).to_be_visible()
+    page.get_by_role("button", name="Save and next").click()  # by mouse, one still missing
+    page.wait_for_function("() => document.querySelector('[data-testid=\"stApp\"]')"
+                           ".dataset.testScriptState === 'running'", timeout=30_000)
+    settled(page)
+    expect(warning).to_be_visible()
+    _in_view(warning, page)
+    _shot(page, "rating-warning-1440x900-mouse")
+    page.keyboard.press("2")  # the last one: the warning goes at once, before any save
+    expect(warning).to_be_hidden()
+    assert _stored(app["engine"], item) == {}
     page.close()
