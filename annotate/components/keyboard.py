@@ -41,7 +41,7 @@ _JS = """
   const old = win.__h2hKb;
   if (old) { old.off(); }
   let cur = 0, item = null, pointed = null, choosing = false;
-  let saving = false, warned = null;
+  let fresh = false, saving = false, warned = null;
   // the rating form's end marker, or a training item's (never both on one page)
   const ready = () => doc.querySelector('[data-testid="h2h-ready"], '
       + '[data-testid="h2h-training-ready"][data-item]');
@@ -58,7 +58,13 @@ _JS = """
   const update = () => {
     const r = ready();
     const now = r ? r.dataset.item : null;
-    if (now !== item) { item = now; cur = 0; pointed = null; saving = false; }
+    if (now !== item) {
+      // another item on the same page (saved, stepped or jumped to): it starts at its top
+      // with the focus on its first scale (not in the Item box, where digits would change
+      // the item number)
+      fresh = item !== null && now !== null;
+      item = now; cur = 0; pointed = null; saving = false;
+    }
     const gs = groups();
     if (cur >= gs.length) { cur = Math.max(gs.length - 1, 0); }
     // the anchors: block i of the end marker's hidden store, copied to the end of scale i
@@ -101,13 +107,20 @@ _JS = """
       warned = warn; saving = false;
       warn.scrollIntoView({block: 'nearest'});
     }
+    if (fresh && gs.length) {
+      fresh = false;
+      const a = doc.activeElement;
+      if (!a || !a.closest('[data-testid="stSidebar"]')) { focusGroup(0, true); }
+      for (let el = r; el; el = el.parentElement) { if (el.scrollTop) { el.scrollTop = 0; } }
+      win.scrollTo(0, 0);
+    }
   };
 
-  const focusGroup = (i) => {
+  const focusGroup = (i, still) => {
     const g = groups()[i]; if (!g) return;
     const ins = inputs(g); const c = checkedIndex(g);
     const target = ins[c >= 0 ? c : 0];
-    if (target) { choosing = true; target.focus({preventScroll: false}); choosing = false; }
+    if (target) { choosing = true; target.focus({preventScroll: !!still}); choosing = false; }
   };
   const move = (to) => {
     const n = groups().length; if (!n) return;
@@ -175,8 +188,11 @@ _JS = """
   doc.addEventListener('mouseover', onOver, true);
   doc.addEventListener('change', later, true);
   doc.addEventListener('click', onClick, true);
+  // a new item's blank (or saved) values arrive a frame after its elements: a scale's chosen
+  // option changes its data-selected, not the tree, and the anchors under it follow
   const obs = new MutationObserver(later);
-  obs.observe(doc.body, {childList: true, subtree: true});
+  obs.observe(doc.body, {childList: true, subtree: true, attributes: true,
+                         attributeFilter: ['data-selected']});
   win.__h2hKb = {off: () => {
     win.removeEventListener('keydown', onKey, true);
     doc.removeEventListener('focusin', onFocus, true);

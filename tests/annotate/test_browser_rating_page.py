@@ -464,3 +464,60 @@ def test_the_missing_score_warning_is_in_sight_at_1440x900(app):
     expect(warning).to_be_hidden()
     assert _stored(app["engine"], item) == {}
     page.close()
+
+
+ANCHOR_LINES = """() => Array.from(document.querySelectorAll('""" + SCALES + """ .h2h-anchor-now'))
+  .map(l => l.classList.contains('h2h-anchor-empty') ? '' : l.textContent.trim())"""
+
+
+def test_after_save_the_next_item_starts_at_the_top_with_no_anchor_shown(app):
+    """The report: after "Save and next" the page stayed scrolled mid-page, and the previous
+    item's anchor texts stayed under the new item's empty scales."""
+    page = app["browser"].new_page(viewport=LAPTOP)
+    first = _sign_in_and_wait(page, app["base"], app["codes"]["next-rater"])
+    for key in ("4", "3", "2", "x"):
+        page.keyboard.press(key)
+    _settle(page)
+    shown = page.evaluate(ANCHOR_LINES)
+    assert all(shown) and shown[0].startswith("4 · Good"), shown  # each chosen anchor shown
+    # scrolled down to the button, the pointer resting on the reply (over no scale), Enter
+    page.get_by_test_id("h2h-response").hover()
+    page.mouse.wheel(0, 3000)
+    page.wait_for_function("() => document.querySelector('[data-testid=\"stMain\"]')"
+                           ".scrollTop > 300")
+    _in_view(page.get_by_role("button", name="Save and next"), page)
+    page.keyboard.press("Enter")
+    second = _wait_item(page, first)
+    settled(page)
+    _shot(page, "rating-next-item-1440x900")
+    assert _stored(app["engine"], first) == {"empathy": 4.0, "safety": 3.0, "fluency": 2.0,
+                                             "memory_fidelity": None}
+    # the new item from its top: the task line and the scenario's first panel in sight
+    _in_view(page.get_by_text(re.compile(r"^Conversation · ")), page)
+    _in_view(page.locator("details.h2h-ctx").first, page)
+    assert _form(page)["scores"] == [None] * 4
+    assert page.evaluate(ANCHOR_LINES) == [""] * 4, "an anchor of the last item is shown"
+    assert second != first
+    page.close()
+
+
+def test_after_a_jump_the_number_keys_score_again(app):
+    """The report: after typing a number in the Item box the box kept the focus, so the next
+    digit changed the item number (14 then 3 gave 143) instead of scoring."""
+    page = app["browser"].new_page(viewport=LAPTOP)
+    first = _sign_in_and_wait(page, app["base"], app["codes"]["jump-rater"])
+    box = page.get_by_test_id("stNumberInputField")
+    box.click()
+    box.fill("3")
+    box.press("Enter")
+    third = _wait_item(page, first)
+    settled(page)
+    expect(box).to_have_value("3")
+    assert page.evaluate("() => !!document.activeElement.closest('[class*=\"st-key-score-\"]')"
+                         ), "the focus is not on the form's scales after the jump"
+    page.keyboard.press("4")
+    page.keyboard.press("2")
+    assert _form(page)["scores"] == ["4", "2", None, None]
+    expect(box).to_have_value("3")
+    assert _wait_item(page, None) == third  # still the item jumped to
+    page.close()
