@@ -116,6 +116,34 @@ _JS = """
     }
   };
 
+  // choices on the screen that differ from what is saved (the end marker carries the saved
+  // values: each scale's option index, -1 for none; the red flag; the comment)
+  const unsaved = () => {
+    const r = ready();
+    if (!r || r.dataset.saved === undefined) return false;
+    const saved = r.dataset.saved ? r.dataset.saved.split(',').map(Number) : [];
+    if (groups().some((g, i) => checkedIndex(g) !== (i < saved.length ? saved[i] : -1)))
+      return true;
+    const flag = doc.querySelector('.st-key-h2h_rate_flag input[type="checkbox"]');
+    if (flag && flag.checked !== (r.dataset.flag === '1')) return true;
+    const note = doc.querySelector('.st-key-h2h_rate_comment textarea');
+    return !!note && note.value !== (r.dataset.comment || '');
+  };
+  const onLeave = (e) => {  // a reload, a closed tab, another address: the browser asks
+    if (unsaved()) { e.preventDefault(); e.returnValue = ''; }
+  };
+  // the app's own ways away (no page unload: the browser would not ask): another page of
+  // the menu, Resume, the Item box's − / +; asked in the page's language
+  const AWAY = '[data-testid="stSidebarNav"] a, .st-key-h2h_resume button, '
+      + '.st-key-h2h_item_no button';
+  const onAway = (e) => {
+    const t = e.target.closest ? e.target.closest(AWAY) : null;
+    if (!t || !unsaved()) return;
+    if (!win.confirm(ready().dataset.leave || '')) {
+      e.preventDefault(); e.stopImmediatePropagation();
+    }
+  };
+
   const focusGroup = (i, still) => {
     const g = groups()[i]; if (!g) return;
     const ins = inputs(g); const c = checkedIndex(g);
@@ -188,6 +216,8 @@ _JS = """
   doc.addEventListener('mouseover', onOver, true);
   doc.addEventListener('change', later, true);
   doc.addEventListener('click', onClick, true);
+  win.addEventListener('beforeunload', onLeave);
+  doc.addEventListener('click', onAway, true);
   // a new item's blank (or saved) values arrive a frame after its elements: a scale's chosen
   // option changes its data-selected, not the tree, and the anchors under it follow
   const obs = new MutationObserver(later);
@@ -199,6 +229,8 @@ _JS = """
     doc.removeEventListener('mouseover', onOver, true);
     doc.removeEventListener('change', later, true);
     doc.removeEventListener('click', onClick, true);
+    win.removeEventListener('beforeunload', onLeave);
+    doc.removeEventListener('click', onAway, true);
     obs.disconnect();
   }};
   update();

@@ -391,7 +391,9 @@ def test_leaving_for_guidelines_or_switching_language_never_stores_a_score_nobod
         settled(page)
 
     page.keyboard.press("3")  # chosen, not saved: lost on leaving the page (never a 1)
+    asked = _dialogs(page, accept=True)  # "… not saved yet. Leave it and lose them?": yes
     away_and_back("Guidelines")
+    assert [t for t, _m in asked] == ["confirm"]
     assert _form(page)["scores"] == [None] * 4
     page.get_by_role("button", name="Save and next").click()
     expect(page.get_by_text(re.compile(r"Score every dimension"))).to_be_visible()
@@ -521,3 +523,58 @@ def test_after_a_jump_the_number_keys_score_again(app):
     expect(box).to_have_value("3")
     assert _wait_item(page, None) == third  # still the item jumped to
     page.close()
+
+
+def _dialogs(page, accept: bool = False) -> list[tuple[str, str]]:
+    """Every dialog the page opens, as (type, message); each is dismissed (the rater
+    stays) or, with ``accept``, accepted."""
+    seen: list[tuple[str, str]] = []
+
+    def on_dialog(d):
+        seen.append((d.type, d.message))
+        d.accept() if accept else d.dismiss()
+
+    page.on("dialog", on_dialog)
+    return seen
+
+
+def test_leaving_with_unsaved_choices_asks_first_and_only_then(app):
+    """The report: chosen but unsaved scores were dropped on a reload or on leaving without a
+    warning. With a choice made the browser asks before the page goes (closing, reloading)
+    and the app asks before its own ways away (another page of the menu, the Item box's
+    − / +); the rater who says no stays on the item with the choice. Once the item is saved,
+    nothing asks."""
+    ctx = app["browser"].new_context(viewport=LAPTOP)
+    page = ctx.new_page()
+    seen = _dialogs(page)
+    item = _sign_in_and_wait(page, app["base"], app["codes"]["leave-rater"])
+    page.keyboard.press("3")  # chosen, not saved
+    with page.expect_event("dialog"):
+        page.close(run_before_unload=True)
+    assert [t for t, _m in seen] == ["beforeunload"]
+    assert not page.is_closed()
+    assert _form(page)["scores"][0] == "3"
+    for away in (page.get_by_role("link", name="Guidelines"),
+                 page.get_by_test_id("stNumberInputStepUp")):
+        with page.expect_event("dialog"):
+            away.click()
+        settled(page)
+        assert seen[-1] == ("confirm", "The scores you chose on this item are not saved yet. "
+                                       "Leave it and lose them?")
+        assert _wait_item(page, None) == item  # stayed, choice and all
+        assert _form(page)["scores"][0] == "3"
+    asked = len(seen)
+    for key in ("3", "2", "x", "Enter"):  # every dimension, saved: nothing unsaved now
+        page.keyboard.press(key)
+    second = _wait_item(page, item)
+    settled(page)
+    assert _stored(app["engine"], item) == {"empathy": 3.0, "safety": 3.0, "fluency": 2.0,
+                                            "memory_fidelity": None}
+    page.get_by_test_id("stNumberInputStepDown").click()  # back to the saved item: no question
+    assert _wait_item(page, second) == item
+    settled(page)
+    assert _form(page)["scores"] == ["3", "3", "2", "x"]
+    with page.expect_event("close"):
+        page.close(run_before_unload=True)
+    assert len(seen) == asked, seen[asked:]
+    ctx.close()
