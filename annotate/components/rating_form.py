@@ -102,8 +102,7 @@ def _save(who: Identity, view: queue.ItemView) -> None:
             "assignment_id": view.assignment_id,
             "values": {k: st.session_state.get(k) for k in keys}}
         st.session_state.pop(state.RATE_LOADED, None)
-        session.end_here(session.ended_message(exc) + " "
-                         + _("Your unsaved choices on the item you were rating are kept."))
+        session.end_here(session.ended_message(exc, unsaved_kept=True))
         return
     except H2HError as exc:
         st.session_state[state.RATE_MESSAGE] = tr(exc)

@@ -578,3 +578,39 @@ def test_leaving_with_unsaved_choices_asks_first_and_only_then(app):
         page.close(run_before_unload=True)
     assert len(seen) == asked, seen[asked:]
     ctx.close()
+
+
+def test_idle_sign_out_says_unsaved_choices_are_lost_when_they_are(app):
+    """Signed out for idleness on a step to another item (not on "Save and next"; the
+    rater said yes to leaving the unsaved choice): the choices on the screen were never
+    sent, and the sign-in page says so (it said only that nothing saved is lost); after
+    signing in the item shows what was saved (nothing) — the message told the truth."""
+    page = app["browser"].new_page(viewport=LAPTOP)
+    item = _sign_in_and_wait(page, app["base"], app["codes"]["idle-rater"])
+    page.keyboard.press("2")
+    engine = app["engine"]
+    settled(page)
+    with write_session(engine) as s:
+        for row in s.exec(select(AuthSession).join(Rater, Rater.id == AuthSession.rater_id)
+                          .where(Rater.name == "idle-rater")):
+            row.last_seen_at = datetime.now(UTC) - timedelta(hours=3)
+            s.add(row)
+    asked = _dialogs(page, accept=True)  # "… not saved yet. Leave it …?": yes
+    page.get_by_test_id("stNumberInputStepUp").click()
+    page.get_by_label("Access code").wait_for(timeout=60_000)
+    assert [t for t, _m in asked] == ["confirm"]
+    expect(page.get_by_text(re.compile(r"without activity"))).to_be_visible()
+    expect(page.get_by_text(re.compile(r"Scores you had chosen but not yet saved are lost"))
+           ).to_be_visible()
+    _shot(page, "rating-idle-signed-out-1440x900")
+    page.get_by_label("Access code").fill(app["codes"]["idle-rater"])
+    page.get_by_role("button", name="Sign in").click()
+    after = _wait_item(page, None)  # the step asked for: the next item
+    settled(page)
+    if after != item:
+        page.get_by_test_id("stNumberInputStepDown").click()
+        assert _wait_item(page, after) == item
+        settled(page)
+    assert _form(page)["scores"] == [None] * 4  # the 2 was never sent: gone, as it said
+    assert _stored(engine, item) == {}
+    page.close()
