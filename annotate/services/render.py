@@ -119,6 +119,14 @@ button[data-variant="segmented_control"][data-selected="true"] p{color:#8a1020;
     flex-direction:column}
   [data-testid="stHorizontalBlock"]:has(.st-key-h2h_save,.st-key-h2h_train_save)>[data-testid="stColumn"]{
     width:100% !important;flex:1 1 auto !important}
+  /* the top row: progress on a line of its own, the Item box (wide enough for its − / +)
+     and Resume (its whole label) side by side under it */
+  [data-testid="stHorizontalBlock"]:has(.st-key-h2h_item_no){
+    flex-wrap:wrap;row-gap:.5rem}
+  [data-testid="stHorizontalBlock"]:has(.st-key-h2h_item_no)>[data-testid="stColumn"]{
+    width:auto !important;flex:1 1 10rem !important;min-width:10rem}
+  [data-testid="stHorizontalBlock"]:has(.st-key-h2h_item_no)>[data-testid="stColumn"]:first-child{
+    width:100% !important;flex:1 1 100% !important}
 }
 .h2h-anchor-src{display:none}
 .h2h-anchor{margin:.15rem 0 .55rem 0;font-size:.85rem;color:#3c4043}

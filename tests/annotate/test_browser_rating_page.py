@@ -614,3 +614,71 @@ def test_idle_sign_out_says_unsaved_choices_are_lost_when_they_are(app):
     assert _form(page)["scores"] == [None] * 4  # the 2 was never sent: gone, as it said
     assert _stored(engine, item) == {}
     page.close()
+
+
+TABLET_OVERLAPS = """() => {
+  const boxes = [];
+  const add = (name, el) => { if (el) { const r = el.getBoundingClientRect();
+    if (r.width && r.height) boxes.push([name, r]); } };
+  const q = s => document.querySelector(s);
+  add('progress', q('[data-testid="stProgress"]'));
+  add('item box', q('.st-key-h2h_item_no'));
+  add('resume', q('.st-key-h2h_resume'));
+  add('reply', q('[data-testid="h2h-response"]'));
+  document.querySelectorAll('""" + SCALES + """').forEach((g, i) => add('scale ' + i, g));
+  add('red flag', q('.st-key-h2h_rate_flag'));
+  add('comment', q('.st-key-h2h_rate_comment'));
+  add('save', q('.st-key-h2h_save'));
+  const out = [];
+  const hit = (a, b) => a.left < b.right - 1 && b.left < a.right - 1
+    && a.top < b.bottom - 1 && b.top < a.bottom - 1;
+  for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++)
+    if (hit(boxes[i][1], boxes[j][1])) out.push(boxes[i][0] + ' / ' + boxes[j][0]);
+  // every option of a scale inside its scale, none over another, its text inside it
+  document.querySelectorAll('""" + SCALES + """').forEach((g, i) => {
+    const gr = g.getBoundingClientRect();
+    const opts = Array.from(g.querySelectorAll('label[data-testid="stRadioOption"]'));
+    opts.forEach((o, k) => {
+      const r = o.getBoundingClientRect();
+      if (r.left < gr.left - 1 || r.right > gr.right + 1) out.push('scale ' + i
+          + ' option ' + k + ' sticks out of its scale');
+      if (k && hit(r, opts[k - 1].getBoundingClientRect())) out.push('scale ' + i
+          + ' options ' + (k - 1) + ' / ' + k);
+      o.querySelectorAll('p').forEach(p => { if (p.scrollWidth > p.clientWidth + 1
+          || p.scrollHeight > o.clientHeight + 1) out.push('scale ' + i + ' option ' + k
+          + ' text overflows'); });
+    });
+  });
+  // the top row: Resume's label whole, the Item box with its − / + (narrow, it hides them)
+  document.querySelectorAll('.st-key-h2h_resume button, .st-key-h2h_resume button *')
+    .forEach(el => { if (el.scrollWidth > el.clientWidth + 1) out.push('Resume is cut'); });
+  for (const t of ['stNumberInputStepDown', 'stNumberInputStepUp']) {
+    const b = document.querySelector('[data-testid="' + t + '"]');
+    if (!b || !b.getBoundingClientRect().width) out.push('the Item box has no ' + t); }
+  if (document.documentElement.scrollWidth > window.innerWidth) out.push('page scrolls sideways');
+  document.querySelectorAll('[data-testid="stMain"] *').forEach(el => {
+    const r = el.getBoundingClientRect();
+    if (r.width && r.right > window.innerWidth + 1 && !el.closest('.h2h-anchor-src'))
+      out.push('sticks out on the right: ' + (el.dataset.testid || el.className || el.tagName));
+  });
+  return Array.from(new Set(out));
+}"""
+
+
+def test_tablet_820_scales_are_clear_and_nothing_overlaps(app):
+    """At 820 px (a tablet held upright; the report found the Item box without its − / +
+    and "Resume" cut to "Resu…"): the top row (progress, Item box, Resume), the reply,
+    every scale, the red flag, the comment and the button lie apart, each scale is a
+    one-line segmented control whose boxes hold their text, nothing sticks out on the
+    right."""
+    page = app["browser"].new_page(viewport={"width": 820, "height": 1180})
+    _sign_in_and_wait(page, app["base"], app["codes"]["tablet-rater"])
+    page.keyboard.press("4")
+    page.keyboard.press("x")
+    settled(page)
+    _shot(page, "rating-tablet-820")
+    page.locator(".st-key-h2h_item_no").scroll_into_view_if_needed()
+    _shot(page, "rating-tablet-820-top")
+    assert page.evaluate(SCALE_ROWS) == [1, 1, 1, 1], "a scale wraps onto several lines"
+    assert page.evaluate(TABLET_OVERLAPS) == []
+    page.close()
