@@ -1,7 +1,10 @@
 """The rating page as a rater uses it for hours, in Debian's Chromium against the real
 `h2h serve`: every key of the legend against the scores stored in the study database, the
 "Score every dimension" warning, anchors in sight and the layout at 1440 / 1280 / 820 px
-(screenshots in test-artifacts/), and axe-core on the sign-in, rating and guidelines pages.
+(screenshots in test-artifacts/), and axe-core on the sign-in, rating and guidelines pages;
+issue 14's long-session checks at 1440 × 900 (the warning in sight, the next item from its
+top with the focus on its scales and no stale anchor, the question before unsaved choices
+are lost, the truth about them after an idle sign-out) and the tablet layout at 820 px.
 
 No sleeps: the page says when it is ready (the form's end marker names the item, the keyboard
 script marks the document once its listener is in place), and reads of the form wait two
@@ -293,8 +296,10 @@ def test_sign_in_rating_and_guidelines_pass_axe_core(app, width):
         summary.click()
     found["rating, warning, anchors open"] = _serious_violations(page)
     assert _stored(app["engine"], item) == {}
+    asked = _dialogs(page, accept=True)  # the 3 is not saved: leave it, yes
     page.get_by_role("link", name="Guidelines").click()
     page.get_by_role("heading", name="Guidelines").wait_for(timeout=30_000)
+    assert [t for t, _m in asked] == ["confirm"]
     found["guidelines"] = _serious_violations(page)
     bad = {k: v for k, v in found.items() if v}
     assert not bad, "\n".join(f"{k}: {x}" for k, v in bad.items() for x in v)
