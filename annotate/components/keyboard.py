@@ -1,7 +1,8 @@
 """Keyboard scoring for the rating and training forms, and the parts of the form that live
 in the browser:
-the anchor of the pointed-at or chosen level under each scale, and the "Score every
-dimension" warning that clears itself once every dimension has a score.
+the anchor of the pointed-at or chosen level under each scale, the "Score every
+dimension" warning brought into sight after a save and cleared once every dimension has a
+score, and the question before unsaved choices are lost.
 
 Keys do exactly what the legend says and nothing else: number keys score the highlighted
 dimension and move the highlight on, ``x`` marks it "cannot rate", ↑/↓ and Tab move the
@@ -14,12 +15,22 @@ browser nor the radio component below ever sees it.
 A one-pixel iframe with the same content on every item installs the listeners once; the
 script starts again at the first dimension whenever the form's end marker (``h2h-ready`` on
 the rating page, ``h2h-training-ready`` on a training item) names a new item, and marks the
-document (``data-h2h-keys="ready"``) once it listens. Keys typed into the comment box or the
-item box are left alone. The iframe runs only this fixed script, never any model text: the
-anchors it puts under each scale are copies of the escaped anchor blocks the form draws,
-hidden, in its end marker (one element for all of them); the anchor of the pointed-at or
-chosen level is a copy of that level's nodes (its tag, when the text is not translated,
-included), never text parsed again.
+document (``data-h2h-keys="ready"``) once it listens. When the marker names another item of
+the same page (saved, stepped or jumped to) the page scrolls back to its top and the focus
+goes to its first scale (out of the Item box, where digits would change the item number).
+Keys typed into the comment box or the item box are left alone.
+
+The rating form's marker also carries what is saved for its item (``data-saved``: each
+scale's option index, -1 for none; ``data-flag``; ``data-comment``). While the form differs
+from it, the browser asks before the page is closed or reloaded (``beforeunload``) and the
+app asks (``data-leave``, in the rater's language) before its own ways away: another page of
+the menu, Resume, the Item box's − / +. A number typed into the Item box is not asked about.
+
+The iframe runs only this fixed script, never any model text: the anchors it puts under
+each scale are copies of the escaped anchor blocks the form draws, hidden, in its end marker
+(one element for all of them); the anchor of the pointed-at or chosen level is a copy of that
+level's nodes (its tag, when the text is not translated, included), never text parsed again.
+The saved values and the question in the marker are escaped attributes, read as text.
 """
 
 from __future__ import annotations
