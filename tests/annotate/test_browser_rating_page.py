@@ -461,8 +461,11 @@ def test_the_missing_score_warning_is_in_sight_at_1440x900(app):
         page.keyboard.press(key)
     expect(warning).to_be_visible()
     page.get_by_role("button", name="Save and next").click()  # by mouse, one still missing
-    page.wait_for_function("() => document.querySelector('[data-testid=\"stApp\"]')"
-                           ".dataset.testScriptState === 'running'", timeout=30_000)
+    # drawn again by this save: it names memory fidelity only (the first named safety too)
+    page.wait_for_function("() => { const w = document.querySelector("
+                           "'[data-testid=\"h2h-missing\"]'); return w && w.querySelector("
+                           "'[data-dim-index=\"3\"]') && !w.querySelector("
+                           "'[data-dim-index=\"1\"]'); }", timeout=30_000)
     settled(page)
     expect(warning).to_be_visible()
     _in_view(warning, page)
