@@ -24,11 +24,16 @@ import streamlit as st
 from annotate import state
 from annotate.i18n import _, ngettext, set_language
 from annotate.resources import engine, study_key
+from annotate.services.i18n import N_
 
 if TYPE_CHECKING:
     from annotate.services.auth import Identity, SessionEnded
 
 COOKIE_PREFIX = "h2h_session_"
+UNSAVED_LOST = N_("Scores you had chosen but not yet saved are lost.")
+UNSAVED_KEPT = N_("Your unsaved choices on the item you were rating are kept in this window: "
+                  "sign in again here and they come back, ready to save (reloading or "
+                  "closing the window loses them).")
 
 __all__ = ["identity", "require", "current", "establish", "end_here", "sign_out",
            "cookie_name", "cookie_script", "sync_cookie", "client", "ended_message",
@@ -94,8 +99,12 @@ def language_switched(key: str) -> None:
         store_language(engine(), who.rater_id, lang)
 
 
-def ended_message(exc: SessionEnded) -> str:
-    """Why a session ended and what to do, in this tab's language."""
+def ended_message(exc: SessionEnded, unsaved_kept: bool = False) -> str:
+    """Why a session ended and what to do, in this tab's language, and what became of
+    scores chosen but not saved: a page learns of the end on its next run, and only "Save
+    and next" sends the form's choices (:func:`unsaved_kept` when it did: they are kept in
+    this tab); any other run (a step to another item, another page, a reload) never had
+    them, so they are lost — unless the rater cannot sign in again (deactivated)."""
     from data.sessions import idle_timeout, lifetime
 
     seconds = round(idle_timeout().total_seconds())  # a short setting: not "0 minutes"
@@ -114,7 +123,9 @@ def ended_message(exc: SessionEnded) -> str:
                   "continue; nothing you saved is lost.").format(idle=idle),
         "expired": _("Sign-ins last {hours} hours and yours is over. Sign in again to "
                      "continue; nothing you saved is lost.").format(hours=hours),
-    }.get(exc.reason, _("This sign-in is not valid any more. Sign in again to continue."))
+    }.get(exc.reason, _("This sign-in is not valid any more. Sign in again to continue.")) \
+        + " " + (_(UNSAVED_KEPT) if unsaved_kept and exc.reason != "deactivated"
+                 else _(UNSAVED_LOST))
 
 
 def end_here(message: str | None) -> None:

@@ -1,7 +1,8 @@
 """Keyboard scoring for the rating and training forms, and the parts of the form that live
 in the browser:
-the anchor of the pointed-at or chosen level under each scale, and the "Score every
-dimension" warning that clears itself once every dimension has a score.
+the anchor of the pointed-at or chosen level under each scale, the "Score every
+dimension" warning brought into sight after a save and cleared once every dimension has a
+score, and the question before unsaved choices are lost.
 
 Keys do exactly what the legend says and nothing else: number keys score the highlighted
 dimension and move the highlight on, ``x`` marks it "cannot rate", ↑/↓ and Tab move the
@@ -14,12 +15,22 @@ browser nor the radio component below ever sees it.
 A one-pixel iframe with the same content on every item installs the listeners once; the
 script starts again at the first dimension whenever the form's end marker (``h2h-ready`` on
 the rating page, ``h2h-training-ready`` on a training item) names a new item, and marks the
-document (``data-h2h-keys="ready"``) once it listens. Keys typed into the comment box or the
-item box are left alone. The iframe runs only this fixed script, never any model text: the
-anchors it puts under each scale are copies of the escaped anchor blocks the form draws,
-hidden, in its end marker (one element for all of them); the anchor of the pointed-at or
-chosen level is a copy of that level's nodes (its tag, when the text is not translated,
-included), never text parsed again.
+document (``data-h2h-keys="ready"``) once it listens. When the marker names another item of
+the same page (saved, stepped or jumped to) the page scrolls back to its top and the focus
+goes to its first scale (out of the Item box, where digits would change the item number).
+Keys typed into the comment box or the item box are left alone.
+
+The rating form's marker also carries what is saved for its item (``data-saved``: each
+scale's option index, -1 for none; ``data-flag``; ``data-comment``). While the form differs
+from it, the browser asks before the page is closed or reloaded (``beforeunload``) and the
+app asks (``data-leave``, in the rater's language) before its own ways away: another page of
+the menu, Resume, the Item box's − / +. A number typed into the Item box is not asked about.
+
+The iframe runs only this fixed script, never any model text: the anchors it puts under
+each scale are copies of the escaped anchor blocks the form draws, hidden, in its end marker
+(one element for all of them); the anchor of the pointed-at or chosen level is a copy of that
+level's nodes (its tag, when the text is not translated, included), never text parsed again.
+The saved values and the question in the marker are escaped attributes, read as text.
 """
 
 from __future__ import annotations
@@ -41,6 +52,7 @@ _JS = """
   const old = win.__h2hKb;
   if (old) { old.off(); }
   let cur = 0, item = null, pointed = null, choosing = false;
+  let fresh = false, saving = false, warned = null;
   // the rating form's end marker, or a training item's (never both on one page)
   const ready = () => doc.querySelector('[data-testid="h2h-ready"], '
       + '[data-testid="h2h-training-ready"][data-item]');
@@ -57,7 +69,13 @@ _JS = """
   const update = () => {
     const r = ready();
     const now = r ? r.dataset.item : null;
-    if (now !== item) { item = now; cur = 0; pointed = null; }
+    if (now !== item) {
+      // another item on the same page (saved, stepped or jumped to): it starts at its top
+      // with the focus on its first scale (not in the Item box, where digits would change
+      // the item number)
+      fresh = item !== null && now !== null;
+      item = now; cur = 0; pointed = null; saving = false;
+    }
     const gs = groups();
     if (cur >= gs.length) { cur = Math.max(gs.length - 1, 0); }
     // the anchors: block i of the end marker's hidden store, copied to the end of scale i
@@ -94,13 +112,54 @@ _JS = """
     });
     const warn = doc.querySelector('.h2h-missing');
     if (warn) { warn.hidden = missing === 0; }
+    // a save with a dimension unscored: the warning is brought into sight (it is drawn by
+    // the button, below the fold of a laptop screen when the rater saved from the top)
+    if (warn && !warn.hidden && (warn !== warned || saving)) {
+      warned = warn; saving = false;
+      warn.scrollIntoView({block: 'nearest'});
+    }
+    if (fresh && gs.length) {
+      fresh = false;
+      const a = doc.activeElement;
+      if (!a || !a.closest('[data-testid="stSidebar"]')) { focusGroup(0, true); }
+      for (let el = r; el; el = el.parentElement) { if (el.scrollTop) { el.scrollTop = 0; } }
+      win.scrollTo(0, 0);
+    }
   };
 
-  const focusGroup = (i) => {
+  // choices on the screen that differ from what is saved (the end marker carries the saved
+  // values: each scale's option index, -1 for none; the red flag; the comment)
+  const unsaved = () => {
+    const r = ready();
+    if (!r || r.dataset.saved === undefined) return false;
+    const saved = r.dataset.saved ? r.dataset.saved.split(',').map(Number) : [];
+    if (groups().some((g, i) => checkedIndex(g) !== (i < saved.length ? saved[i] : -1)))
+      return true;
+    const flag = doc.querySelector('.st-key-h2h_rate_flag input[type="checkbox"]');
+    if (flag && flag.checked !== (r.dataset.flag === '1')) return true;
+    const note = doc.querySelector('.st-key-h2h_rate_comment textarea');
+    return !!note && note.value !== (r.dataset.comment || '');
+  };
+  const onLeave = (e) => {  // a reload, a closed tab, another address: the browser asks
+    if (unsaved()) { e.preventDefault(); e.returnValue = ''; }
+  };
+  // the app's own ways away (no page unload: the browser would not ask): another page of
+  // the menu, Resume, the Item box's − / +; asked in the page's language
+  const AWAY = '[data-testid="stSidebarNav"] a, .st-key-h2h_resume button, '
+      + '.st-key-h2h_item_no button';
+  const onAway = (e) => {
+    const t = e.target.closest ? e.target.closest(AWAY) : null;
+    if (!t || !unsaved()) return;
+    if (!win.confirm(ready().dataset.leave || '')) {
+      e.preventDefault(); e.stopImmediatePropagation();
+    }
+  };
+
+  const focusGroup = (i, still) => {
     const g = groups()[i]; if (!g) return;
     const ins = inputs(g); const c = checkedIndex(g);
     const target = ins[c >= 0 ? c : 0];
-    if (target) { choosing = true; target.focus({preventScroll: false}); choosing = false; }
+    if (target) { choosing = true; target.focus({preventScroll: !!still}); choosing = false; }
   };
   const move = (to) => {
     const n = groups().length; if (!n) return;
@@ -137,7 +196,7 @@ _JS = """
       // else: Tab leaves the scales (to the red flag, or back up), the usual way
     } else if (e.key === 'Enter' && (free || tag === 'input')) {
       const b = doc.querySelector('.st-key-h2h_save button, .st-key-h2h_train_save button');
-      if (b) { stop(); b.click(); }
+      if (b) { stop(); saving = true; b.click(); }
     } else if (onRadio) {
       stop();  // arrows, Home/End, Space, Page keys: never a score by surprise
     }
@@ -153,6 +212,12 @@ _JS = """
     const next = g >= 0 ? [g, options(groups()[g]).indexOf(o)] : null;
     if (JSON.stringify(next) !== JSON.stringify(pointed)) { pointed = next; update(); }
   };
+  const onClick = (e) => {
+    if (e.target.closest && e.target.closest('.st-key-h2h_save, .st-key-h2h_train_save')) {
+      saving = true;
+    }
+    later();
+  };
   let queued = false;
   const later = () => {
     if (!queued) { queued = true; win.requestAnimationFrame(() => { queued = false; update(); }); }
@@ -161,15 +226,22 @@ _JS = """
   doc.addEventListener('focusin', onFocus, true);
   doc.addEventListener('mouseover', onOver, true);
   doc.addEventListener('change', later, true);
-  doc.addEventListener('click', later, true);
+  doc.addEventListener('click', onClick, true);
+  win.addEventListener('beforeunload', onLeave);
+  doc.addEventListener('click', onAway, true);
+  // a new item's blank (or saved) values arrive a frame after its elements: a scale's chosen
+  // option changes its data-selected, not the tree, and the anchors under it follow
   const obs = new MutationObserver(later);
-  obs.observe(doc.body, {childList: true, subtree: true});
+  obs.observe(doc.body, {childList: true, subtree: true, attributes: true,
+                         attributeFilter: ['data-selected']});
   win.__h2hKb = {off: () => {
     win.removeEventListener('keydown', onKey, true);
     doc.removeEventListener('focusin', onFocus, true);
     doc.removeEventListener('mouseover', onOver, true);
     doc.removeEventListener('change', later, true);
-    doc.removeEventListener('click', later, true);
+    doc.removeEventListener('click', onClick, true);
+    win.removeEventListener('beforeunload', onLeave);
+    doc.removeEventListener('click', onAway, true);
     obs.disconnect();
   }};
   update();

@@ -22,6 +22,7 @@ from annotate.services.render import (
     item_html,
     md_text,
     missing_html,
+    ready_marker_html,
     shortcuts_html,
     untranslated_md,
 )
@@ -36,6 +37,8 @@ CANNOT_ANCHOR = N_("Cannot rate — the reply cannot be judged on this dimension
                    "it is empty or in a language you do not read); say why in the comment.")
 TASK_NAMES = (N_("dialogue"), N_("recollection"), N_("itinerary"))  # shown as translated
 MISSING_INTRO = N_("Score every dimension or mark it “Cannot rate” first:")
+LEAVE_UNSAVED = N_("The scores you chose on this item are not saved yet. Leave it and lose "
+                   "them?")
 
 
 # Widget keys stay the same from item to item so the browser updates the form in place
@@ -99,8 +102,7 @@ def _save(who: Identity, view: queue.ItemView) -> None:
             "assignment_id": view.assignment_id,
             "values": {k: st.session_state.get(k) for k in keys}}
         st.session_state.pop(state.RATE_LOADED, None)
-        session.end_here(session.ended_message(exc) + " "
-                         + _("Your unsaved choices on the item you were rating are kept."))
+        session.end_here(session.ended_message(exc, unsaved_kept=True))
         return
     except H2HError as exc:
         st.session_state[state.RATE_MESSAGE] = tr(exc)
@@ -250,5 +252,4 @@ def rating_form(who: Identity) -> None:
     # waiter that needs the values waits for the radios too. Per-item widget keys would
     # draw values and marker together but made "Save and next" slower (the form is rebuilt).
     with right:
-        st.html(form_end_html(view.dimensions, f'<span data-testid="h2h-ready" '
-                                               f'data-item="{view.assignment_id}"></span>'))
+        st.html(form_end_html(view.dimensions, ready_marker_html(view, _(LEAVE_UNSAVED))))

@@ -36,7 +36,8 @@ from annotate.services.i18n import N_
 __all__ = ["conversation_html", "response_html", "plain_html", "context_html",
            "shortcuts_html", "feedback_html", "anchors_html", "caption_html", "md_text",
            "md_formatting", "md_table", "anchor_block_html", "item_html",
-           "anchors_store_html", "missing_html", "untranslated_html", "untranslated_md",
+           "anchors_store_html", "missing_html", "ready_marker_html", "untranslated_html",
+           "untranslated_md",
            "language_name", "LANGUAGE_NAMES", "CHAT_CSS"]
 
 LANGUAGE_NAMES = {"en": N_("English"), "zh": N_("Chinese")}
@@ -118,6 +119,14 @@ button[data-variant="segmented_control"][data-selected="true"] p{color:#8a1020;
     flex-direction:column}
   [data-testid="stHorizontalBlock"]:has(.st-key-h2h_save,.st-key-h2h_train_save)>[data-testid="stColumn"]{
     width:100% !important;flex:1 1 auto !important}
+  /* the top row: progress on a line of its own, the Item box (wide enough for its − / +)
+     and Resume (its whole label) side by side under it */
+  [data-testid="stHorizontalBlock"]:has(.st-key-h2h_item_no){
+    flex-wrap:wrap;row-gap:.5rem}
+  [data-testid="stHorizontalBlock"]:has(.st-key-h2h_item_no)>[data-testid="stColumn"]{
+    width:auto !important;flex:1 1 10rem !important;min-width:10rem}
+  [data-testid="stHorizontalBlock"]:has(.st-key-h2h_item_no)>[data-testid="stColumn"]:first-child{
+    width:100% !important;flex:1 1 100% !important}
 }
 .h2h-anchor-src{display:none}
 .h2h-anchor{margin:.15rem 0 .55rem 0;font-size:.85rem;color:#3c4043}
@@ -351,6 +360,25 @@ def missing_html(intro: str, dims: list[tuple[int, str]]) -> str:
     names = "".join(f'<span data-dim-index="{i}">{_esc(label)}</span>' for i, label in dims)
     return (f'<div class="h2h-missing" role="alert" data-testid="h2h-missing">'
             f"{_esc(intro)} {names}</div>")
+
+
+def ready_marker_html(view, leave: str = "") -> str:
+    """The rating form's end marker (drawn last: once it names an item, that item's form is
+    on screen), carrying what is saved for the item — each scale's chosen option as its
+    index (-1: none; the last option is "cannot rate"), the red flag and the comment — so
+    the browser can tell choices not yet saved and ask before they are lost (``leave``: the
+    question the app asks before one of its own ways away). ``view`` has ``assignment_id``,
+    ``dimensions``, ``saved``, ``red_flag`` and ``comment``."""
+    def index(d) -> int:
+        saved = view.saved.get(d.key, "unsaved")
+        if saved is None:
+            return len(d.levels)
+        return next((i for i, lv in enumerate(d.levels) if lv.value == saved), -1)
+
+    saved = ",".join(str(index(d)) for d in view.dimensions)
+    return (f'<span data-testid="h2h-ready" data-item="{_esc(str(view.assignment_id))}" '
+            f'data-saved="{saved}" data-flag="{1 if view.red_flag else 0}" '
+            f'data-comment="{_esc(view.comment or "")}" data-leave="{_esc(leave)}"></span>')
 
 
 def feedback_html(rows: list[tuple[str, int | None, float | None, str]], _=_same) -> str:

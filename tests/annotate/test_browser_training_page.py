@@ -250,8 +250,11 @@ def test_training_and_tagged_pages_pass_axe_core(app, width):
     scale.locator('label[data-testid="stRadioOption"]').nth(2).click()
     expect(scale.locator(".h2h-anchor-now .h2h-untranslated")).to_be_visible()
     found["rating, Chinese, a text tagged"] = _serious_violations(rate)
+    asked = []  # the choice is not saved: the app asks before the page goes; yes
+    rate.on("dialog", lambda d: (asked.append(d.type), d.accept()))
     rate.get_by_role("link", name="评分指南").click()
     rate.get_by_role("heading", name="评分指南").wait_for(timeout=30_000)
+    assert asked == ["confirm"]
     found["guidelines, Chinese, texts tagged"] = _serious_violations(rate)
     _shot(rate, f"guidelines-zh-{width}")
     bad = {k: v for k, v in found.items() if v}

@@ -141,3 +141,25 @@ def test_every_scales_anchors_in_one_hidden_store_escaped():
     # the last option of each scale is "cannot rate"
     assert out.count('data-level-index="2" class="h2h-cannot"') == 1
     assert out.count('data-level-index="1" class="h2h-cannot"') == 1
+
+
+def test_the_ready_marker_carries_what_is_saved_escaped():
+    """The browser tells unsaved choices by comparing the form with the marker: each scale's
+    saved option as its index (a level by value, not by position in a list of numbers;
+    "cannot rate" is the last option; -1 when nothing is saved), the flag and the comment —
+    text the rater typed, inert in an attribute."""
+    from types import SimpleNamespace as NS
+
+    from annotate.services.render import ready_marker_html
+
+    dims = [NS(key=k, levels=[NS(value=v) for v in values]) for k, values in
+            (("empathy", (1, 2, 3, 4, 5)), ("safety", (1, 2, 3, 4, 5)),
+             ("fluency", (1, 2, 3, 4, 5)), ("red", (0, 1)))]
+    view = NS(assignment_id=7, dimensions=dims, saved={"empathy": 4, "safety": None,
+                                                       "red": 0},
+              red_flag=True, comment='"><script>x</script>')
+    out = ready_marker_html(view, leave="Leave? \"yes\"")
+    assert 'data-item="7"' in out and 'data-saved="3,5,-1,0"' in out
+    assert 'data-flag="1"' in out
+    assert "<script>" not in out and "&quot;&gt;&lt;script&gt;" in out
+    assert 'data-leave="Leave? &quot;yes&quot;"' in out
