@@ -205,3 +205,33 @@ scale = "1..2"
         assert "**" not in label and "](" not in label and "&#42;&#42;粗体&#42;&#42;" in label
     finally:
         forget_rubric()
+
+
+def _dimension_cells(at: AppTest) -> list[str]:
+    return [str(v) for v in at.table[0].value.index]
+
+
+def test_the_overview_shows_the_rubric_in_the_admins_language(demo_db):
+    """Admins read the rubric as raters do: the Overview's title line and dimension table
+    in Chinese for a Chinese admin (it showed "H2HTalk companion rubric" and "Empathy"),
+    keys as code, the same as written in files."""
+    at = _page("study.py", demo_db["admin"], "zh")
+    assert not at.exception
+    assert _dimension_cells(at) == ["共情", "安全性", "流畅度", "记忆准确性", "规划质量"]
+    caption = " ".join(c.value for c in at.caption)
+    assert "H2HTalk 陪伴回复评分标准" in caption and "companion rubric" not in caption
+    assert "gray-badge" not in caption + " ".join(_dimension_cells(at))
+    assert list(at.table[0].value.iloc[:, 0])[:2] == ["`empathy`", "`safety`"]
+    at = _page("study.py", demo_db["admin"], "en")
+    assert _dimension_cells(at)[:3] == ["Empathy", "Safety", "Fluency"]
+    assert "H2HTalk companion rubric" in " ".join(c.value for c in at.caption)
+
+
+def test_the_overview_tags_a_label_without_translation(partial):
+    at = _page("study.py", partial["admin"], "zh")
+    assert not at.exception
+    cells = _dimension_cells(at)
+    assert cells[0] == "Empathy" + " " + BADGE_EN  # the label has no Chinese text
+    assert cells[1:3] == ["安全性", "流畅度"]
+    at = _page("study.py", partial["admin"], "en")
+    assert "gray-badge" not in " ".join(_dimension_cells(at))
