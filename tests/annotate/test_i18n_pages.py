@@ -9,6 +9,8 @@ The same walk in English finds plenty, so the check can fail."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -291,3 +293,17 @@ def test_admin_pages_name_dimensions_in_the_admins_language(demo_db, name):
     assert "共情" in zh and "Empathy" not in zh, name
     assert "Empathy" in en and "共情" not in en, name
     assert "empathy:" not in zh + en and "empathy：" not in zh, name
+
+
+def test_chinese_verdicts_join_their_parts_with_chinese_punctuation(demo_db):
+    """A verdict's reasons were joined by an ASCII '; ' inside Chinese sentences
+    ('非劣效界值 −0.05; 替代标注者检验通过'); in Chinese they are joined by '；', in English
+    by '; ' as before."""
+    def verdicts(lang):
+        return [t for t in page_texts(_run("admin_calibrate.py", demo_db["admin"], lang))
+                if "QWK" in t]
+    zh = verdicts("zh")
+    assert zh and any("；替代标注者检验" in t for t in zh)
+    assert not [t for t in zh if re.search(r"[;,] ?[\u4e00-\u9fff]", t)]
+    en = verdicts("en")
+    assert any("−0.05; alternative annotator test" in t for t in en), en[:2]
