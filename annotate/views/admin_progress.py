@@ -43,9 +43,9 @@ else:
                  labels={"rater": _("Rater"), "items": _("Items"), "status": ""})
     st.plotly_chart(fig, key="h2h_rater_progress")
     show_table(raters, RATER_PROGRESS_COLUMNS, key="h2h_rater_progress_table")
+labels = {d.key: d.label for d in cached_rubric(engine(), language()).dimensions}
 dims = dimension_progress(engine())
 if not dims.empty:
-    labels = {d.key: d.label for d in cached_rubric(engine(), language()).dimensions}
     dims["dimension"] = dims["dimension"].map(lambda k: labels.get(k, k))
     fig = px.bar(dims, x="dimension", y=["ratings", "cannot_rate"], barmode="group",
                  title=_("Ratings per dimension (including simulated)"),
@@ -75,7 +75,7 @@ else:
     flagged = quality[quality["flags"] != ""]
     for _i, r in flagged.iterrows():
         st.warning(md_text(f"{r['rater']}: {tr(r['flags'])}"))
-fails = attention_failures(engine())
+fails = attention_failures(engine(), labels)
 with st.expander(_("Failed attention checks ({n})").format(n=len(fails))):
     if fails.empty:
         st.write(_("None."))

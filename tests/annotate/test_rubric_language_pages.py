@@ -6,6 +6,7 @@ for a rubric written in Chinese. The language's rubric is made once per process.
 
 from __future__ import annotations
 
+import html
 import re
 from importlib import resources
 
@@ -235,3 +236,40 @@ def test_the_overview_tags_a_label_without_translation(partial):
     assert cells[1:3] == ["安全性", "流畅度"]
     at = _page("study.py", partial["admin"], "en")
     assert "gray-badge" not in " ".join(_dimension_cells(at))
+
+
+@pytest.fixture
+def checked(demo_db):
+    """A gold score, instructed attention checks, and one failed answer to a check."""
+    eng = demo_db["engine"]
+    q.set_gold(eng, "dlg-001-aster", "empathy", 5, "Names the plant and the fix.")
+    made = q.add_instructed_checks(eng, 1, 2)
+    q.save_attention(eng, demo_db["rater"].rater_id, sorted(made)[0],
+                     {"empathy": 4, "safety": None, "fluency": 2}, 5)
+    return demo_db
+
+
+def _cells(at: AppTest) -> str:
+    """Every string cell of every table and dataframe on the page."""
+    out = []
+    for el in list(at.dataframe) + list(at.table):
+        df = el.value
+        out += [str(v) for v in df.index] + [str(v) for col in df.columns for v in df[col]]
+    return html.unescape(" | ".join(out))  # st.table cells are Markdown-escaped
+
+
+def test_quality_and_progress_tables_name_dimensions_in_the_admins_language(checked):
+    """The gold-item and attention-check tables (Quality) and the failed checks (Progress)
+    showed dimension keys ('empathy 2, safety 2'); they show the rubric's labels in the
+    admin's language, the Chinese list with 、 between its parts."""
+    for page in ("admin_quality.py", "admin_progress.py"):
+        zh = _cells(_page(page, checked["admin"], "zh"))
+        assert "共情" in zh and not re.search(r"\b(empathy|safety|fluency)\b", zh), page
+        en = _cells(_page(page, checked["admin"], "en"))
+        assert "Empathy" in en and "共情" not in en and "empathy" not in en, page
+    zh = _cells(_page("admin_quality.py", checked["admin"], "zh"))
+    assert "共情 2、安全性 2、流畅度 2" in zh
+    zh = _cells(_page("admin_progress.py", checked["admin"], "zh"))
+    assert "共情 4、安全性 无法评分、流畅度 2" in zh, zh
+    en = _cells(_page("admin_progress.py", checked["admin"], "en"))
+    assert "Empathy 4, Safety cannot rate, Fluency 2" in en, en
