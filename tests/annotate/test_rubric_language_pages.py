@@ -273,3 +273,16 @@ def test_quality_and_progress_tables_name_dimensions_in_the_admins_language(chec
     assert "共情 4、安全性 无法评分、流畅度 2" in zh, zh
     en = _cells(_page("admin_progress.py", checked["admin"], "en"))
     assert "Empathy 4, Safety cannot rate, Fluency 2" in en, en
+
+
+def test_the_report_pages_findings_name_dimensions_in_the_admins_language(demo_db):
+    """The report itself is English (for the paper), but the page's findings table named
+    each dimension in English under Chinese headings ('Empathy' beside '人类评分员是否一致？');
+    it uses the rubric's labels in the admin's language."""
+    at = _page("admin_report.py", demo_db["admin"], "zh")
+    at.toggle[0].set_value(False)
+    at.select_slider[0].set_value(200)
+    at.button(key="h2h_build_report").click().run()
+    assert not at.exception
+    assert [str(v) for v in at.table[0].value.index] == [
+        "共情", "安全性", "流畅度", "记忆准确性", "规划质量"]
