@@ -5,6 +5,7 @@ import streamlit as st
 
 from annotate import state
 from annotate.components.tables import show_table
+from annotate.components.uploader import file_uploader
 from annotate.i18n import _, language, option_labels, problems_of, tr
 from annotate.resources import cached_rubric, engine
 from annotate.services.i18n import N_
@@ -86,8 +87,8 @@ if not gold.empty:
                {"item": (N_("Item"), "text"), "dimension": (N_("Dimension"), "text"),
                 "score": (N_("Score"), "score"), "source": (N_("Source"), "text"),
                 "rationale": (N_("Rationale"), "text")}, key="h2h_gold_table")
-up = st.file_uploader(_("Gold CSV"), type=["csv"], key="h2h_gold_upload",
-                      help=_("Drag a file onto the box or press its button to choose one."))
+up = file_uploader(_("Gold CSV"), ["csv"], key="h2h_gold_upload",
+                   help=_("Drag a file onto the box or press its button to choose one."))
 if st.button(_("Import gold scores"), disabled=up is None, key="h2h_gold_import"):
     try:
         recs = q.parse_gold_bytes(engine(), up.getvalue(), up.name)
