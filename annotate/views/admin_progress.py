@@ -4,7 +4,7 @@ import plotly.express as px
 import streamlit as st
 
 from annotate.components.tables import show_table, translated
-from annotate.i18n import _, language, tr
+from annotate.i18n import _, labelled, language
 from annotate.resources import cached_rubric, engine
 from annotate.services.admin import (
     DIMENSION_PROGRESS_COLUMNS,
@@ -74,7 +74,7 @@ else:
                  "item) in their last window of ratings minus their first."))
     flagged = quality[quality["flags"] != ""]
     for _i, r in flagged.iterrows():
-        st.warning(md_text(f"{r['rater']}: {tr(r['flags'])}"))
+        st.warning(md_text(labelled(r["rater"], r["flags"])))
 fails = attention_failures(engine(), labels)
 with st.expander(_("Failed attention checks ({n})").format(n=len(fails))):
     if fails.empty:

@@ -23,7 +23,7 @@ from data.raters import add_rater
 from data.sessions import open_session
 from data.study import init_study
 from tests.annotate.conftest import APP_DIR
-from tests.annotate.page_text import english_left, page_texts, study_data
+from tests.annotate.page_text import english_left, page_texts, study_data, study_keys
 from tests.helpers import item, jsonl
 
 ADMIN_PAGES = ["study.py", "guidelines.py", "admin_import.py", "admin_raters.py",
@@ -81,7 +81,8 @@ class Walk:
     def check(self, at: AppTest, where: str) -> AppTest:
         assert not at.exception, (where, [e.value for e in at.exception])
         data = study_data(self.engine, self.uploads)
-        self.found += [f"{where}: {p}" for p in english_left(page_texts(at), data)]
+        self.found += [f"{where}: {p}" for p in english_left(page_texts(at), data,
+                                                             study_keys(self.engine))]
         return at
 
     def assert_clean(self):
