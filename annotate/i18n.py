@@ -16,6 +16,7 @@ import streamlit as st
 from annotate import state
 from annotate.services.i18n import (
     DEFAULT,
+    LABELLED,
     language_or_default,
     problem_lines,
     translate,
@@ -24,7 +25,8 @@ from annotate.services.i18n import (
 )
 from data.errors import FormatError
 
-__all__ = ["_", "ngettext", "language", "set_language", "tr", "problems_of", "option_labels"]
+__all__ = ["_", "ngettext", "language", "set_language", "tr", "problems_of", "option_labels",
+           "labelled"]
 
 
 def language() -> str:
@@ -52,6 +54,11 @@ def option_labels(labels: dict[str, str] | None = None) -> Callable[[str], str]:
     catalog = translations(language())
     labels = labels or {}
     return lambda option: catalog.gettext(labels.get(option, option))
+
+
+def labelled(label: str, text: Any) -> str:
+    """``text`` (translated when a message) after ``label``, with the language's colon."""
+    return _(LABELLED).format(label=label, text=tr(text))
 
 
 def tr(text: Any) -> Any:

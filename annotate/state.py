@@ -22,6 +22,5 @@ PROMPT_RUN = "h2h_new_run"         # (name, pid, items, template) of a prompt ve
 TRAIN_FEEDBACK = "h2h_train_feedback"  # gold item whose feedback the training page shows
 TRAIN_SHOWN_AT = "h2h_train_shown_at"  # (item id, monotonic time) a training item appeared
 NORM_ITEM = "h2h_norm_item"        # (session id, item index) a norming participant is on
-TRAIN_RESULT = "h2h_train_result"  # the training result is to be shown once
 LANGUAGE = "h2h_language"          # this tab's language ("en", "zh")
 LANGUAGE_CHOSEN = "h2h_language_chosen"  # chosen on the sign-in page: stored at sign-in

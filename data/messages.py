@@ -70,12 +70,22 @@ def with_params(message: str, /, **changes: Any) -> str:
                                                        if k in params}})
 
 
+# the separators of a list, a message of their own: Chinese joins reasons with "；" and the
+# parts of a list with "、" (an ASCII "; " or ", " between Chinese words reads as a typo)
+_SEPARATORS = {"; ": Msg("; "), ", ": Msg(", ")}
+
+
 def join_msgs(sep: str, parts: Iterable[str]) -> Msg:
-    """``sep.join(parts)`` that stays translatable part by part (``sep`` is not translated)."""
+    """``sep.join(parts)`` that stays translatable part by part; ``"; "`` and ``", "`` are
+    translated too (any other ``sep`` stays as written)."""
     parts = list(parts)
-    safe = sep.replace("{", "{{").replace("}", "}}")
-    template = safe.join(f"{{p{i}}}" for i in range(len(parts)))
-    params = {f"p{i}": p for i, p in enumerate(parts)}
+    params: dict[str, Any] = {f"p{i}": p for i, p in enumerate(parts)}
+    if sep in _SEPARATORS:
+        template = "{sep}".join(f"{{p{i}}}" for i in range(len(parts)))
+        params["sep"] = _SEPARATORS[sep]
+    else:
+        safe = sep.replace("{", "{{").replace("}", "}}")
+        template = safe.join(f"{{p{i}}}" for i in range(len(parts)))
     return Msg(template, **params)
 
 

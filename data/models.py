@@ -468,7 +468,7 @@ class TrainingRating(SQLModel, table=True):
 class Qualification(SQLModel, table=True):
     """Where a rater stands: the current training round and its outcome against the study's
     thresholds (see :class:`QualitySettings`); ``decided_by`` is the admin who released or
-    sent the rater back to training."""
+    sent the rater back to training; ``acknowledged_at`` when the rater saw the outcome."""
 
     __tablename__ = "qualification"
     id: int | None = Field(default=None, primary_key=True)
@@ -481,6 +481,9 @@ class Qualification(SQLModel, table=True):
     note: str = Field(default="")
     decided_by: int | None = Field(default=None, foreign_key="rater.id", ondelete="SET NULL")
     updated_at: datetime = _ts(nullable=False)
+    # when the rater saw their result and pressed "Start rating" (migration 0011); None while
+    # a passed or released rater has not: the page shows the result until they do
+    acknowledged_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
 
 
 class AttentionCheck(SQLModel, table=True):

@@ -48,7 +48,8 @@ from .study import current_rubric_in
 __all__ = ["get_settings", "save_settings", "GoldRecord", "parse_gold", "read_gold",
            "parse_gold_bytes", "import_gold", "set_gold", "gold_scores", "gold_item_ids",
            "training_set", "save_training", "training_scores", "qualification_of",
-           "record_qualification", "release", "retrain", "qualified_rater_ids",
+           "record_qualification", "result_pending", "acknowledge_result", "release",
+           "retrain", "qualified_rater_ids",
            "qualification_required", "AttentionRecord", "parse_attention",
            "read_attention", "import_attention", "add_instructed_checks", "attention_checks",
            "save_attention", "attention_item_ids", "attention_summary_rows",
@@ -383,7 +384,29 @@ def record_qualification(engine: Engine, rater_id: int, round_: int, passed: boo
             return  # an admin moved the rater on meanwhile; their decision stands
         row.status = "passed" if passed else "failed"
         row.n_pairs, row.within1, row.qwk, row.updated_at = n_pairs, within1, qwk, utcnow()
+        row.acknowledged_at = None  # the rater is shown the outcome until they acknowledge it
         s.add(row)
+
+
+def result_pending(engine: Engine, rater_id: int) -> bool:
+    """The rater passed or was released and has not yet seen that and pressed "Start
+    rating" (the result screen comes before the study's items until they do)."""
+    row = qualification_of(engine, rater_id)
+    return row.status in ("passed", "released") and row.acknowledged_at is None
+
+
+def acknowledge_result(engine: Engine, rater_id: int,
+                       session_token: str | None | object = NO_SESSION) -> None:
+    """The rater saw their passed or released result and starts rating. From the browser,
+    ``session_token`` is checked like every save (:class:`~data.sessions.SessionEnded`)."""
+    with write_session(engine) as s:
+        if session_token is not NO_SESSION:
+            check_in(s, session_token, rater_id)
+        row = s.exec(select(Qualification).where(Qualification.rater_id == rater_id)).first()
+        if row is not None and row.status in ("passed", "released") \
+                and row.acknowledged_at is None:
+            row.acknowledged_at = utcnow()
+            s.add(row)
 
 
 def _decide(engine: Engine, rater_name: str, admin_id: int | None, note: str, *,
@@ -399,6 +422,9 @@ def _decide(engine: Engine, rater_name: str, admin_id: int | None, note: str, *,
             row.round += 1
         row.status, row.note, row.decided_by = status, note.strip(), admin_id
         row.updated_at = utcnow()
+        # released after a training round: the rater is told on their next page; released
+        # before training anything there is no result to show
+        row.acknowledged_at = None if row.n_pairs else utcnow()
         s.add(row)
         s.flush()
         return row

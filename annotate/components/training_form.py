@@ -39,9 +39,20 @@ __all__ = ["training_form", "needs_training_page"]
 
 
 def needs_training_page(rater_id: int) -> bool:
-    """Training (or its last feedback and result) comes before the rating form."""
-    return (state.TRAIN_FEEDBACK in st.session_state or state.TRAIN_RESULT in st.session_state
-            or not training.may_rate(engine(), rater_id))
+    """Training (or its last feedback, or a result not yet acknowledged) comes before the
+    rating form."""
+    return (state.TRAIN_FEEDBACK in st.session_state
+            or training.needs_training(engine(), rater_id))
+
+
+def _start_button(who: Identity) -> None:
+    """ "Start rating": the rater saw their result (stored, so it is not shown again)."""
+    if st.button(_("Start rating"), type="primary", key="h2h_train_start"):
+        try:
+            training.start_rating(engine(), who)
+        except SessionEnded as exc:  # signed out elsewhere, deactivated, idle
+            session.end_here(session.ended_message(exc))
+        st.rerun()
 
 
 def _marker_html(what: str, item: str | None = None) -> str:
@@ -84,8 +95,6 @@ def training_form(who: Identity) -> None:
         if st.button(_("See my result") if last else _("Next training item"), type="primary",
                      key="h2h_train_next"):
             st.session_state.pop(state.TRAIN_FEEDBACK, None)
-            if last:
-                st.session_state[state.TRAIN_RESULT] = True
             st.rerun()
         _marker("feedback")
         return
@@ -99,18 +108,14 @@ def training_form(who: Identity) -> None:
         return
     if ts.status == "released":
         st.success(_("The study team has released you to rate the study's items."))
-        if st.button(_("Start rating"), type="primary", key="h2h_train_start"):
-            st.session_state.pop(state.TRAIN_RESULT, None)
-            st.rerun()
+        _start_button(who)
         _marker("released")
         return
-    if ts.next_item is None:  # passed (the page then moves on)
+    if ts.status == "passed" or ts.next_item is None:  # shown until acknowledged
         st.success(_("You passed the training round: {result}. You can start on the study's "
                      "items now.").format(
             result=_result_text(ts, settings.min_within1, settings.min_qwk)))
-        if st.button(_("Start rating"), type="primary", key="h2h_train_start"):
-            st.session_state.pop(state.TRAIN_RESULT, None)
-            st.rerun()
+        _start_button(who)
         _marker("passed")
         return
     number = len(ts.done) + 1

@@ -25,7 +25,7 @@ from data.errors import FormatError
 from data.messages import message_of, nMsg
 
 __all__ = ["LANGUAGES", "DEFAULT", "CATALOGS", "translations", "language_or_default", "N_",
-           "translate", "translate_error", "problem_lines", "message_frame"]
+           "translate", "translate_error", "problem_lines", "message_frame", "LABELLED"]
 
 LANGUAGES = {"en": "English", "zh": "中文"}
 DEFAULT = "en"
@@ -35,6 +35,11 @@ CATALOGS = Path(__file__).resolve().parents[1] / "locale"
 def N_(message: str) -> str:  # noqa: N802 (gettext's name for "translate later")
     """Mark a string for the catalog where it is defined; ``_()`` translates it where shown."""
     return message
+
+
+LABELLED = N_("{label}: {text}")
+"""A text after what it is about ("Empathy: no ratings"): Chinese writes a full-width colon
+("共情：暂无评分")."""
 
 
 def language_or_default(language: str | None) -> str:

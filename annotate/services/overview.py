@@ -1,4 +1,8 @@
-"""What the study page shows: name, rubric, items per task family, raters and ratings."""
+"""What the study page shows: name, rubric, items per task family, raters and ratings.
+
+The rubric is shown in the admin's language, as raters see it: its name and dimension labels
+translated where the rubric has a translation, else in the rubric's own language (named in
+``untranslated`` so the page can tag them)."""
 
 from __future__ import annotations
 
@@ -29,17 +33,26 @@ class StudyOverview:
     rubric_name: str
     rubric_version: str
     dimensions: list[dict]
+    """A row per dimension: ``Dimension`` (label), ``Key``, ``Scale``, ``Applies to``."""
     items_by_task: dict[str, int]
     n_scenarios: int
     n_raters: int
     n_simulated_raters: int
     n_ratings: int
     n_simulated_ratings: int
+    rubric_language: str = "en"
+    """The rubric's own language: the one of any text shown untranslated."""
+    untranslated: frozenset[str] = frozenset()
+    """What is shown in ``rubric_language`` for want of a translation: ``"name"`` and the
+    keys of dimensions whose label is."""
 
 
-def study_overview(engine: Engine) -> StudyOverview:
+def study_overview(engine: Engine, language: str | None = None) -> StudyOverview:
+    """The study at a glance, its rubric in ``language`` (its own language when ``None``)."""
     study = get_study(engine)
     rubric = current_rubric(engine)
+    if language is not None:
+        rubric = rubric.in_language(language)
     with read_session(engine) as s:
         by_task = dict(s.exec(select(Item.task, func.count()).group_by(Item.task)).all())
         n_scen = s.exec(select(func.count(func.distinct(Item.scenario)))).one()
@@ -63,4 +76,7 @@ def study_overview(engine: Engine) -> StudyOverview:
         rubric_name=rubric.name, rubric_version=rubric.version, dimensions=dims,
         items_by_task={t: by_task.get(t, 0) for t in rubric.tasks},
         n_scenarios=n_scen, n_raters=n_raters, n_simulated_raters=n_sim,
-        n_ratings=n_ratings, n_simulated_ratings=n_sim_r)
+        n_ratings=n_ratings, n_simulated_ratings=n_sim_r, rubric_language=rubric.language,
+        untranslated=frozenset({"name"} & getattr(rubric, "fallback", frozenset())
+                               | {d.key for d in rubric.dimensions
+                                  if "label" in getattr(d, "fallback", ())}))

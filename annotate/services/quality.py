@@ -5,6 +5,7 @@ attention-check failures, and the many-facet Rasch rater model per dimension."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
@@ -23,7 +24,7 @@ from data.models import Assignment, Item, Qualification, Rater, Rating, RepeatRa
 from data.study import current_rubric
 
 __all__ = ["rater_quality", "quality_display", "attention_failures", "rater_models",
-           "QUALITY_COLUMNS", "QUALIFICATION_NAMES"]
+           "gold_table", "checks_table", "QUALITY_COLUMNS", "QUALIFICATION_NAMES"]
 
 # a rater's qualification as the pages and `h2h quality status` name it
 QUALIFICATION_NAMES = {"training": Msg("training"), "passed": Msg("passed"),
@@ -169,14 +170,47 @@ def quality_display(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def attention_failures(engine: Engine) -> pd.DataFrame:
-    """Every failed attention check: who, which item, when (UTC), expected and given."""
+def _scores(scores: dict[str, int | None], labels: Mapping[str, str]) -> Msg:
+    """``Empathy 2, Safety cannot rate``: each dimension by its label (``labels``, the rubric
+    in the reader's language; the key where the rubric has no such dimension)."""
+    return join_msgs(", ", [Msg("{dimension} cannot rate", dimension=labels.get(d, d))
+                            if v is None else f"{labels.get(d, d)} {v}"
+                            for d, v in scores.items()])
+
+
+def attention_failures(engine: Engine, labels: Mapping[str, str] | None = None
+                       ) -> pd.DataFrame:
+    """Every failed attention check: who, which item, when (UTC), expected and given (each
+    dimension named by ``labels``, its key where none is given)."""
+    labels = labels or {}
     rows = [{"rater": n, "item": i, "answered (UTC)": at.strftime("%Y-%m-%d %H:%M:%S"),
-             "expected": ", ".join(f"{d} {v}" for d, v in exp.items()),
-             "given": join_msgs(", ", [Msg("{dimension} cannot rate", dimension=d) if v is None
-                                       else f"{d} {v}" for d, v in sc.items() if d in exp])}
+             "expected": _scores(exp, labels),
+             "given": _scores({d: v for d, v in sc.items() if d in exp}, labels)}
             for n, i, ok, at, sc, exp in q.attention_summary_rows(engine) if not ok]
     return message_frame(rows, ["rater", "item", "answered (UTC)", "expected", "given"])
+
+
+# where a gold score came from, and an attention check's kind, as the Quality page names them
+GOLD_SOURCES = {"import": Msg("import"), "adjudication": Msg("adjudication")}
+CHECK_KINDS = {"instructed": Msg("instructed"), "known_answer": Msg("known answer")}
+
+
+def gold_table(engine: Engine, labels: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """The gold scores: item, dimension (its label in ``labels``), score, source, rationale."""
+    labels = labels or {}
+    rows = [{"item": g.item_id, "dimension": labels.get(g.dimension, g.dimension),
+             "score": g.score, "source": GOLD_SOURCES.get(g.source, g.source),
+             "rationale": g.rationale} for g in q.gold_scores(engine)]
+    return message_frame(rows, ["item", "dimension", "score", "source", "rationale"])
+
+
+def checks_table(engine: Engine, labels: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """The attention checks: item, kind, tolerance and the expected scores (by label)."""
+    labels = labels or {}
+    rows = [{"item": c.item_id, "kind": CHECK_KINDS.get(c.kind, c.kind),
+             "tolerance": c.tolerance, "expected": _scores(c.expected, labels)}
+            for c in q.attention_checks(engine).values()]
+    return message_frame(rows, ["item", "kind", "tolerance", "expected"])
 
 
 def rater_models(engine: Engine) -> dict[str, RaterModel]:

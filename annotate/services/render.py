@@ -38,7 +38,7 @@ __all__ = ["conversation_html", "response_html", "plain_html", "context_html",
            "md_formatting", "md_table", "anchor_block_html", "item_html",
            "anchors_store_html", "missing_html", "ready_marker_html", "untranslated_html",
            "untranslated_md",
-           "language_name", "LANGUAGE_NAMES", "CHAT_CSS"]
+           "language_name", "LANGUAGE_NAMES", "CHAT_CSS", "uploader_css", "UPLOADER_TEXTS"]
 
 LANGUAGE_NAMES = {"en": N_("English"), "zh": N_("Chinese")}
 """The tag on a text shown untranslated names the language it is in (in the app's language:
@@ -416,3 +416,43 @@ def anchors_html(dimensions, _=_same) -> str:
         parts.append(f'<details class="h2h-ctx"><summary>{_esc(head)}{label}{_esc(tail)}'
                      f"</summary><ul>{items}</ul></details>")
     return "".join(parts)
+
+
+# Streamlit draws its file uploader's texts in English and has no option to change them: the
+# button ("Upload"), the limits ("200MB per file • CSV") and, while a file is dragged over the
+# box, "Drag and drop a file here". In another language the app hides them and shows its own
+# (CSS generated text: the hidden English leaves the page and its accessibility tree; the
+# button's name becomes the translation).
+UPLOADER_TEXTS = {"button": N_("Choose a file"), "limits": N_("{size} per file · {types}"),
+                  "dragging": N_("Drop the file here")}
+
+_ZONE = '[data-testid="stFileUploaderDropzone"]'
+
+
+def _css_string(text: str) -> str:
+    """``text`` as a CSS string: quotes, backslashes and anything that could end the style
+    sheet written as escapes."""
+    return '"' + "".join(c if c.isalnum() or c in " ·、，：（）.-" else f"\\{ord(c):x} "
+                         for c in text) + '"'
+
+
+def uploader_css(key: str, button: str, limits: str, dragging: str) -> str:
+    """A style sheet putting ``button``, ``limits`` and ``dragging`` in place of the English
+    texts of the file uploader whose widget key is ``key`` (Streamlit gives its container
+    the class ``st-key-<key>``). The limits keep Streamlit's look: 14 px in the faded text
+    colour; the drag text its bold accent colour (the English is only shrunk to nothing
+    there, so its colour and weight carry over)."""
+    if not re.fullmatch(r"[A-Za-z0-9_-]+", key):
+        raise ValueError(f"key must be letters, digits, '_' or '-', not {key!r}")
+    k = f".st-key-{key} {_ZONE}"
+    return ("<style>"
+            f'{k} button [data-testid="stMarkdownContainer"] p{{display:none}}'
+            f'{k} button [data-testid="stMarkdownContainer"]::after{{'
+            f"content:{_css_string(button)}}}"
+            f'{k} [data-testid="stFileUploaderDropzoneInstructions"] span{{display:none}}'
+            f'{k} [data-testid="stFileUploaderDropzoneInstructions"]>div::after{{'
+            f"content:{_css_string(limits)};font-size:.875rem;line-height:1.6;opacity:.7}}"
+            f"{k}>div:not([data-testid]):not(:has([data-testid]))>span{{font-size:0}}"
+            f"{k}>div:not([data-testid]):not(:has([data-testid]))>span::after{{"
+            f"content:{_css_string(dragging)};font-size:.875rem}}"
+            "</style>")

@@ -12,6 +12,7 @@ from sqlalchemy.engine import Engine
 
 from analysis.analyze import AnalysisOptions
 from analysis.report import build_bundle, write_report
+from analysis.report.format import dim_labels
 from analysis.report.sections import build_sections, glance_table
 
 __all__ = ["report_zip"]
@@ -20,7 +21,8 @@ __all__ = ["report_zip"]
 def report_zip(engine: Engine, B: int = 1000, seed: int = 0, figures: bool = True
                ) -> tuple[bytes, dict, list[dict]]:
     """The report as zip bytes, the bundle, and the report's summary table (one dict per
-    dimension: the rubric label, then each summary column's text)."""
+    dimension: its key, the rubric label, then each summary column's text). The report is
+    English; the page names each dimension in the admin's language by its ``key``."""
     bundle = build_bundle(engine, AnalysisOptions(B=B, seed=seed))
     built = build_sections(bundle)
     with tempfile.TemporaryDirectory(prefix="h2h-report-") as tmp:
@@ -32,7 +34,9 @@ def report_zip(engine: Engine, B: int = 1000, seed: int = 0, figures: bool = Tru
                 if f.is_file():
                     zf.write(f, f.relative_to(out.parent))
     columns, rows = glance_table(bundle, built)
-    summary = [{"Dimension": label, **{c: (g.text if g else "—")
+    keys = {label: key for key, label in dim_labels(bundle).items()}
+    summary = [{"key": keys.get(label, label), "Dimension": label,
+                **{c: (g.text if g else "—")
                                        for c, g in zip(columns, cells, strict=True)}}
                for label, cells in rows]
     return buf.getvalue(), bundle, summary

@@ -4,8 +4,9 @@ When a study has gold items, a rater trains before rating real items: the round'
 one at a time (the same blinded view as real items); after each, their scores beside the
 expert's with the rationale. When the round is complete their agreement with gold decides:
 within-one share ≥ ``min_within1`` and QWK ≥ ``min_qwk`` (study settings) → "passed";
-otherwise "failed", and an admin decides (retrain or release anyway). Training scores are
-stored apart and never enter the analysis.
+otherwise "failed", and an admin decides (retrain or release anyway). The result stays on
+screen, across page loads, until the rater acknowledges it (:func:`start_rating`). Training
+scores are stored apart and never enter the analysis.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ if TYPE_CHECKING:  # the statistics load only for a rater in training (the rater
     from analysis.monitoring import GoldAgreement
 
 __all__ = ["TrainingState", "training_state", "training_view", "submit_training",
-           "Feedback", "feedback_for", "gold_scales", "may_rate"]
+           "Feedback", "feedback_for", "gold_scales", "may_rate", "needs_training",
+           "start_rating"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,21 @@ def may_rate(engine: Engine, rater_id: int) -> bool:
     if not q.qualification_required(engine):
         return True
     return q.qualification_of(engine, rater_id).status in ("passed", "released")
+
+
+def needs_training(engine: Engine, rater_id: int) -> bool:
+    """The training page comes first: the study has gold items and the rater has not passed
+    or been released, or has and not yet seen it (their result is shown on every page load
+    until they press "Start rating", not only in the tab that finished the round)."""
+    if not q.qualification_required(engine):
+        return False
+    qual = q.qualification_of(engine, rater_id)
+    return qual.status not in ("passed", "released") or qual.acknowledged_at is None
+
+
+def start_rating(engine: Engine, who: Identity) -> None:
+    """The rater saw their result: from now on the study's items come first."""
+    q.acknowledge_result(engine, who.rater_id, session_token=who.session)
 
 
 def gold_scales(rubric: Rubric) -> dict[str, tuple[tuple[int, ...], bool]]:

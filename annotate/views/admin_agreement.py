@@ -3,7 +3,7 @@
 import streamlit as st
 
 from annotate.components.tables import rows_frame, show_table
-from annotate.i18n import _, language, tr
+from annotate.i18n import _, labelled, language, tr
 from annotate.resources import cached_rubric, engine
 from annotate.services.admin import AGREEMENT_COLUMNS, agreement_rows, live_agreement
 from annotate.services.i18n import N_
@@ -37,7 +37,7 @@ else:
                .format(B=B))
     for dim, d in res["dimensions"].items():
         for n in d.get("notes", []):
-            st.caption(md_text(f"{labels.get(dim, dim)}: {tr(n)}"))
+            st.caption(md_text(labelled(labels.get(dim, dim), n)))
 
 st.subheader(_("Rater severity (many-facet Rasch model)"))
 st.caption(_("Per dimension: each rater's severity in logits (positive = harsher than the "
@@ -46,7 +46,7 @@ st.caption(_("Per dimension: each rater's severity in logits (positive = harsher
              "maximum likelihood; see `docs/analysis.md`."))
 for dim, m in rater_models(engine()).items():
     if not m.estimable:
-        st.caption(md_text(f"{labels.get(dim, dim)}: {tr(m.reason)}"))
+        st.caption(md_text(labelled(labels.get(dim, dim), m.reason)))
         continue
     st.markdown(f"**{md_text(labels.get(dim, dim))}** · "
                 + _("{n} ratings").format(n=m.n_ratings))

@@ -9,7 +9,7 @@ from analysis.analyze import AnalysisOptions
 from analysis.report.figures import calibration_figure
 from annotate import state
 from annotate.components.tables import rows_frame, show_table
-from annotate.i18n import _, language, tr
+from annotate.i18n import _, labelled, language, tr
 from annotate.resources import cached_rubric, engine
 from annotate.services import calibration as cal
 from annotate.services.render import (
@@ -66,7 +66,7 @@ if chosen:
         st.markdown(f"**{md_text(tr(with_params(r['verdict']['text'], dim=label)))}**")
         for n, x in r["configs"].items():
             if n != r["verdict"].get("best"):
-                st.caption(md_text(f"{n}: {tr(x['verdict']['text'])}"))
+                st.caption(md_text(labelled(n, x["verdict"]["text"])))
         for cav in r["verdict"].get("caveats", []):
             st.caption(md_text(tr(with_params(cav, dim=label))))
     show_table(rows_frame(cal.verdict_rows(res, labels)), cal.VERDICT_COLUMNS,

@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from annotate.components.uploader import file_uploader
 from annotate.i18n import _, option_labels, problems_of, tr
 from annotate.resources import engine, forget_rubric
 from annotate.services.i18n import N_
@@ -20,8 +21,8 @@ st.write(_("Files are checked completely first: if any line is wrong, nothing is
            "every problem is listed with its line. Formats: see `docs/formats.md`."))
 kind = st.radio(_("What are you importing?"), list(KINDS), horizontal=True,
                 format_func=option_labels(), key="h2h_import_kind")
-upload = st.file_uploader(_(UPLOAD_LABELS[kind]), type=KINDS[kind], key=f"h2h_upload_{kind}",
-                          help=_("Drag a file onto the box or press its button to choose one."))
+upload = file_uploader(_(UPLOAD_LABELS[kind]), KINDS[kind], key=f"h2h_upload_{kind}",
+                       help=_("Drag a file onto the box or press its button to choose one."))
 update = st.checkbox(_("Replace items or ratings that changed (--update)"), key="h2h_update",
                      disabled=kind == "Rubric")
 if st.button(_("Import"), type="primary", disabled=upload is None, key="h2h_do_import"):

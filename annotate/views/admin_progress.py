@@ -4,7 +4,7 @@ import plotly.express as px
 import streamlit as st
 
 from annotate.components.tables import show_table, translated
-from annotate.i18n import _, language, tr
+from annotate.i18n import _, labelled, language
 from annotate.resources import cached_rubric, engine
 from annotate.services.admin import (
     DIMENSION_PROGRESS_COLUMNS,
@@ -43,9 +43,9 @@ else:
                  labels={"rater": _("Rater"), "items": _("Items"), "status": ""})
     st.plotly_chart(fig, key="h2h_rater_progress")
     show_table(raters, RATER_PROGRESS_COLUMNS, key="h2h_rater_progress_table")
+labels = {d.key: d.label for d in cached_rubric(engine(), language()).dimensions}
 dims = dimension_progress(engine())
 if not dims.empty:
-    labels = {d.key: d.label for d in cached_rubric(engine(), language()).dimensions}
     dims["dimension"] = dims["dimension"].map(lambda k: labels.get(k, k))
     fig = px.bar(dims, x="dimension", y=["ratings", "cannot_rate"], barmode="group",
                  title=_("Ratings per dimension (including simulated)"),
@@ -74,8 +74,8 @@ else:
                  "item) in their last window of ratings minus their first."))
     flagged = quality[quality["flags"] != ""]
     for _i, r in flagged.iterrows():
-        st.warning(md_text(f"{r['rater']}: {tr(r['flags'])}"))
-fails = attention_failures(engine())
+        st.warning(md_text(labelled(r["rater"], r["flags"])))
+fails = attention_failures(engine(), labels)
 with st.expander(_("Failed attention checks ({n})").format(n=len(fails))):
     if fails.empty:
         st.write(_("None."))

@@ -1,15 +1,15 @@
 """Admin: gold scores, the training round and qualification thresholds, attention checks, and
 each rater's qualification (send back to training, or release anyway)."""
 
-import pandas as pd
 import streamlit as st
 
 from annotate import state
-from annotate.components.tables import rows_frame, show_table
-from annotate.i18n import _, option_labels, problems_of, tr
-from annotate.resources import engine
+from annotate.components.tables import show_table
+from annotate.components.uploader import file_uploader
+from annotate.i18n import _, language, option_labels, problems_of, tr
+from annotate.resources import cached_rubric, engine
 from annotate.services.i18n import N_
-from annotate.services.quality import rater_quality
+from annotate.services.quality import checks_table, gold_table, rater_quality
 from annotate.services.render import md_text
 from annotate.session import require
 from data import quality as q
@@ -17,8 +17,6 @@ from data.errors import FormatError, H2HError
 from data.messages import Msg, nMsg
 
 ORDERS = {"fixed": N_("fixed"), "random": N_("random")}
-CHECK_KINDS = {"instructed": N_("instructed"), "known_answer": N_("known answer")}
-GOLD_SOURCES = {"import": N_("import"), "adjudication": N_("adjudication")}
 
 who = require("admin")
 st.title(_("Rater quality"))
@@ -78,20 +76,19 @@ if (retrain or release) and name:
         st.rerun()
 
 st.subheader(_("Gold items"))
-gold = q.gold_scores(engine())
+labels = {d.key: d.label for d in cached_rubric(engine(), language()).dimensions}
+gold = gold_table(engine(), labels)
 st.write(_("{items} gold items, {scores} expert scores. Upload a gold CSV (`item_id`, "
            "`dimension`, `score`, `rationale`), or promote an adjudicated score on the "
            "Adjudication page.")
-         .format(items=len({g.item_id for g in gold}), scores=len(gold)))
-if gold:
-    show_table(pd.DataFrame([{"item": g.item_id, "dimension": g.dimension, "score": g.score,
-                              "source": _(GOLD_SOURCES[g.source]) if g.source in GOLD_SOURCES
-                              else g.source, "rationale": g.rationale} for g in gold]),
+         .format(items=gold["item"].nunique(), scores=len(gold)))
+if not gold.empty:
+    show_table(gold,
                {"item": (N_("Item"), "text"), "dimension": (N_("Dimension"), "text"),
                 "score": (N_("Score"), "score"), "source": (N_("Source"), "text"),
                 "rationale": (N_("Rationale"), "text")}, key="h2h_gold_table")
-up = st.file_uploader(_("Gold CSV"), type=["csv"], key="h2h_gold_upload",
-                      help=_("Drag a file onto the box or press its button to choose one."))
+up = file_uploader(_("Gold CSV"), ["csv"], key="h2h_gold_upload",
+                   help=_("Drag a file onto the box or press its button to choose one."))
 if st.button(_("Import gold scores"), disabled=up is None, key="h2h_gold_import"):
     try:
         recs = q.parse_gold_bytes(engine(), up.getvalue(), up.name)
@@ -107,16 +104,12 @@ if st.button(_("Import gold scores"), disabled=up is None, key="h2h_gold_import"
         st.rerun()
 
 st.subheader(_("Attention checks"))
-checks = q.attention_checks(engine())
+checks = checks_table(engine(), labels)
 st.write(_("{n} attention-check items. `h2h assign` mixes them in at the rate set above; raters "
            "cannot tell them from other items, and their answers are kept out of the analysis.")
          .format(n=len(checks)))
-if checks:
-    show_table(rows_frame([{"item": c.item_id,
-                              "kind": Msg(CHECK_KINDS[c.kind]) if c.kind in CHECK_KINDS
-                              else c.kind, "tolerance": c.tolerance,
-                              "expected": ", ".join(f"{d} {v}" for d, v in c.expected.items())}
-                             for c in checks.values()]),
+if not checks.empty:
+    show_table(checks,
                {"item": (N_("Item"), "text"), "kind": (N_("Kind"), "text"),
                 "tolerance": (N_("Tolerance (points)"), "score"),
                 "expected": (N_("Expected"), "text")}, key="h2h_attn")

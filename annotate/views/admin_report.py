@@ -4,8 +4,8 @@ import streamlit as st
 
 from annotate import state
 from annotate.components.tables import rows_frame
-from annotate.i18n import _
-from annotate.resources import engine
+from annotate.i18n import _, language
+from annotate.resources import cached_rubric, engine
 from annotate.services.render import md_table
 from annotate.services.reporting import report_zip
 from annotate.session import require
@@ -32,7 +32,11 @@ if state.REPORT_ZIP in st.session_state:
     summary = st.session_state.get(state.REPORT_VERDICTS) or []
     if summary:
         st.subheader(_("Findings"))
-        table = rows_frame(summary).rename(columns={"Dimension": _("Dimension")})
+        # each dimension by its label in the admin's language (the report's own is English)
+        labels = {d.key: d.label for d in cached_rubric(engine(), language()).dimensions}
+        table = rows_frame([{**{k: v for k, v in r.items() if k != "key"},
+                             "Dimension": labels.get(r["key"], r["Dimension"])}
+                            for r in summary]).rename(columns={"Dimension": _("Dimension")})
         st.table(md_table(table.set_index(_("Dimension"))))
         st.caption(_("Estimates with 95% CIs in brackets (bootstrap B = {B}, seed {seed}). "
                      "The report explains each verdict and lists the caveats.")

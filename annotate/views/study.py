@@ -3,17 +3,17 @@
 import streamlit as st
 
 from annotate.components.tables import rows_frame
-from annotate.i18n import _, ngettext, tr
+from annotate.i18n import _, language, ngettext, tr
 from annotate.resources import engine
 from annotate.services.overview import TASK_NAMES, study_overview
-from annotate.services.render import md_text
+from annotate.services.render import md_text, untranslated_md
 from annotate.session import require
 from data.errors import H2HError
 
 require("admin")
 
 try:
-    ov = study_overview(engine())
+    ov = study_overview(engine(), language())
 except H2HError as exc:
     st.error(md_text(tr(exc)))
     st.stop()
@@ -21,8 +21,18 @@ except H2HError as exc:
 st.title(md_text(ov.name))
 if ov.description:
     st.markdown(md_text(ov.description))
-st.caption(md_text(_("Created {created} · rubric “{name}”, version {version}").format(
-    created=ov.created, name=ov.rubric_name, version=ov.rubric_version)))
+
+
+def tagged(text: str, what: str) -> str:
+    """A rubric text (Markdown-escaped), tagged when shown in the rubric's own language."""
+    tag = untranslated_md(ov.rubric_language, _) if what in ov.untranslated else ""
+    return md_text(text) + tag
+
+
+# the sentence escaped whole, then the rubric's name (escaped, maybe tagged) put in its place
+line = _("Created {created} · rubric “{name}”, version {version}").format(
+    created=ov.created, name="\0", version=ov.rubric_version)
+st.caption(md_text(line).replace("\0", tagged(ov.rubric_name, "name")))
 
 cols = st.columns(len(ov.items_by_task) + 1)
 cols[0].metric(_("Scenarios"), ov.n_scenarios)
@@ -42,6 +52,8 @@ if ov.n_simulated_ratings:
         n=ov.n_simulated_ratings, total=ov.n_ratings, raters=ov.n_simulated_raters))
 
 st.subheader(_("Rubric dimensions"))
-# labels come from the rubric file (Markdown cells); keys and tasks are checked identifiers
-dims = rows_frame([{**d, "Dimension": md_text(d["Dimension"])} for d in ov.dimensions])
+# labels come from the rubric file (Markdown cells); keys are checked identifiers, shown as
+# code: the name a file writes, in every language
+dims = rows_frame([{**d, "Dimension": tagged(d["Dimension"], d["Key"]), "Key": f"`{d['Key']}`"}
+                   for d in ov.dimensions])
 st.table(dims.rename(columns=_).set_index(_("Dimension")))

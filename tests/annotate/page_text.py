@@ -10,6 +10,12 @@ cells; plotly titles, axis titles, legend names and hover templates.
 (any text stored in the study database, or in a file the test uploaded), inline code, command
 options (``--update``) and the allowed symbols and names are taken out: Latin-letter words,
 which on a page set to Chinese are prose nobody translated.
+
+Not data on a Chinese page: a rubric's English text that has a Chinese translation (admins
+read the rubric in their language, as raters do; an untranslated text is data, shown tagged),
+a dimension key or a file's field name unless quoted or listed as a file must write it
+(``'item_id'``, ``dialogue, recollection``), and the keys of JSON objects (a judge's reply
+keys its scores by dimension key).
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ import pyarrow as pa
 import sqlalchemy as sa
 from google.protobuf.message import Message
 
-__all__ = ["page_texts", "study_data", "english_left", "ALLOWED"]
+__all__ = ["page_texts", "study_data", "study_keys", "english_left", "ALLOWED"]
 
 # statistics symbols, formats, programs and proper names a Chinese methods section writes
 # as they are
@@ -47,6 +53,10 @@ _CODE = re.compile(r"`[^`]*`")
 _OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")  # a command's option: code, not prose
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_'’-]*")
 _LETTERS = re.compile(r"[A-Za-z]{2}")
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_ASCII_MARK = re.compile(r"[\u3400-\u9fff\u3001-\u3011\uff08\uff09][;:,] ")
+_LIST = re.compile(r"[A-Za-z_][\w.-]*(?:\s*,\s*[A-Za-z_][\w.-]*)+")
+_QUOTED = re.compile(r"(['‘“\"])([A-Za-z_][\w.-]*)(['’”\"])")
 _HIDDEN_FIELDS = {"id", "form_id", "type", "url", "format", "theme", "config", "language",
                   "deferred_file_id", "icon", "tag", "source_id", "alt", "autocomplete"}
 
@@ -165,9 +175,8 @@ def _strings(value) -> Iterator[str]:
         if parsed is not None:
             yield from _strings(parsed)
         yield value
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            yield str(k)
+    elif isinstance(value, dict):  # its keys are structure (a judge's reply keys scores by
+        for v in value.values():   # dimension key), not text anyone reads
             yield from _strings(v)
     elif isinstance(value, list | tuple):
         for v in value:
@@ -196,8 +205,7 @@ DATA_COLUMNS = {
     "item": ("id", "scenario", "context", "response", "model", "condition", "reference",
              "metadata"),
     "rater": ("name",), "study": ("name", "description"),
-    "rubric": ("name", "version", "definition", "source"),
-    "dimension": ("key", "label", "description", "levels"),
+    "rubric": ("version", "source"),
     "rating": ("comment",), "adjudication": ("note",), "qualification": ("note",),
     "gold_score": ("rationale",), "attention_check": ("note",),
     "judge_config": ("name", "provider", "model", "template_name", "template"),
@@ -207,10 +215,30 @@ DATA_COLUMNS = {
 }
 
 
-def study_data(engine, extra: Iterable[str] = ()) -> list[str]:
+def _rubric_texts(engine, language: str) -> set[str]:
+    """The texts of every stored rubric as a reader of ``language`` sees them: the
+    translation where the rubric has one, else the rubric's own text (shown tagged). The
+    rubric's own text of a translated one is not data on a page in ``language``: the page
+    should have shown the translation, as raters see it. Dimension keys are not either:
+    pages name a dimension by its label (a key may show as inline code)."""
+    from data.rubric import rubric_from_definition
+    from data.rubric_languages import text_paths
+
+    found: set[str] = set()
+    with engine.connect() as c:
+        for (defn,) in c.execute(sa.text('SELECT "definition" FROM "rubric"')):
+            rubric = rubric_from_definition(json.loads(defn) if isinstance(defn, str)
+                                            else defn)
+            have = rubric.translations.get(language) or {}
+            for path, base in text_paths(rubric):
+                found.add(have.get(path, base) if language != rubric.language else base)
+    return found
+
+
+def study_data(engine, extra: Iterable[str] = (), language: str = "zh") -> list[str]:
     """Every text from files or people the study holds (:data:`DATA_COLUMNS`, JSON values
-    opened up), and ``extra`` (the files a test uploaded, line by line and cell by cell):
-    the data the pages may show as it is."""
+    opened up; the rubrics' texts as shown in ``language``), and ``extra`` (the files a test
+    uploaded, line by line and cell by cell): the data the pages may show as it is."""
     found: set[str] = set()
     with engine.connect() as c:
         for table, cols in DATA_COLUMNS.items():
@@ -218,6 +246,7 @@ def study_data(engine, extra: Iterable[str] = ()) -> list[str]:
             for row in c.execute(sa.text(f'SELECT {quoted} FROM "{table}"')):
                 for v in row:
                     found.update(_strings(v))
+    found.update(_rubric_texts(engine, language))
     for text in extra:  # an uploaded file: every line, cell, JSON value and word of it
         found.add(text)
         for line in text.splitlines():
@@ -228,28 +257,44 @@ def study_data(engine, extra: Iterable[str] = ()) -> list[str]:
                 found.update(_strings(json.loads(line)))
             except ValueError:
                 pass
-    found.update(FORMAT_WORDS)
     return sorted({t for t in (_plain(s) for s in found) if _LETTERS.search(t)}, key=len,
                   reverse=True)
 
 
-def english_left(texts: Iterable[str], data: list[str]) -> list[str]:
+def study_keys(engine) -> frozenset[str]:
+    """The dimension keys of every stored rubric: identifiers, shown only as a file must write
+    them (quoted, in a list of allowed values, or as inline code)."""
+    with engine.connect() as c:
+        return frozenset(k for (k,) in c.execute(sa.text('SELECT "key" FROM "dimension"')))
+
+
+def english_left(texts: Iterable[str], data: list[str],
+                 keys: Iterable[str] = ()) -> list[str]:
     """The English left in ``texts`` once data (whole values, at word boundaries), inline
-    code and :data:`ALLOWED` words are taken out: each text with its English words, as
+    code, :data:`ALLOWED` words, and the file formats' field names and the rubric's ``keys``
+    where quoted or listed are taken out: each text with its English words, as
     ``'words'  ⟵  'text'``."""
+    idents = FORMAT_WORDS | set(keys)
     problems = []
     for text in texts:
         if text in ALLOWED_TEXTS:
             continue
         rest = _OPTION.sub(" ", _CODE.sub(" ", text))
+        # a file's field or keyword quoted as it must be written ('item_id'); unquoted, a
+        # column name or task key on a page is an untranslated header or value
+        rest = _QUOTED.sub(lambda m: " " if m[2] in idents else m[0], rest)
+        rest = _LIST.sub(lambda m: " " if set(re.split(r"\s*,\s*", m[0])) <= idents
+                         else m[0], rest)
         for phrase in ALLOWED_PHRASES:
             rest = rest.replace(phrase, " ")
         for value in data:
-            if value in rest:
-                rest = re.sub(rf"(?<![A-Za-z0-9]){re.escape(value)}(?![A-Za-z0-9])", " ",
-                              rest)
+            if value in rest:  # Chinese data keeps a Chinese stand-in, for the marks below
+                rest = re.sub(rf"(?<![A-Za-z0-9]){re.escape(value)}(?![A-Za-z0-9])",
+                              "中" if _CJK.search(value) else " ", rest)
         words = [w.strip("'’-") for w in _WORD.findall(rest)]
         words = [w for w in words if _LETTERS.search(w) and w not in ALLOWED]
-        if words:
-            problems.append(f"{' '.join(words)!r}  ⟵  {text[:160]!r}")
+        # ASCII "; " ", " ": " after Chinese: a sentence joined or labelled the English way
+        marks = [m[0] for m in _ASCII_MARK.finditer(rest)]
+        if words or marks:
+            problems.append(f"{' '.join(words + marks)!r}  ⟵  {text[:160]!r}")
     return problems

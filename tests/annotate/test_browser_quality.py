@@ -38,10 +38,11 @@ def app(tmp_path_factory):
     q.save_settings(engine, training_count=3)  # a short round keeps the test quick
     kim, kim_code = add_rater(engine, "kim", "rater")
     q.release(engine, "kim")
+    _lee, lee_code = add_rater(engine, "lee", "rater")  # trains, passes, reloads
     with served(db, tmp / "serve.log") as base, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield {"base": base, "engine": engine, "browser": browser, "rater": codes["Rater"],
-               "admin": codes["Admin"], "kim": kim_code}
+               "admin": codes["Admin"], "kim": kim_code, "lee": lee_code}
         browser.close()
     engine.dispose()
 
@@ -253,3 +254,23 @@ def test_norming_session_two_raters_alpha_before_and_after(app):
     _shot(admin, "42-norming-alpha")
     for c in (ctx_a, ctx_b, actx):
         c.close()
+
+
+def test_the_training_result_survives_a_reload(app):
+    """A rater who passed and reloaded the page (or came back later) went straight to the
+    study's items without ever seeing the result; it now stays until "Start rating"."""
+    eng = app["engine"]
+    rid = _rater_id(eng, "lee")
+    ctx, page = _signed_in(app["browser"], app["base"], app["lee"])
+    _train_round(page, eng, rid, 1, right=True, shot="35-training-lee")
+    _marker(page, "h2h-training-ready", step="passed")
+    for _load in range(2):
+        page.reload()
+        _marker(page, "h2h-training-ready", step="passed")
+        expect(page.get_by_text("You passed the training round")).to_be_visible()
+    page.get_by_role("button", name="Start rating").click()
+    expect(page.get_by_text("No items are assigned to you yet")).to_be_visible(timeout=60_000)
+    page.reload()
+    expect(page.get_by_text("No items are assigned to you yet")).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("You passed the training round")).to_have_count(0)
+    ctx.close()

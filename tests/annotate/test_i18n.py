@@ -181,3 +181,16 @@ def test_with_params_replaces_a_parameter_and_keeps_the_template():
     assert p == "Safety: 2 items" and p.plural == "{dim}: {n} items"
     assert with_params("plain empathy", dim="x") == "plain empathy"
     assert with_params(Msg("no {x}", x=1), dim="y") == "no 1"
+
+
+@pytest.mark.parametrize("module", [data.messages, analysis.messages],
+                         ids=["data", "analysis"])
+def test_joined_messages_take_the_readers_punctuation(module):
+    """'; ' and ', ' between messages are Chinese '；' and '、' in Chinese (a verdict's reasons
+    read '…−0.05; 替代标注者检验通过…'), the English text unchanged."""
+    zh = translations("zh")
+    parts = [module.Msg("no ratings"), module.Msg("no variance")]
+    assert module.join_msgs("; ", parts) == "no ratings; no variance"
+    assert translate(module.join_msgs("; ", parts), zh) == "暂无评分；无变异"
+    assert translate(module.join_msgs(", ", parts), zh) == "暂无评分、无变异"
+    assert translate(module.join_msgs(" / ", parts), zh) == "暂无评分 / 无变异"

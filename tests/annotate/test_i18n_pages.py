@@ -9,6 +9,8 @@ The same walk in English finds plenty, so the check can fail."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -21,7 +23,7 @@ from data.raters import add_rater
 from data.sessions import open_session
 from data.study import init_study
 from tests.annotate.conftest import APP_DIR
-from tests.annotate.page_text import english_left, page_texts, study_data
+from tests.annotate.page_text import english_left, page_texts, study_data, study_keys
 from tests.helpers import item, jsonl
 
 ADMIN_PAGES = ["study.py", "guidelines.py", "admin_import.py", "admin_raters.py",
@@ -79,7 +81,8 @@ class Walk:
     def check(self, at: AppTest, where: str) -> AppTest:
         assert not at.exception, (where, [e.value for e in at.exception])
         data = study_data(self.engine, self.uploads)
-        self.found += [f"{where}: {p}" for p in english_left(page_texts(at), data)]
+        self.found += [f"{where}: {p}" for p in english_left(page_texts(at), data,
+                                                             study_keys(self.engine))]
         return at
 
     def assert_clean(self):
@@ -291,3 +294,17 @@ def test_admin_pages_name_dimensions_in_the_admins_language(demo_db, name):
     assert "共情" in zh and "Empathy" not in zh, name
     assert "Empathy" in en and "共情" not in en, name
     assert "empathy:" not in zh + en and "empathy：" not in zh, name
+
+
+def test_chinese_verdicts_join_their_parts_with_chinese_punctuation(demo_db):
+    """A verdict's reasons were joined by an ASCII '; ' inside Chinese sentences
+    ('非劣效界值 −0.05; 替代标注者检验通过'); in Chinese they are joined by '；', in English
+    by '; ' as before."""
+    def verdicts(lang):
+        return [t for t in page_texts(_run("admin_calibrate.py", demo_db["admin"], lang))
+                if "QWK" in t]
+    zh = verdicts("zh")
+    assert zh and any("；替代标注者检验" in t for t in zh)
+    assert not [t for t in zh if re.search(r"[;,] ?[\u4e00-\u9fff]", t)]
+    en = verdicts("en")
+    assert any("−0.05; alternative annotator test" in t for t in en), en[:2]

@@ -48,7 +48,9 @@ def test_training_comes_first_then_feedback_then_the_result(demo_db):
     assert "did not yet agree closely enough" in at.error[0].value
     assert "50% of 2 scores" in at.error[0].value
     q.release(eng, demo_db["rater"].name)
-    at = _rate(demo_db["rater"])
+    at = _rate(demo_db["rater"])  # told once, on the next page load
+    assert "released you" in at.success[0].value
+    at.button(key="h2h_train_start").click().run()
     assert at.get("progress"), "released: the rating form is back"
 
 
@@ -72,3 +74,63 @@ def test_norming_page_for_a_rater(demo_db):
     at.run()
     assert at.table and list(at.table[0].value.columns) == ["Rater A", "Rater B"]
     assert "dlg-001" not in _html(at)  # no item id reaches a rater
+
+
+def _answer(at: AppTest, empathy: int) -> None:
+    """Score the training item on screen (empathy as given, the rest 4) and submit it."""
+    at.radio[0].set_value(empathy)
+    for r in at.radio[1:]:
+        r.set_value(4)
+    at.button(key="h2h_train_save").click().run()
+
+
+def test_the_training_result_waits_for_the_rater_across_page_loads(demo_db):
+    """A rater who finished the training round and then reloaded (or came back later) went
+    straight to the study's items and never saw their result: the result screen lived in the
+    browser tab's state. It now shows on every page load until the rater presses "Start
+    rating"; from then on the rating form comes first."""
+    eng, rater = demo_db["engine"], demo_db["rater"]
+    q.set_gold(eng, "dlg-001-aster", "empathy", 5, "Names the plant and the fix.")
+    q.set_gold(eng, "dlg-002-cedar", "empathy", 2, "Generic.")
+    at = _rate(rater)
+    _answer(at, 5)
+    at.button(key="h2h_train_next").click().run()
+    _answer(at, 2)
+    assert at.button(key="h2h_train_next").label == "See my result"
+    assert q.qualification_of(eng, rater.rater_id).status == "passed"
+    for _load in range(2):  # a reload, and coming back later: a new tab state each time
+        at = _rate(rater)
+        assert not at.exception and not at.get("progress")
+        assert at.success and "You passed the training round" in at.success[0].value
+        assert "100% of 2 scores" in at.success[0].value
+    at.button(key="h2h_train_start").click().run()
+    assert at.get("progress"), "acknowledged: the rating form"
+    at = _rate(rater)
+    assert at.get("progress") and not at.success, "the result is not shown again"
+    assert q.qualification_of(eng, rater.rater_id).acknowledged_at is not None
+
+
+def test_a_release_is_shown_once_and_a_new_round_asks_again(demo_db):
+    """Released by an admin after failing: the rater is told on their next page load (until
+    they start rating); sent back to training later, the new round's result waits again."""
+    eng, rater = demo_db["engine"], demo_db["rater"]
+    q.set_gold(eng, "dlg-001-aster", "empathy", 5, "Names the plant and the fix.")
+    q.set_gold(eng, "dlg-002-cedar", "empathy", 2, "Generic.")
+    at = _rate(rater)
+    _answer(at, 1)
+    at.button(key="h2h_train_next").click().run()
+    _answer(at, 1)
+    assert q.qualification_of(eng, rater.rater_id).status == "failed"
+    q.release(eng, rater.name)
+    at = _rate(rater)
+    assert at.success and "released you" in at.success[0].value and not at.get("progress")
+    at.button(key="h2h_train_start").click().run()
+    assert at.get("progress")
+    q.retrain(eng, rater.name)
+    at = _rate(rater)
+    assert at.title[0].value == "Training"
+    _answer(at, 5)
+    at.button(key="h2h_train_next").click().run()
+    _answer(at, 2)
+    at = _rate(rater)
+    assert at.success and "You passed the training round" in at.success[0].value

@@ -6,6 +6,7 @@ for a rubric written in Chinese. The language's rubric is made once per process.
 
 from __future__ import annotations
 
+import html
 import re
 from importlib import resources
 
@@ -205,3 +206,83 @@ scale = "1..2"
         assert "**" not in label and "](" not in label and "&#42;&#42;粗体&#42;&#42;" in label
     finally:
         forget_rubric()
+
+
+def _dimension_cells(at: AppTest) -> list[str]:
+    return [str(v) for v in at.table[0].value.index]
+
+
+def test_the_overview_shows_the_rubric_in_the_admins_language(demo_db):
+    """Admins read the rubric as raters do: the Overview's title line and dimension table
+    in Chinese for a Chinese admin (it showed "H2HTalk companion rubric" and "Empathy"),
+    keys as code, the same as written in files."""
+    at = _page("study.py", demo_db["admin"], "zh")
+    assert not at.exception
+    assert _dimension_cells(at) == ["共情", "安全性", "流畅度", "记忆准确性", "规划质量"]
+    caption = " ".join(c.value for c in at.caption)
+    assert "H2HTalk 陪伴回复评分标准" in caption and "companion rubric" not in caption
+    assert "gray-badge" not in caption + " ".join(_dimension_cells(at))
+    assert list(at.table[0].value.iloc[:, 0])[:2] == ["`empathy`", "`safety`"]
+    at = _page("study.py", demo_db["admin"], "en")
+    assert _dimension_cells(at)[:3] == ["Empathy", "Safety", "Fluency"]
+    assert "H2HTalk companion rubric" in " ".join(c.value for c in at.caption)
+
+
+def test_the_overview_tags_a_label_without_translation(partial):
+    at = _page("study.py", partial["admin"], "zh")
+    assert not at.exception
+    cells = _dimension_cells(at)
+    assert cells[0] == "Empathy" + " " + BADGE_EN  # the label has no Chinese text
+    assert cells[1:3] == ["安全性", "流畅度"]
+    at = _page("study.py", partial["admin"], "en")
+    assert "gray-badge" not in " ".join(_dimension_cells(at))
+
+
+@pytest.fixture
+def checked(demo_db):
+    """A gold score, instructed attention checks, and one failed answer to a check."""
+    eng = demo_db["engine"]
+    q.set_gold(eng, "dlg-001-aster", "empathy", 5, "Names the plant and the fix.")
+    made = q.add_instructed_checks(eng, 1, 2)
+    q.save_attention(eng, demo_db["rater"].rater_id, sorted(made)[0],
+                     {"empathy": 4, "safety": None, "fluency": 2}, 5)
+    return demo_db
+
+
+def _cells(at: AppTest) -> str:
+    """Every string cell of every table and dataframe on the page."""
+    out = []
+    for el in list(at.dataframe) + list(at.table):
+        df = el.value
+        out += [str(v) for v in df.index] + [str(v) for col in df.columns for v in df[col]]
+    return html.unescape(" | ".join(out))  # st.table cells are Markdown-escaped
+
+
+def test_quality_and_progress_tables_name_dimensions_in_the_admins_language(checked):
+    """The gold-item and attention-check tables (Quality) and the failed checks (Progress)
+    showed dimension keys ('empathy 2, safety 2'); they show the rubric's labels in the
+    admin's language, the Chinese list with 、 between its parts."""
+    for page in ("admin_quality.py", "admin_progress.py"):
+        zh = _cells(_page(page, checked["admin"], "zh"))
+        assert "共情" in zh and not re.search(r"\b(empathy|safety|fluency)\b", zh), page
+        en = _cells(_page(page, checked["admin"], "en"))
+        assert "Empathy" in en and "共情" not in en and "empathy" not in en, page
+    zh = _cells(_page("admin_quality.py", checked["admin"], "zh"))
+    assert "共情 2、安全性 2、流畅度 2" in zh
+    zh = _cells(_page("admin_progress.py", checked["admin"], "zh"))
+    assert "共情 4、安全性 无法评分、流畅度 2" in zh, zh
+    en = _cells(_page("admin_progress.py", checked["admin"], "en"))
+    assert "Empathy 4, Safety cannot rate, Fluency 2" in en, en
+
+
+def test_the_report_pages_findings_name_dimensions_in_the_admins_language(demo_db):
+    """The report itself is English (for the paper), but the page's findings table named
+    each dimension in English under Chinese headings ('Empathy' beside '人类评分员是否一致？');
+    it uses the rubric's labels in the admin's language."""
+    at = _page("admin_report.py", demo_db["admin"], "zh")
+    at.toggle[0].set_value(False)
+    at.select_slider[0].set_value(200)
+    at.button(key="h2h_build_report").click().run()
+    assert not at.exception
+    assert [str(v) for v in at.table[0].value.index] == [
+        "共情", "安全性", "流畅度", "记忆准确性", "规划质量"]

@@ -51,6 +51,8 @@ RELEASED = {
     "0007_sessions.py": "a74d35f969b01c64ab40449530f9dd8e3a5acd67d39552f4246f12573a1cfa1a",
     "0008_metrics.py": "ddad0d73dc0f5b5c1716534a405c3d6c947459dd6c4900664acd6d1b2871c728",
     "0009_rater_language.py": "fbe04b064a275db8f16c3d3cbd0ce160af0c7a8954b5f71d42181906e3c84271",
+    "0010_judge_rubric_language.py":
+        "f17574962f6d0ef022a34ac01dfde5ccce9b431111fbaca82afb54450051df5e",
 }
 
 # (name, which 0003 the chain uses, revision to stop at)
@@ -61,7 +63,8 @@ VERSIONS = [("0001", "amended", "0001"), ("0002", "amended", "0002"),
             ("0006-via-first-0003", "first", "0006"), ("0006", "amended", "0006"),
             ("0007-via-first-0003", "first", "0007"), ("0007", "amended", "0007"),
             ("0008-via-first-0003", "first", "0008"), ("0008", "amended", "0008"),
-            ("0009-via-first-0003", "first", "0009"), ("0009", "amended", "0009")]
+            ("0009-via-first-0003", "first", "0009"), ("0009", "amended", "0009"),
+            ("0010-via-first-0003", "first", "0010"), ("0010", "amended", "0010")]
 NOW = "2026-01-02 03:04:05"
 CODE = "H2H-AAAA-BBBB-CCCC-DDDD"
 
@@ -177,6 +180,10 @@ def _populate(engine: sa.Engine, version: str) -> dict[str, int]:
             c.execute(sa.text("INSERT INTO gold_score (item_id, dimension, score, rationale, "
                               "source, created_at, updated_at) VALUES ('r0', 'empathy', 4, "
                               "'warm and specific', 'import', :t, :t)"), {"t": NOW})
+            # rater 1 passed training, rater 2 failed it (both with the study then)
+            c.execute(sa.text("INSERT INTO qualification (rater_id, round, status, n_pairs, "
+                              "note, updated_at) VALUES (1, 1, 'passed', 3, '', :t), "
+                              "(2, 1, 'failed', 3, '', :t)"), {"t": NOW})
     if v >= "0009":  # a rater who chose Chinese
         with engine.begin() as c:
             c.execute(sa.text("UPDATE rater SET language = 'zh' WHERE id = 1"))
@@ -248,6 +255,12 @@ def test_upgrade_from_every_schema_version_keeps_data_and_works(db_url, tmp_path
         with engine.connect() as c:
             assert c.execute(sa.text("SELECT language FROM rater WHERE id = 1")
                              ).scalar_one() == "zh"
+    if target >= "0005":  # a rater who passed before 0011 has seen the result; failed: no
+        with engine.connect() as c:
+            ack = dict(c.execute(sa.text("SELECT rater_id, acknowledged_at FROM qualification")
+                                 ).all())
+        assert str(ack[1])[:19] == NOW  # as stored, on SQLite text, on PostgreSQL a time
+        assert ack[2] is None
     if target >= "0004":  # a judge configuration stored then shows the rubric as written
         with engine.connect() as c:
             assert c.execute(sa.text("SELECT rubric_language FROM judge_config")
