@@ -8,7 +8,12 @@ measured side by side in the same run (medians of interleaved repeats):
    Before (issue 12): 15.7 s on the issue author's machine and 12.3 s here with PNG + SVG
    only, about 3.5 x ``h2h analyze``. Stop 23: 1.90 (h2h report 5.9 s, analyze 3.1 s; it was
    2.03-2.22 before the "—" reasons were worked out once per table and the figures drawn by
-   Chromium's headless shell).
+   Chromium's headless shell). Stop 24, on an idle machine that runs ``h2h analyze`` in
+   3.7 s (slower than the stops before): 1.92 (h2h report 7.2 s); side by side with stop
+   23's code on the same study, 7.9 s before and 7.3 s after (medians of three): REML
+   variance components 2.5-3x faster, no pivot_table or per-row quantiles in the judge
+   aggregation, and the calibration and leaderboards computed while the browser draws the
+   first sections' figures.
 2. **Figure export.** The same figures written one ``fig.write_image`` call per file through
    plotly's own kaleido path (what the report did before: a page reload per image, MathJax
    asked from a CDN, the PDF shrunk into print margins) against
