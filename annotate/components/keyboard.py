@@ -24,7 +24,9 @@ The rating form's marker also carries what is saved for its item (``data-saved``
 scale's option index, -1 for none; ``data-flag``; ``data-comment``). While the form differs
 from it, the browser asks before the page is closed or reloaded (``beforeunload``) and the
 app asks (``data-leave``, in the rater's language) before its own ways away: another page of
-the menu, Resume, the Item box's − / +. A number typed into the Item box is not asked about.
+the menu, Resume, the Item box's − / +, and a number typed into the Item box (on Enter, or
+when the focus leaves the box): "no" puts the box back at the item's number (``data-number``)
+before Streamlit reads it, so nothing jumps.
 
 The iframe runs only this fixed script, never any model text: the anchors it puts under
 each scale are copies of the escaped anchor blocks the form draws, hidden, in its end marker
@@ -155,6 +157,26 @@ _JS = """
     }
   };
 
+  // a number typed into the Item box: Streamlit jumps on Enter or when the box loses the
+  // focus; asked first like − / +, and on "no" the box is set back to this item's number
+  // (through the input's own value setter and an input event, as typing would) before
+  // Streamlit's handlers, below this capture listener, read it
+  const BOX = '.st-key-h2h_item_no input';
+  let allowed = null;  // the item and number the rater said yes to (not asked twice)
+  const boxMayJump = (box) => {
+    const r = ready(); const here = r && r.dataset.number;
+    const key = r ? r.dataset.item + ':' + box.value : null;
+    if (!here || box.value === here || key === allowed || !unsaved()) return true;
+    if (win.confirm(r.dataset.leave || '')) { allowed = key; return true; }
+    const set = Object.getOwnPropertyDescriptor(win.HTMLInputElement.prototype, 'value').set;
+    set.call(box, here);
+    box.dispatchEvent(new win.Event('input', {bubbles: true}));
+    return false;
+  };
+  const onBoxOut = (e) => {
+    if (e.target.matches && e.target.matches(BOX)) boxMayJump(e.target);
+  };
+
   const focusGroup = (i, still) => {
     const g = groups()[i]; if (!g) return;
     const ins = inputs(g); const c = checkedIndex(g);
@@ -175,6 +197,9 @@ _JS = """
   const onKey = function(e) {
     if (!ready()) return;
     const t = e.target || {}; const tag = (t.tagName || '').toLowerCase();
+    if (e.key === 'Enter' && t.matches && t.matches(BOX) && !boxMayJump(t)) {
+      e.preventDefault(); e.stopImmediatePropagation(); return;
+    }
     if (tag === 'textarea' || (tag === 'input' && t.type !== 'radio' && t.type !== 'checkbox'))
       return;
     if (e.ctrlKey || e.metaKey || e.altKey) return;
@@ -229,6 +254,7 @@ _JS = """
   doc.addEventListener('click', onClick, true);
   win.addEventListener('beforeunload', onLeave);
   doc.addEventListener('click', onAway, true);
+  doc.addEventListener('focusout', onBoxOut, true);
   // a new item's blank (or saved) values arrive a frame after its elements: a scale's chosen
   // option changes its data-selected, not the tree, and the anchors under it follow
   const obs = new MutationObserver(later);
@@ -242,6 +268,7 @@ _JS = """
     doc.removeEventListener('click', onClick, true);
     win.removeEventListener('beforeunload', onLeave);
     doc.removeEventListener('click', onAway, true);
+    doc.removeEventListener('focusout', onBoxOut, true);
     obs.disconnect();
   }};
   update();

@@ -376,7 +376,9 @@ def ready_marker_html(view, leave: str = "") -> str:
         return next((i for i, lv in enumerate(d.levels) if lv.value == saved), -1)
 
     saved = ",".join(str(index(d)) for d in view.dimensions)
+    number = getattr(view, "number", None)  # the item's number, as the Item box shows it
     return (f'<span data-testid="h2h-ready" data-item="{_esc(str(view.assignment_id))}" '
+            f'data-number="{"" if number is None else int(number)}" '
             f'data-saved="{saved}" data-flag="{1 if view.red_flag else 0}" '
             f'data-comment="{_esc(view.comment or "")}" data-leave="{_esc(leave)}"></span>')
 

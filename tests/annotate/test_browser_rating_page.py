@@ -49,7 +49,7 @@ def app(tmp_path_factory):
     raters = {}
     for name in ("kb-rater", "warn-rater", "look-rater", "axe-rater", "away-rater",
                  "zh-rater", "nav-rater", "fold-rater", "next-rater", "jump-rater",
-                 "leave-rater", "idle-rater", "tablet-rater"):
+                 "leave-rater", "idle-rater", "tablet-rater", "typed-rater"):
         rater, code = add_rater(engine, name, "rater")
         with write_session(engine) as s:
             for pos, item in enumerate(recollection, start=1):
@@ -585,6 +585,54 @@ def test_leaving_with_unsaved_choices_asks_first_and_only_then(app):
     with page.expect_event("close"):
         page.close(run_before_unload=True)
     assert len(seen) == asked, seen[asked:]
+    ctx.close()
+
+
+def test_a_number_typed_into_the_item_box_asks_too(app):
+    """A jump by a number typed into the Item box (Enter, or leaving the box) dropped
+    chosen but unsaved scores without a word, where − / + asked. It asks the same question;
+    the rater who says no stays on the item with the choice, the box back at its number (so
+    leaving the box later jumps nowhere); yes goes."""
+    ctx = app["browser"].new_context(viewport=LAPTOP)
+    page = ctx.new_page()
+    seen: list[tuple[str, str]] = []
+    accept = [False]  # no, then yes
+
+    def on_dialog(d):
+        seen.append((d.type, d.message))
+        d.accept() if accept[0] else d.dismiss()
+
+    page.on("dialog", on_dialog)
+    item = _sign_in_and_wait(page, app["base"], app["codes"]["typed-rater"])
+    page.keyboard.press("4")  # chosen, not saved
+    box = page.get_by_test_id("stNumberInputField")
+    question = ("confirm", "The scores you chose on this item are not saved yet. "
+                           "Leave it and lose them?")
+    box.click()
+    box.fill("3")
+    with page.expect_event("dialog"):
+        box.press("Enter")
+    settled(page)
+    assert seen == [question]
+    expect(box).to_have_value("1")
+    box.fill("5")
+    with page.expect_event("dialog"):  # leaving the box, by a click on the reply
+        page.get_by_test_id("h2h-response").click()
+    settled(page)
+    assert seen == [question, question]
+    expect(box).to_have_value("1")
+    assert _wait_item(page, None) == item  # stayed, choice and all
+    assert _form(page)["scores"][0] == "4"
+    assert _stored(app["engine"], item) == {}
+    seen.clear()
+    accept[0] = True
+    box.click()
+    box.fill("3")
+    box.press("Enter")
+    third = _wait_item(page, item)  # yes: the jump goes ahead
+    assert third != item and seen == [question]
+    expect(box).to_have_value("3")
+    assert _stored(app["engine"], item) == {}
     ctx.close()
 
 
