@@ -32,8 +32,9 @@ def test_study_page_lists_the_study(tmp_path, monkeypatch):
     assert metrics["Dialogue items"] == "48"
     assert "simulated" in at.info[0].value
     dims = at.table[0].value
-    assert list(dims["Key"]) == ["empathy", "safety", "fluency", "memory_fidelity",
-                                 "plan_quality"]
+    # keys shown as code, as files write them (the labels are in the admin's language)
+    assert list(dims["Key"]) == ["`empathy`", "`safety`", "`fluency`", "`memory_fidelity`",
+                                 "`plan_quality`"]
 
 
 def test_study_page_without_a_study_says_what_to_do(tmp_path, monkeypatch):
