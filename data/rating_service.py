@@ -51,8 +51,10 @@ def _check_text(comment: str) -> None:
 def _upsert(s: Session, table: type[Rating] | type[RepeatRating], *, rater_id: int,
             item_id: str, dimension: str, score: int | None, comment: str, flags: list[str],
             rubric_version: str, seconds: float | None, now: datetime,
-            row: Rating | RepeatRating | None, source: str = "app") -> Rating | RepeatRating:
-    """Insert or update one row; a change to a main rating appends a revision."""
+            row: Rating | RepeatRating | None, source: str = "app"
+            ) -> tuple[Rating | RepeatRating, bool]:
+    """Insert or update one row (added to ``s``, not yet flushed); returns it and whether it
+    changed. A changed main rating needs a revision: :func:`_add_revisions`."""
     if row is None:
         row = table(rater_id=rater_id, item_id=item_id, dimension=dimension, score=score,
                     comment=comment, flags=flags, rubric_version=rubric_version,
@@ -60,19 +62,27 @@ def _upsert(s: Session, table: type[Rating] | type[RepeatRating], *, rater_id: i
         if table is Rating:
             row.source = source
     elif (row.score, row.comment, list(row.flags or [])) == (score, comment, flags):
-        return row
+        return row, False
     else:
         row.score, row.comment, row.flags = score, comment, flags
         row.rubric_version, row.updated_at = rubric_version, now
         if seconds is not None:
             row.seconds_spent = (row.seconds_spent or 0.0) + seconds
     s.add(row)
-    if table is Rating:
-        s.flush()
-        s.add(RatingRevision(rating_id=row.id, score=score, comment=comment, flags=list(flags),
-                             rubric_version=rubric_version, seconds_spent=seconds,
-                             changed_at=now))
-    return row
+    return row, True
+
+
+def _add_revisions(s: Session, changed: list[Rating], seconds: float | None,
+                   now: datetime) -> None:
+    """One revision per changed main rating, as stored: one flush for all of them (the rows
+    get their ids; a new item's ratings go in as one statement), then the revisions."""
+    if not changed:
+        return
+    s.flush()
+    for row in changed:
+        s.add(RatingRevision(rating_id=row.id, score=row.score, comment=row.comment,
+                             flags=list(row.flags or []), rubric_version=row.rubric_version,
+                             seconds_spent=seconds, changed_at=now))
 
 
 def save_rating(engine: Engine, *, rater_id: int, item_id: str, dimension: str,
@@ -99,11 +109,15 @@ def save_rating(engine: Engine, *, rater_id: int, item_id: str, dimension: str,
                                               Rating.item_id == item_id,
                                               Rating.dimension == dimension)
                          .with_for_update()).first()
-            return _upsert(s, Rating, rater_id=rater_id, item_id=item_id, dimension=dimension,
-                           score=None if score is None else dim.parse_score(score),
-                           comment=comment, flags=list(flags),
-                           rubric_version=rubric.version, seconds=seconds_spent, now=utcnow(),
-                           row=row, source=source)
+            now = utcnow()
+            row, changed = _upsert(s, Rating, rater_id=rater_id, item_id=item_id,
+                                   dimension=dimension,
+                                   score=None if score is None else dim.parse_score(score),
+                                   comment=comment, flags=list(flags),
+                                   rubric_version=rubric.version, seconds=seconds_spent,
+                                   now=now, row=row, source=source)
+            _add_revisions(s, [row] if changed else [], seconds_spent, now)
+            return row
     return _retrying(save)
 
 
@@ -131,10 +145,10 @@ def save_item_ratings(engine: Engine, *, rater_id: int, item_id: str,
             if session_token is not NO_SESSION:
                 check_in(s, session_token, rater_id)
             rubric = current_rubric_in(s)
-            item = s.get(Item, item_id)
-            if item is None:
+            task = s.exec(select(Item.task).where(Item.id == item_id)).first()
+            if task is None:
                 raise H2HError(Msg("no item '{item_id}'", item_id=item_id))
-            dims = rubric.dimensions_for(item.task)
+            dims = rubric.dimensions_for(task)
             missing = [d.label for d in dims if d.key not in scores]
             if missing:
                 raise H2HError(Msg("score every dimension or mark it 'cannot rate': {labels}",
@@ -153,12 +167,18 @@ def save_item_ratings(engine: Engine, *, rater_id: int, item_id: str,
                 .order_by(table.dimension).with_for_update()).all()}
             now = utcnow()  # after the lock: revisions are stamped in the order they commit
             per_dim = seconds_spent / len(dims) if seconds_spent is not None and dims else None
+            changed = []
             for d in dims:
                 score = scores[d.key]
-                _upsert(s, table, rater_id=rater_id, item_id=item_id, dimension=d.key,
-                        score=None if score is None else d.parse_score(score), comment=comment,
-                        flags=list(flags), rubric_version=rubric.version, seconds=per_dim,
-                        now=now, row=existing.get(d.key))
+                row, did = _upsert(s, table, rater_id=rater_id, item_id=item_id,
+                                   dimension=d.key,
+                                   score=None if score is None else d.parse_score(score),
+                                   comment=comment, flags=list(flags),
+                                   rubric_version=rubric.version, seconds=per_dim, now=now,
+                                   row=existing.get(d.key))
+                if did and table is Rating:
+                    changed.append(row)
+            _add_revisions(s, changed, per_dim, now)
             if a is not None and a.completed_at is None:
                 a.completed_at = now
                 s.add(a)

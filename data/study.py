@@ -83,11 +83,19 @@ def get_study(engine: Engine) -> Study:
 
 
 def current_rubric_in(s: Session) -> Rubric:
-    study = s.exec(select(Study)).first()
-    if study is None or study.rubric_id is None:
+    # Only the version is read (every save asks): the definition, a JSON document, is
+    # loaded and parsed once per version and process.
+    found = s.exec(select(RubricRow.id, RubricRow.version)
+                   .join(Study, Study.rubric_id == RubricRow.id)).first()
+    if found is None:
         raise H2HError(Msg("no study here yet; create one with `h2h init`"))
-    row = s.get(RubricRow, study.rubric_id)
-    return _parsed(row.version, row)
+    rubric_id, version = found
+    rub = _RUBRICS.get(version)
+    if rub is None:
+        definition = s.exec(select(RubricRow.definition).where(RubricRow.id == rubric_id)
+                            ).one()
+        rub = _RUBRICS[version] = rubric_from_definition(definition)
+    return rub
 
 
 # Rebuilding a Rubric re-hashes its definition (milliseconds); every save reads the current
