@@ -50,6 +50,7 @@ def _key(dim: str) -> str:
 
 
 COMMENT, FLAG, ITEM_NO = state.RATE_COMMENT, state.RATE_FLAG, state.RATE_ITEM_NO
+ITEM_BOX_WIDTH = 170  # px: a five-digit item number with the box's − / +
 
 
 def _load(view: queue.ItemView) -> None:
@@ -207,17 +208,20 @@ def rating_form(who: Identity) -> None:
     _load(view)
 
     # One number box is the whole navigation: its − / + step to the previous / next item,
-    # typing a number jumps there (few elements keep "Save and next" fast).
+    # typing a number jumps there (few elements keep "Save and next" fast). The top row is
+    # one horizontal container, not three columns: every element is a message from the
+    # server and a component in the browser, on every item (the page styles give the
+    # progress bar the rest of the row, and a row of its own on a tablet).
     st.session_state[ITEM_NO] = view.number
-    top = st.columns([4, 1, 1], vertical_alignment="bottom")
-    top[0].progress(prog.done / prog.total, text=_("{done} of {total} done · item {number}")
-                    .format(done=prog.done, total=prog.total, number=view.number))
-    top[1].number_input(_("Item"), min_value=1, max_value=prog.total, step=1, key=ITEM_NO,
-                        on_change=_jump, args=(who.rater_id,),
-                        help=_("− / + go to the previous / next item; type a number to jump"))
-    top[2].button(_("Resume"), on_click=_go, args=(prog.current,), key="h2h_resume",
-                  disabled=prog.current is None or prog.current == view.position,
-                  help=_("Jump to the first item you have not finished"))
+    top = st.container(horizontal=True, vertical_alignment="bottom", key="h2h_top")
+    top.progress(prog.done / prog.total, text=_("{done} of {total} done · item {number}")
+                 .format(done=prog.done, total=prog.total, number=view.number))
+    top.number_input(_("Item"), min_value=1, max_value=prog.total, step=1, key=ITEM_NO,
+                     on_change=_jump, args=(who.rater_id,), width=ITEM_BOX_WIDTH,
+                     help=_("− / + go to the previous / next item; type a number to jump"))
+    top.button(_("Resume"), on_click=_go, args=(prog.current,), key="h2h_resume",
+               disabled=prog.current is None or prog.current == view.position,
+               help=_("Jump to the first item you have not finished"), width="content")
     if prog.current is None:
         st.success(_("You have rated every item assigned to you. Thank you! You can still go "
                      "back and change a score."))

@@ -113,6 +113,8 @@ button[data-variant="segmented_control"][data-selected="true"] p{color:#8a1020;
   {SCALES} [role="radiogroup"]>div:not(:last-child) label p{font-size:0}
   {SCALES} [role="radiogroup"]>div:not(:last-child) label strong{font-size:1rem}
 }
+/* the top row: the progress bar takes what the Item box and Resume leave */
+.st-key-h2h_top>:first-child{flex:1 1 0 !important;min-width:12rem}
 /* tablets: the form goes under the reply, full width, instead of a narrow column beside it */
 @media (max-width: 1023px){
   [data-testid="stHorizontalBlock"]:has(.st-key-h2h_save,.st-key-h2h_train_save){
@@ -121,12 +123,8 @@ button[data-variant="segmented_control"][data-selected="true"] p{color:#8a1020;
     width:100% !important;flex:1 1 auto !important}
   /* the top row: progress on a line of its own, the Item box (wide enough for its − / +)
      and Resume (its whole label) side by side under it */
-  [data-testid="stHorizontalBlock"]:has(.st-key-h2h_item_no){
-    flex-wrap:wrap;row-gap:.5rem}
-  [data-testid="stHorizontalBlock"]:has(.st-key-h2h_item_no)>[data-testid="stColumn"]{
-    width:auto !important;flex:1 1 10rem !important;min-width:10rem}
-  [data-testid="stHorizontalBlock"]:has(.st-key-h2h_item_no)>[data-testid="stColumn"]:first-child{
-    width:100% !important;flex:1 1 100% !important}
+  .st-key-h2h_top{flex-wrap:wrap;row-gap:.5rem}
+  .st-key-h2h_top>:first-child{flex:1 1 100% !important;width:100% !important}
 }
 .h2h-anchor-src{display:none}
 .h2h-anchor{margin:.15rem 0 .55rem 0;font-size:.85rem;color:#3c4043}
