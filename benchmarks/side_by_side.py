@@ -283,7 +283,9 @@ def potato_pick_scores(page) -> None:
 
 
 def h2h_submit(page) -> None:
-    page.get_by_role("button", name="Save and next").click()
+    # by its key, as Potato's button by its id (a role-and-name query costs the driver more
+    # on Streamlit's larger page, before the click lands)
+    page.locator(".st-key-h2h_save button").click()
 
 
 def potato_submit(page) -> None:
