@@ -191,16 +191,14 @@ def rating_form(who: Identity) -> None:
         st.rerun(scope="app")
     eng = engine()
     rubric = cached_rubric(eng, language())  # in the rater's language, made once per process
-    prog = queue.progress(eng, who.rater_id)
+    # progress and the item in one read (None: the first unfinished item, else the last)
+    prog, view = queue.page(eng, who.rater_id, st.session_state.get(state.RATE_POS), rubric)
     if prog.total == 0:
         st.info(_("No items are assigned to you yet. The study team will let you know."))
         return
-    pos = st.session_state.get(state.RATE_POS)
-    if pos is None:
-        pos = prog.current if prog.current is not None else prog.last
-        st.session_state[state.RATE_POS] = pos
-    view = queue.item_at(eng, who.rater_id, pos, rubric)
-    if view is None:
+    if view is not None:
+        st.session_state[state.RATE_POS] = view.position
+    else:
         st.session_state[state.RATE_POS] = None
         st.rerun(scope="fragment")
     if st.session_state.get(state.RATE_SHOWN_AT, (None,))[0] != view.assignment_id:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sqlalchemy import func
+from sqlalchemy import case, func
 from sqlalchemy.engine import Engine
-from sqlmodel import select
+from sqlmodel import Session, select
 
 from annotate.services.auth import Identity
 from data.engine import read_session
@@ -20,7 +20,7 @@ from data.quality import save_attention
 from data.rating_service import save_item_ratings
 from data.rubric import Dimension, Rubric
 
-__all__ = ["Progress", "ItemView", "progress", "item_at", "position_of_item", "save_item",
+__all__ = ["Progress", "ItemView", "progress", "item_at", "page", "position_of_item", "save_item",
            "position_of_number", "next_position", "RED_FLAG"]
 
 RED_FLAG = "red_flag"
@@ -61,36 +61,57 @@ class ItemView:
 
 def progress(engine: Engine, rater_id: int) -> Progress:
     with read_session(engine) as s:
-        total, done, first, last = s.exec(
-            select(func.count(Assignment.id), func.count(Assignment.completed_at),
-                   func.min(Assignment.position), func.max(Assignment.position))
-            .where(Assignment.rater_id == rater_id)).one()
-        current = s.exec(select(func.min(Assignment.position))
-                         .where(Assignment.rater_id == rater_id,
-                                Assignment.completed_at.is_(None))).one()
+        return _progress(s, rater_id)
+
+
+def _progress(s: Session, rater_id: int) -> Progress:
+    # one pass over the rater's assignments (the first unfinished one included)
+    total, done, first, last, current = s.exec(
+        select(func.count(Assignment.id), func.count(Assignment.completed_at),
+               func.min(Assignment.position), func.max(Assignment.position),
+               func.min(case((Assignment.completed_at.is_(None), Assignment.position))))
+        .where(Assignment.rater_id == rater_id)).one()
     return Progress(int(total), int(done), current, first, last)
 
 
 def item_at(engine: Engine, rater_id: int, position: int, rubric: Rubric) -> ItemView | None:
     """The item at ``position`` of this rater's queue, with their own saved scores."""
     with read_session(engine) as s:
-        row = s.exec(select(Assignment, Item).join(Item, Item.id == Assignment.item_id)
-                     .where(Assignment.rater_id == rater_id, Assignment.position == position)
-                     ).first()
-        if row is None:
-            return None
-        a, it = row
-        number = s.exec(select(func.count(Assignment.id))
-                        .where(Assignment.rater_id == rater_id,
-                               Assignment.position <= position)).one()
-        if a.kind == "attention":
-            res = s.exec(select(AttentionResult).where(AttentionResult.rater_id == rater_id,
-                                                       AttentionResult.item_id == it.id)).first()
-            saved_rows = []
-        else:
-            table = RepeatRating if a.kind == "repeat" else Rating
-            saved_rows = s.exec(select(table).where(table.rater_id == rater_id,
-                                                    table.item_id == it.id)).all()
+        return _item_at(s, rater_id, position, rubric)
+
+
+def page(engine: Engine, rater_id: int, position: int | None,
+         rubric: Rubric) -> tuple[Progress, ItemView | None]:
+    """What the rating page draws, read in one transaction: the rater's progress and the
+    item at ``position`` (None: the first unfinished one, else the last). The view is None
+    when the queue is empty or has nothing at ``position``."""
+    with read_session(engine) as s:
+        prog = _progress(s, rater_id)
+        if position is None:
+            position = prog.current if prog.current is not None else prog.last
+        if position is None:
+            return prog, None
+        return prog, _item_at(s, rater_id, position, rubric)
+
+
+def _item_at(s: Session, rater_id: int, position: int, rubric: Rubric) -> ItemView | None:
+    row = s.exec(select(Assignment, Item).join(Item, Item.id == Assignment.item_id)
+                 .where(Assignment.rater_id == rater_id, Assignment.position == position)
+                 ).first()
+    if row is None:
+        return None
+    a, it = row
+    number = s.exec(select(func.count(Assignment.id))
+                    .where(Assignment.rater_id == rater_id,
+                           Assignment.position <= position)).one()
+    if a.kind == "attention":
+        res = s.exec(select(AttentionResult).where(AttentionResult.rater_id == rater_id,
+                                                   AttentionResult.item_id == it.id)).first()
+        saved_rows = []
+    else:
+        table = RepeatRating if a.kind == "repeat" else Rating
+        saved_rows = s.exec(select(table).where(table.rater_id == rater_id,
+                                                table.item_id == it.id)).all()
     ctx = it.context or {}
     saved = {r.dimension: (None if r.score is None else int(r.score)) for r in saved_rows}
     if a.kind == "attention" and res is not None:

@@ -45,6 +45,35 @@ def test_queue_resume_save_and_repeats(demo_db):
     assert n_rep == len(rep.dimensions) and orig == len(view.dimensions)
 
 
+def test_page_reads_what_progress_and_item_at_read(demo_db):
+    """The rating page's one read equals the two separate ones: progress, and the item at
+    the given position, or at the first unfinished one, or at the last once all are done."""
+    eng, who = demo_db["engine"], demo_db["rater"]
+    rub, rid = current_rubric(eng), demo_db["rater"].rater_id
+    prog = queue.progress(eng, rid)
+    assert prog.current == prog.first  # nothing saved yet
+    assert queue.page(eng, rid, None, rub) == (prog, queue.item_at(eng, rid, prog.first, rub))
+    view = queue.item_at(eng, rid, prog.first, rub)
+    queue.save_item(eng, who, view, {d.key: 4 for d in view.dimensions}, "ok", False, 2.0)
+    prog = queue.progress(eng, rid)
+    assert (prog.done, prog.current) == (1, queue.next_position(eng, rid, prog.first))
+    for pos in (None, prog.first, prog.current, prog.last):
+        expect = prog.current if pos is None else pos
+        assert queue.page(eng, rid, pos, rub) == (prog, queue.item_at(eng, rid, expect, rub))
+    assert queue.page(eng, rid, prog.first, rub)[1].saved == {d.key: 4 for d in
+                                                             view.dimensions}
+    assert queue.page(eng, rid, prog.last + 1, rub) == (prog, None)  # no such position
+    with eng.begin() as c:  # every item done: the page opens at the last one
+        c.execute(sa.text("UPDATE assignment SET completed_at = CURRENT_TIMESTAMP "
+                          "WHERE rater_id = :r"), {"r": rid})
+    done = queue.progress(eng, rid)
+    assert done.current is None and done.done == done.total
+    assert queue.page(eng, rid, None, rub) == (done, queue.item_at(eng, rid, done.last, rub))
+    admin = demo_db["admin"].rater_id  # no items at all
+    empty = queue.page(eng, admin, None, rub)
+    assert empty == (queue.Progress(0, 0, None, None, None), None)
+
+
 def test_cannot_save_into_someone_elses_assignment(demo_db):
     eng = demo_db["engine"]
     rub = current_rubric(eng)
