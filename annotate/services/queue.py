@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sqlalchemy import case, func
+from sqlalchemy import bindparam, case, func
+from sqlalchemy import select as sa_select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
@@ -84,14 +85,60 @@ def page(engine: Engine, rater_id: int, position: int | None,
          rubric: Rubric) -> tuple[Progress, ItemView | None]:
     """What the rating page draws, read in one transaction: the rater's progress and the
     item at ``position`` (None: the first unfinished one, else the last). The view is None
-    when the queue is empty or has nothing at ``position``."""
-    with read_session(engine) as s:
-        prog = _progress(s, rater_id)
+    when the queue is empty or has nothing at ``position``.
+
+    Read with plain column queries on one connection, without the ORM's session and
+    objects: it runs on every item a rater sees, and the ORM's bookkeeping cost more than
+    the queries (``tests/annotate/test_services.py`` keeps it equal to :func:`progress`
+    and :func:`item_at`)."""
+    with engine.connect() as c:
+        total, done, first, last, current = c.execute(_PROGRESS, {"r": rater_id}).one()
+        prog = Progress(int(total), int(done), current, first, last)
         if position is None:
             position = prog.current if prog.current is not None else prog.last
         if position is None:
             return prog, None
-        return prog, _item_at(s, rater_id, position, rubric)
+        row = c.execute(_ITEM, {"r": rater_id, "p": position}).first()
+        if row is None:
+            return prog, None
+        aid, pos, kind, completed_at, item_id, task, ctx, response = row
+        number = c.execute(_NUMBER, {"r": rater_id, "p": pos}).scalar_one()
+        args = {"r": rater_id, "i": item_id}
+        if kind == "attention":
+            res = c.execute(_ATTENTION, args).first()
+            saved_rows = []
+            saved = {} if res is None or res[0] is None else {
+                d: (None if v is None else int(v)) for d, v in res[0].items()}
+        else:
+            saved_rows = c.execute(_REPEATS if kind == "repeat" else _RATINGS, args).all()
+            saved = {d: (None if v is None else int(v)) for d, v, _c, _f in saved_rows}
+    ctx = ctx or {}
+    return prog, ItemView(
+        aid, pos, int(number), item_id, task, ctx.get("persona"),
+        list(ctx.get("memories") or []), ctx.get("schedule"), list(ctx.get("turns") or []),
+        response, rubric.dimensions_for(task), saved,
+        next((cm for _d, _v, cm, _f in saved_rows if cm), ""),
+        any(RED_FLAG in (f or []) for _d, _v, _c, f in saved_rows), completed_at is not None,
+        kind == "repeat", kind == "attention", ctx.get("outfit"))
+
+
+_PROGRESS = (sa_select(func.count(Assignment.id), func.count(Assignment.completed_at),
+                       func.min(Assignment.position), func.max(Assignment.position),
+                       func.min(case((Assignment.completed_at.is_(None), Assignment.position))))
+             .where(Assignment.rater_id == bindparam("r")))
+_ITEM = (sa_select(Assignment.id, Assignment.position, Assignment.kind, Assignment.completed_at,
+                   Item.id, Item.task, Item.context, Item.response)
+         .join(Item, Item.id == Assignment.item_id)
+         .where(Assignment.rater_id == bindparam("r"), Assignment.position == bindparam("p")))
+_NUMBER = (sa_select(func.count(Assignment.id))
+           .where(Assignment.rater_id == bindparam("r"), Assignment.position <= bindparam("p")))
+_ATTENTION = (sa_select(AttentionResult.scores)
+              .where(AttentionResult.rater_id == bindparam("r"),
+                     AttentionResult.item_id == bindparam("i")))
+_RATINGS, _REPEATS = (
+    sa_select(t.dimension, t.score, t.comment, t.flags)
+    .where(t.rater_id == bindparam("r"), t.item_id == bindparam("i"))
+    for t in (Rating, RepeatRating))
 
 
 def _item_at(s: Session, rater_id: int, position: int, rubric: Rubric) -> ItemView | None:
