@@ -181,10 +181,12 @@ def position_of_item(engine: Engine, rater_id: int, item_id: str) -> int | None:
 
 
 def next_position(engine: Engine, rater_id: int, after: int) -> int | None:
-    with read_session(engine) as s:
-        return s.exec(select(func.min(Assignment.position))
-                      .where(Assignment.rater_id == rater_id, Assignment.position > after)
-                      ).one()
+    with engine.connect() as c:  # after every save: a plain query (see page())
+        return c.execute(_NEXT, {"r": rater_id, "p": after}).scalar_one()
+
+
+_NEXT = (sa_select(func.min(Assignment.position))
+         .where(Assignment.rater_id == bindparam("r"), Assignment.position > bindparam("p")))
 
 
 def position_of_number(engine: Engine, rater_id: int, number: int) -> int | None:
