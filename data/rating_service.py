@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TypeVar
 
+from sqlalchemy import insert, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
@@ -141,11 +142,14 @@ def save_item_ratings(engine: Engine, *, rater_id: int, item_id: str,
     _check_text(comment)
 
     def save() -> None:
+        # Plain statements on the transaction's connection, no ORM objects: this runs on
+        # every "Save and next", and the ORM's unit of work cost more than the statements.
         with write_session(engine) as s:
+            c = s.connection()
             if session_token is not NO_SESSION:
-                check_in(s, session_token, rater_id)
+                check_in(c, session_token, rater_id)
             rubric = current_rubric_in(s)
-            task = s.exec(select(Item.task).where(Item.id == item_id)).first()
+            task = c.execute(select(Item.task).where(Item.id == item_id)).scalar()
             if task is None:
                 raise H2HError(Msg("no item '{item_id}'", item_id=item_id))
             dims = rubric.dimensions_for(task)
@@ -157,29 +161,53 @@ def save_item_ratings(engine: Engine, *, rater_id: int, item_id: str,
             if unknown:
                 raise H2HError(Msg("not dimensions of this item: {keys}",
                                    keys=", ".join(sorted(unknown))))
-            a = s.get(Assignment, assignment_id) if assignment_id is not None else None
-            if assignment_id is not None and (a is None or a.rater_id != rater_id
-                                              or a.item_id != item_id):
-                raise H2HError(Msg("this item is not in your queue"))
+            a = None
+            if assignment_id is not None:
+                a = c.execute(select(Assignment.rater_id, Assignment.item_id,
+                                     Assignment.completed_at)
+                              .where(Assignment.id == assignment_id)).first()
+                if a is None or a.rater_id != rater_id or a.item_id != item_id:
+                    raise H2HError(Msg("this item is not in your queue"))
             table = RepeatRating if repeat else Rating
-            existing = {r.dimension: r for r in s.exec(
-                select(table).where(table.rater_id == rater_id, table.item_id == item_id)
-                .order_by(table.dimension).with_for_update()).all()}
+            existing = {r.dimension: r for r in c.execute(
+                select(table.id, table.dimension, table.score, table.comment, table.flags,
+                       table.seconds_spent)
+                .where(table.rater_id == rater_id, table.item_id == item_id)
+                .order_by(table.dimension).with_for_update())}
             now = utcnow()  # after the lock: revisions are stamped in the order they commit
             per_dim = seconds_spent / len(dims) if seconds_spent is not None and dims else None
-            changed = []
-            for d in dims:
-                score = scores[d.key]
-                row, did = _upsert(s, table, rater_id=rater_id, item_id=item_id,
-                                   dimension=d.key,
-                                   score=None if score is None else d.parse_score(score),
-                                   comment=comment, flags=list(flags),
-                                   rubric_version=rubric.version, seconds=per_dim, now=now,
-                                   row=existing.get(d.key))
-                if did and table is Rating:
-                    changed.append(row)
-            _add_revisions(s, changed, per_dim, now)
+            new_rows, changed = [], []  # changed: [rating id or None (new), values], in
+            for d in dims:               # the order of the dimensions
+                score = None if scores[d.key] is None else d.parse_score(scores[d.key])
+                row = existing.get(d.key)
+                values = {"score": score, "comment": comment, "flags": list(flags),
+                          "rubric_version": rubric.version, "updated_at": now}
+                if row is None:
+                    values.update(rater_id=rater_id, item_id=item_id, dimension=d.key,
+                                  seconds_spent=per_dim, created_at=now)
+                    if table is Rating:
+                        values["source"] = "app"
+                    new_rows.append(values)
+                    changed.append([None, values])
+                elif (row.score, row.comment, list(row.flags or [])) != (score, comment,
+                                                                         list(flags)):
+                    if per_dim is not None:
+                        values["seconds_spent"] = (row.seconds_spent or 0.0) + per_dim
+                    c.execute(update(table).where(table.id == row.id).values(**values))
+                    changed.append([row.id, values])
+            if new_rows:  # one statement; the ids come back in the order of the rows
+                ids = iter(c.execute(insert(table).returning(table.id,
+                                                             sort_by_parameter_order=True),
+                                     new_rows).scalars().all())
+                for entry in changed:
+                    if entry[0] is None:
+                        entry[0] = next(ids)
+            if table is Rating and changed:  # a revision per changed main rating, as stored
+                c.execute(insert(RatingRevision), [
+                    {"rating_id": rid, "score": v["score"], "comment": v["comment"],
+                     "flags": v["flags"], "rubric_version": v["rubric_version"],
+                     "seconds_spent": per_dim, "changed_at": now} for rid, v in changed])
             if a is not None and a.completed_at is None:
-                a.completed_at = now
-                s.add(a)
+                c.execute(update(Assignment).where(Assignment.id == assignment_id)
+                          .values(completed_at=now))
     _retrying(save)

@@ -28,8 +28,8 @@ from typing import Literal
 
 from sqlalchemy import bindparam
 from sqlalchemy import select as sa_select
-from sqlalchemy.engine import Engine
-from sqlmodel import Session, select, update
+from sqlalchemy.engine import Connection, Engine
+from sqlmodel import Session, update
 
 from .engine import write_session
 from .errors import H2HError
@@ -174,28 +174,33 @@ _RESUME = (sa_select(AuthSession.id, AuthSession.rater_id, AuthSession.last_seen
            .where(AuthSession.token_hash == bindparam("h")))
 
 
-def check_in(s: Session, token: str | None, rater_id: int) -> SessionInfo:
+def check_in(s: Session | Connection, token: str | None, rater_id: int) -> SessionInfo:
     """Inside a write transaction: the session must be live and belong to ``rater_id``, and
     the rater must be active — or :class:`SessionEnded` rolls the transaction back.
 
     Row locks make a concurrent sign-out or deactivation and this save happen one after the
     other (rater row first, then the session, the same order deactivation takes), so a save
-    never lands after the revocation that should have stopped it.
+    never lands after the revocation that should have stopped it. ``s`` is the transaction's
+    ORM session or its connection; plain column queries either way (every save asks).
     """
     if not token:
         raise SessionEnded("unknown")
+    conn = s.connection() if isinstance(s, Session) else s
     now = utcnow()
-    rater = s.exec(select(Rater).where(Rater.id == rater_id).with_for_update(read=True)
-                   ).first()
-    row = s.exec(select(AuthSession).where(AuthSession.token_hash == token_hash(token))
-                 .with_for_update()).first()
+    rater = conn.execute(sa_select(Rater.id, Rater.name, Rater.role, Rater.active,
+                                   Rater.code_hash)
+                         .where(Rater.id == rater_id).with_for_update(read=True)).first()
+    row = conn.execute(sa_select(AuthSession.id, AuthSession.rater_id, AuthSession.last_seen_at,
+                                 AuthSession.expires_at, AuthSession.revoked_at,
+                                 AuthSession.revoked_reason)
+                       .where(AuthSession.token_hash == token_hash(token))
+                       .with_for_update()).first()
     if row is not None and row.rater_id != rater_id:
         row = None
     why = _verdict(row, rater, now)
     if why is not None:
         raise SessionEnded(why)
-    row.last_seen_at = now
-    s.add(row)
+    conn.execute(update(AuthSession).where(AuthSession.id == row.id).values(last_seen_at=now))
     return SessionInfo(row.id, rater.id, rater.name, rater.role)
 
 
