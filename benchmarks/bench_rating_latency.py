@@ -90,7 +90,10 @@ def query_plans(db: Path) -> None:
 
     def log(conn, cursor, statement, params, context, executemany):
         if statement.lstrip().upper().startswith(("SELECT", "UPDATE", "INSERT")):
-            seen.append((statement, params))
+            # executemany: the plan of the first row's parameters (a multi-row INSERT ...
+            # RETURNING arrives as one statement with its parameters in one flat tuple)
+            many = executemany and params and isinstance(params[0], (list, tuple, dict))
+            seen.append((statement, params[0] if many else params))
 
     rubric = current_rubric(engine)
     with engine.connect() as c:
@@ -99,11 +102,11 @@ def query_plans(db: Path) -> None:
     who = Identity(rid, info.name, info.role, token)
     event.listen(engine, "before_cursor_execute", log)
     resume_identity(engine, token)  # what the form does on every run
-    prog = queue.progress(engine, rid)
-    view = queue.item_at(engine, rid, prog.current, rubric)
+    _prog, view = queue.page(engine, rid, None, rubric)
     queue.save_item(engine, who, view, {d.key: 3 for d in view.dimensions}, "", False, 5.0)
     queue.next_position(engine, rid, view.position)
-    queue.progress(engine, rid)
+    resume_identity(engine, token)
+    queue.page(engine, rid, view.position + 1, rubric)
     event.remove(engine, "before_cursor_execute", log)
     print("\nquery plans behind one save-and-next (SQLite EXPLAIN QUERY PLAN):")
     with engine.connect() as c:
