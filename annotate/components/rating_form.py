@@ -183,8 +183,16 @@ def _go(pos: int | None) -> None:
         st.session_state[state.RATE_POS] = pos
 
 
-@st.fragment
 def rating_form(who: Identity) -> None:
+    """The form, and the keyboard script once beside it: outside the fragment, so a save
+    or a step to another item neither sends nor draws it again (it finds each new item by
+    the form's end marker)."""
+    _form(who)
+    keyboard_shortcuts()
+
+
+@st.fragment
+def _form(who: Identity) -> None:
     # Every run of the form re-checks the session (signed out elsewhere, deactivated, idle):
     # an ended one goes back to the sign-in page at once, with the reason.
     if session.identity() is None or session.current() is None:
@@ -247,7 +255,6 @@ def rating_form(who: Identity) -> None:
             st.warning(msg)
         st.form_submit_button(_("Save and next"), type="primary", on_click=_save,
                               args=(who, view), key="h2h_save", width="stretch")
-    keyboard_shortcuts()
     # Drawn last: once the end marker names this item, every element of its form is on
     # screen. The widgets' values (cleared or saved scores) are put in place by the browser
     # one frame later (about 20 ms; measured by benchmarks/bench_rating_latency.py), so a
