@@ -9,6 +9,7 @@ underscored and accented names)."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -146,8 +147,6 @@ def _stress_study(tmp) -> str:
     (tmp / "rubric.toml").write_text(RUBRIC + "\n".join(dims), encoding="utf-8")
     db = str(tmp / "stress.db")
     h2h("init", "--db", db, "--rubric", str(tmp / "rubric.toml"), "--name", "Stress & test")
-    import json
-
     rng = np.random.default_rng(3)
     items, rows = [], ["item_id,rater,dimension,score,flags"]
     tasks = ("dialogue", "recollection", "itinerary")
@@ -213,8 +212,6 @@ def test_chinese_labels_and_model_names_compile_and_print(tmp_path):
     (tmp_path / "rubric.toml").write_text(rubric, encoding="utf-8")
     db = str(tmp_path / "zh.db")
     h2h("init", "--db", db, "--rubric", str(tmp_path / "rubric.toml"), "--name", "中文研究")
-    import json
-
     rng = np.random.default_rng(5)
     models = ["通义千问-7b", "文心一言（SAP 版本）", "llama-3.1-8b"]
     items, rows = [], ["item_id,rater,dimension,score,flags"]
@@ -230,13 +227,7 @@ def test_chinese_labels_and_model_names_compile_and_print(tmp_path):
                     for k in ("empathy", "safety"):
                         score = int(np.clip(round(q + rng.normal(0, 0.6)), 1, 5))
                         rows.append(f"{iid},评分员{r},{k},{score},")
-    (tmp_path / "items.jsonl").write_text("".join(json.dumps(i, ensure_ascii=False) + "\n"
-                                                  for i in items), encoding="utf-8")
-    (tmp_path / "ratings.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
-    h2h("import", "items", str(tmp_path / "items.jsonl"), "--db", db)
-    h2h("import", "ratings", str(tmp_path / "ratings.csv"), "--db", db)
-    out = tmp_path / "report"
-    h2h("report", "--db", db, "--out", str(out), "--bootstrap", "50", "--no-figures")
+    out = _import_and_report(tmp_path, db, items, rows)
     pre = (out / "preamble.tex").read_text(encoding="utf-8")
     assert "\\usepackage{CJKutf8}" in pre
     board = (out / "tables" / "leaderboard_humans.tex").read_text(encoding="utf-8")
@@ -256,6 +247,19 @@ def test_an_english_study_needs_no_cjk_package(demo_report):
         encoding="utf-8")
 
 
+def _import_and_report(tmp_path, db: str, items: list[dict], rows: list[str]):
+    """Import ``items`` (JSONL) and rating ``rows`` (CSV lines) into ``db``, write the report
+    without figures (B = 50) and return its folder."""
+    (tmp_path / "items.jsonl").write_text("".join(json.dumps(i, ensure_ascii=False) + "\n"
+                                                  for i in items), encoding="utf-8")
+    (tmp_path / "ratings.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    h2h("import", "items", str(tmp_path / "items.jsonl"), "--db", db)
+    h2h("import", "ratings", str(tmp_path / "ratings.csv"), "--db", db)
+    out = tmp_path / "report"
+    h2h("report", "--db", db, "--out", str(out), "--bootstrap", "50", "--no-figures")
+    return out
+
+
 def test_a_tiny_study_with_nothing_estimable_and_hostile_names(tmp_path):
     """Four items, two raters, a binary dimension, no judges, names with HTML and TeX
     specials: the report is written, says what cannot be estimated instead of printing a
@@ -269,24 +273,16 @@ def test_a_tiny_study_with_nothing_estimable_and_hostile_names(tmp_path):
     db = str(tmp_path / "tiny.db")
     h2h("init", "--db", db, "--rubric", str(tmp_path / "rubric.toml"), "--name",
         "Tiny <b>study</b> & co")
-    import json
-
     models = ["<script>alert(1)</script>", "100%_sure & $cheap$"]
     items = [{"id": f"i{k}", "task": "dialogue", "scenario": f"s{k // 2}",
               "context": {"turns": [{"role": "user", "text": "hi"}]}, "response": "hello",
               "model": models[k % 2], "condition": "sap" if k < 2 else "baseline"}
              for k in range(4)]
-    (tmp_path / "items.jsonl").write_text("".join(json.dumps(i) + "\n" for i in items),
-                                          encoding="utf-8")
     rows = ["item_id,rater,dimension,score"] + [
         f"i{k},{r},{d},{(k + j) % 5 + 1 if d == 'warmth' else (k + j) % 2}"
         for k in range(4) for j, r in enumerate(("Dr_Lee_x_", "Sam+Co"))
         for d in ("warmth", "flag")]
-    (tmp_path / "ratings.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
-    h2h("import", "items", str(tmp_path / "items.jsonl"), "--db", db)
-    h2h("import", "ratings", str(tmp_path / "ratings.csv"), "--db", db)
-    out = tmp_path / "report"
-    h2h("report", "--db", db, "--out", str(out), "--bootstrap", "50", "--no-figures")
+    out = _import_and_report(tmp_path, db, items, rows)
     html = (out / "report.html").read_text(encoding="utf-8")
     # (rater names can hold no markup since issue 11; the underscores still test the
     # Markdown escaping)
