@@ -141,10 +141,9 @@ def resume(engine: Engine, token: str | None) -> SessionInfo:
     # one plain query, no ORM objects: every run of every page asks (the columns keep the
     # models' names, so the verdict reads this row as it reads the models)
     with engine.connect() as c:
-        found = c.execute(_RESUME, {"h": token_hash(token)}).first()
-    row = found
-    rater = None if found is None or found.rater_name is None else _RaterView(
-        found.rater_id, found.rater_name, found.role, found.active, found.code_hash)
+        row = c.execute(_RESUME, {"h": token_hash(token)}).first()
+    # the row holds the rater's columns too (the verdict reads active and code_hash)
+    rater = None if row is None or row.rater_name is None else row
     why = _verdict(row, rater, now)
     if why is not None:
         if why in ("idle", "expired") and row is not None and row.revoked_at is None:
@@ -155,16 +154,7 @@ def resume(engine: Engine, token: str | None) -> SessionInfo:
             s.exec(update(AuthSession).where(AuthSession.id == row.id,
                                              AuthSession.revoked_at.is_(None))
                    .values(last_seen_at=now))
-    return SessionInfo(row.id, rater.id, rater.name, rater.role)
-
-
-@dataclass(frozen=True)
-class _RaterView:
-    id: int
-    name: str
-    role: str
-    active: bool
-    code_hash: str | None
+    return SessionInfo(row.id, row.rater_id, row.rater_name, row.role)
 
 
 _RESUME = (sa_select(AuthSession.id, AuthSession.rater_id, AuthSession.last_seen_at,

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import bindparam, case, func
 from sqlalchemy import select as sa_select
-from sqlalchemy.engine import Engine
-from sqlmodel import Session, select
+from sqlalchemy.engine import Connection, Engine
+from sqlmodel import select
 
 from annotate.services.auth import Identity
 from data.engine import read_session
@@ -60,60 +60,59 @@ class ItemView:
     outfit: str | None = None  # the day's outfit (H2HTalk protocol context), when given
 
 
+# The queue is read with plain column queries on one connection, without the ORM's session
+# and objects: the rating page reads it on every item a rater sees, and the ORM's
+# bookkeeping cost more than the queries.
+
+
 def progress(engine: Engine, rater_id: int) -> Progress:
-    with read_session(engine) as s:
-        return _progress(s, rater_id)
-
-
-def _progress(s: Session, rater_id: int) -> Progress:
-    # one pass over the rater's assignments (the first unfinished one included)
-    total, done, first, last, current = s.exec(
-        select(func.count(Assignment.id), func.count(Assignment.completed_at),
-               func.min(Assignment.position), func.max(Assignment.position),
-               func.min(case((Assignment.completed_at.is_(None), Assignment.position))))
-        .where(Assignment.rater_id == rater_id)).one()
-    return Progress(int(total), int(done), current, first, last)
+    with engine.connect() as c:
+        return _progress(c, rater_id)
 
 
 def item_at(engine: Engine, rater_id: int, position: int, rubric: Rubric) -> ItemView | None:
     """The item at ``position`` of this rater's queue, with their own saved scores."""
-    with read_session(engine) as s:
-        return _item_at(s, rater_id, position, rubric)
+    with engine.connect() as c:
+        return _item_at(c, rater_id, position, rubric)
 
 
 def page(engine: Engine, rater_id: int, position: int | None,
          rubric: Rubric) -> tuple[Progress, ItemView | None]:
     """What the rating page draws, read in one transaction: the rater's progress and the
     item at ``position`` (None: the first unfinished one, else the last). The view is None
-    when the queue is empty or has nothing at ``position``.
-
-    Read with plain column queries on one connection, without the ORM's session and
-    objects: it runs on every item a rater sees, and the ORM's bookkeeping cost more than
-    the queries (``tests/annotate/test_services.py`` keeps it equal to :func:`progress`
-    and :func:`item_at`)."""
+    when the queue is empty or has nothing at ``position``."""
     with engine.connect() as c:
-        total, done, first, last, current = c.execute(_PROGRESS, {"r": rater_id}).one()
-        prog = Progress(int(total), int(done), current, first, last)
+        prog = _progress(c, rater_id)
         if position is None:
             position = prog.current if prog.current is not None else prog.last
         if position is None:
             return prog, None
-        row = c.execute(_ITEM, {"r": rater_id, "p": position}).first()
-        if row is None:
-            return prog, None
-        aid, pos, kind, completed_at, item_id, task, ctx, response = row
-        number = c.execute(_NUMBER, {"r": rater_id, "p": pos}).scalar_one()
-        args = {"r": rater_id, "i": item_id}
-        if kind == "attention":
-            res = c.execute(_ATTENTION, args).first()
-            saved_rows = []
-            saved = {} if res is None or res[0] is None else {
-                d: (None if v is None else int(v)) for d, v in res[0].items()}
-        else:
-            saved_rows = c.execute(_REPEATS if kind == "repeat" else _RATINGS, args).all()
-            saved = {d: (None if v is None else int(v)) for d, v, _c, _f in saved_rows}
+        return prog, _item_at(c, rater_id, position, rubric)
+
+
+def _progress(c: Connection, rater_id: int) -> Progress:
+    # one pass over the rater's assignments (the first unfinished one included)
+    total, done, first, last, current = c.execute(_PROGRESS, {"r": rater_id}).one()
+    return Progress(int(total), int(done), current, first, last)
+
+
+def _item_at(c: Connection, rater_id: int, position: int, rubric: Rubric) -> ItemView | None:
+    row = c.execute(_ITEM, {"r": rater_id, "p": position}).first()
+    if row is None:
+        return None
+    aid, pos, kind, completed_at, item_id, task, ctx, response = row
+    number = c.execute(_NUMBER, {"r": rater_id, "p": pos}).scalar_one()
+    args = {"r": rater_id, "i": item_id}
+    if kind == "attention":
+        res = c.execute(_ATTENTION, args).first()
+        saved_rows = []
+        saved = {} if res is None or res[0] is None else {
+            d: (None if v is None else int(v)) for d, v in res[0].items()}
+    else:
+        saved_rows = c.execute(_REPEATS if kind == "repeat" else _RATINGS, args).all()
+        saved = {d: (None if v is None else int(v)) for d, v, _c, _f in saved_rows}
     ctx = ctx or {}
-    return prog, ItemView(
+    return ItemView(
         aid, pos, int(number), item_id, task, ctx.get("persona"),
         list(ctx.get("memories") or []), ctx.get("schedule"), list(ctx.get("turns") or []),
         response, rubric.dimensions_for(task), saved,
@@ -139,37 +138,6 @@ _RATINGS, _REPEATS = (
     sa_select(t.dimension, t.score, t.comment, t.flags)
     .where(t.rater_id == bindparam("r"), t.item_id == bindparam("i"))
     for t in (Rating, RepeatRating))
-
-
-def _item_at(s: Session, rater_id: int, position: int, rubric: Rubric) -> ItemView | None:
-    row = s.exec(select(Assignment, Item).join(Item, Item.id == Assignment.item_id)
-                 .where(Assignment.rater_id == rater_id, Assignment.position == position)
-                 ).first()
-    if row is None:
-        return None
-    a, it = row
-    number = s.exec(select(func.count(Assignment.id))
-                    .where(Assignment.rater_id == rater_id,
-                           Assignment.position <= position)).one()
-    if a.kind == "attention":
-        res = s.exec(select(AttentionResult).where(AttentionResult.rater_id == rater_id,
-                                                   AttentionResult.item_id == it.id)).first()
-        saved_rows = []
-    else:
-        table = RepeatRating if a.kind == "repeat" else Rating
-        saved_rows = s.exec(select(table).where(table.rater_id == rater_id,
-                                                table.item_id == it.id)).all()
-    ctx = it.context or {}
-    saved = {r.dimension: (None if r.score is None else int(r.score)) for r in saved_rows}
-    if a.kind == "attention" and res is not None:
-        saved = {d: (None if v is None else int(v)) for d, v in res.scores.items()}
-    comment = next((r.comment for r in saved_rows if r.comment), "")
-    flagged = any(RED_FLAG in (r.flags or []) for r in saved_rows)
-    return ItemView(a.id, a.position, int(number), it.id, it.task, ctx.get("persona"),
-                    list(ctx.get("memories") or []), ctx.get("schedule"),
-                    list(ctx.get("turns") or []), it.response, rubric.dimensions_for(it.task),
-                    saved, comment, flagged, a.completed_at is not None, a.kind == "repeat",
-                    a.kind == "attention", ctx.get("outfit"))
 
 
 def position_of_item(engine: Engine, rater_id: int, item_id: str) -> int | None:
