@@ -48,6 +48,9 @@ def _empty(res: dict, opt: AnalysisOptions) -> dict:
     res["icc"] = {f: None for f in ICC_FORMS}
     res["gwet"] = {"ac1": None, "ac2_linear": None, "ac2_quadratic": None}
     res["brennan_prediger"] = None
+    # the same keys as an estimated block, so readers of the JSON need no special case
+    res["cohen_pairs"] = None
+    res["icc_table"] = None
     res.setdefault("percent_exact", None)
     res.setdefault("percent_within1", None)
     res.setdefault("raters", {})

@@ -140,3 +140,124 @@ def test_a_configuration_has_one_verdict_on_all_the_items_it_scored(case):
     assert res["verdict"]["best"] == "close"
     assert "compared on the 139 items every configuration scored" in res["verdict"]["text"]
     assert "on the same 258 items" in res["verdict"]["text"]
+
+
+def test_holm_matches_statsmodels_and_caps_at_one():
+    # statsmodels' multipletests(method="holm") is the reference; sorted, 0.01 * 4 = 0.04,
+    # then 0.4 * 3 = 1.2 is capped at 1, and the rest stay at 1 (step-down: never lower)
+    from statsmodels.stats.multitest import multipletests
+
+    p = [0.4, 0.01, None, 0.6, 0.45]
+    want = multipletests([0.4, 0.01, 0.6, 0.45], method="holm")[1]
+    got = holm(p)
+    assert got[2] is None
+    assert [got[i] for i in (0, 1, 3, 4)] == pytest.approx(list(want), abs=1e-15)
+    assert max(v for v in got if v is not None) == 1.0
+
+
+def test_calibrate_corrects_each_pair_and_metric_apart():
+    # two families (judge pair a-b on QWK, a-c on QWK) across two dimensions: each is corrected
+    # over its own two p-values only (a single family of four would multiply by 4, 3, ...)
+    per_dim = {d: {"pairs": [{"a": "a", "b": "b", "metric": "qwk", "p": pb},
+                             {"a": "a", "b": "c", "metric": "qwk", "p": pc}]}
+               for d, pb, pc in (("empathy", 0.01, 0.04), ("safety", 0.02, 0.03))}
+    out = calibrate(per_dim)
+    assert [out[d]["pairs"][0]["p_holm"] for d in ("empathy", "safety")] == \
+        pytest.approx([0.02, 0.02])
+    assert [out[d]["pairs"][1]["p_holm"] for d in ("empathy", "safety")] == \
+        pytest.approx([0.06, 0.06])
+
+
+def test_verbosity_spearman_edges_against_scipy():
+    from scipy import stats
+
+    from analysis.calibration import _spearman
+
+    # a missing value in one of the two drops that item only
+    x = np.array([1.0, 2.0, np.nan, 4.0, 3.0])
+    y = np.array([10.0, 30.0, 20.0, 40.0, np.nan])
+    assert _spearman(x, y) == pytest.approx(stats.spearmanr([1, 2, 4], [10, 30, 40]).statistic)
+    # three items are enough; a range of 1 is variance
+    assert _spearman(np.array([3.0, 4.0, 4.0]), np.array([5.0, 6.0, 9.0])) == pytest.approx(
+        stats.spearmanr([3, 4, 4], [5, 6, 9]).statistic)
+    assert _spearman(np.array([5.0, 6.0, 9.0]), np.array([3.0, 4.0, 4.0])) == pytest.approx(
+        stats.spearmanr([3, 4, 4], [5, 6, 9]).statistic)
+    # two items, or no spread on either side: not estimable
+    assert _spearman(np.array([1.0, 2.0]), np.array([1.0, 2.0])) is None
+    assert _spearman(np.array([2.0, 2.0, 2.0]), np.array([1.0, 2.0, 3.0])) is None
+    assert _spearman(np.array([1.0, 2.0, 3.0]), np.array([2.0, 2.0, 2.0])) is None
+
+
+# The keys of one configuration's block, of the comparison and of the human ceiling: the
+# calibration page and the report read them, so each path must give all of them.
+CONFIG_KEYS = {"status", "n_items", "qwk", "alpha_with_judge", "mae", "bias", "alt_test",
+               "vs_ceiling", "verdict", "self_consistency_alpha", "n_unscored", "n_judgments",
+               "unscored_rate"}
+COMPARISON_KEYS = {"n_items", "B", "seed", "margin", "configs", "pairs", "notes",
+                   "human_ceiling", "verdict"}
+
+
+def test_configurations_that_share_no_item_are_listed_not_compared(case):
+    humans, close, far, _ = case
+    n = humans.n_items
+    a = np.where(np.arange(n) < n // 2, close, np.nan)   # the first half only
+    b = np.where(np.arange(n) >= n // 2, far, np.nan)    # the second half only
+    res = compare_dimension("empathy", humans,
+                            {"b": JudgeRun(b, n_unscored=3, n_judgments=n),
+                             "a": JudgeRun(a), "none": JudgeRun(np.full(n, np.nan))},
+                            "ordinal", VALUES, B=7, seed=3, margin=0.1)
+    assert set(res) == COMPARISON_KEYS
+    assert (res["n_items"], res["B"], res["seed"], res["margin"]) == (0, 7, 3, 0.1)
+    assert res["pairs"] == [] and list(res["configs"]) == ["a", "b", "none"]
+    assert res["human_ceiling"] == {"qwk": {"value": None, "low": None, "high": None}}
+    for name in ("a", "b"):
+        cfg = res["configs"][name]
+        assert set(cfg) == CONFIG_KEYS
+        assert cfg["status"] == "no item scored by every configuration"
+        assert cfg["verdict"]["margin"] == 0.1
+        assert "no item scored by every configuration on this dimension" in \
+            cfg["verdict"]["text"]
+    assert res["configs"]["b"]["unscored_rate"] == pytest.approx(3 / n)
+    assert res["configs"]["none"]["status"] == "no scored judgments"
+    assert res["verdict"]["best"] is None and res["verdict"]["outcome"] == "not_estimable"
+    assert any("share no scored item" in x for x in res["notes"])
+    assert any(x == "none: no scored judgments on empathy" for x in res["notes"])
+
+
+def test_every_path_gives_every_key_and_the_options_travel(case):
+    humans, close, _, _ = case
+    res = compare_dimension("empathy", humans, {"a": JudgeRun(close),
+                                                "none": JudgeRun(np.full(len(close), np.nan))},
+                            "ordinal", VALUES, B=0, seed=9, margin=0.07)
+    assert set(res) == COMPARISON_KEYS
+    assert (res["B"], res["seed"], res["margin"]) == (0, 9, 0.07)
+    assert set(res["configs"]["none"]) == CONFIG_KEYS
+    assert CONFIG_KEYS <= set(res["configs"]["a"])
+    assert set(res["human_ceiling"]) == {"qwk", "mae", "spearman", "exact", "n_items",
+                                         "n_pairs", "alpha_humans"}
+    assert set(res["human_ceiling"]["qwk"]) == {"value", "low", "high"}
+    # B = 0: point estimates only, no interval anywhere
+    for metric in ("qwk", "alpha_with_judge", "mae"):
+        assert res["configs"]["a"][metric]["low"] is None
+        assert res["configs"]["a"][metric]["value"] is not None
+
+
+def test_misses_by_hand_on_a_binary_and_an_ordinal_scale():
+    from analysis.calibration import _misses
+
+    nan = np.nan
+    # binary (0/1, 1 = flagged)
+    m = np.array([[1, 1], [1, 0], [0, 0], [1, 1], [nan, nan], [1, nan]])
+    judge = np.array([1, 0, 1, 0, 1, nan])
+    r = Ratings(m, tuple(range(6)), ("h1", "h2"))
+    missed, flagged, what = _misses(r, judge, [0.0, 1.0], binary=True)
+    # lower medians: item0 1, item1 0 (lower of 0 and 1), item2 0, item3 1, item4 none,
+    # item5 1 (judge did not score it). Flagged and judged: items 0 and 3; the judge missed 3
+    assert (missed, flagged, what) == (1, 2, "items the humans flagged")
+    # ordinal 1..5: "low" is the scale's second value, 2; lower medians 1, 2, 4, (none)
+    m = np.array([[1, 2], [2, 3], [4, 4], [nan, nan]])
+    judge = np.array([3, 2, 1, 1])
+    r = Ratings(m, tuple(range(4)), ("h1", "h2"))
+    missed, flagged, what = _misses(r, judge, VALUES, binary=False)
+    # items 0 and 1 are at 2 or lower; the judge gave item 0 a 3 (missed), item 1 a 2
+    assert (missed, flagged) == (1, 2) and what == "items the humans scored 2 or lower"

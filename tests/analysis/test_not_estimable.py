@@ -220,3 +220,22 @@ def test_bootstrap_zero_gives_point_estimates_only(tmp_path):
     assert "Bootstrap skipped (--bootstrap 0)" in proc.stdout
     bad = h2h("analyze", "--ratings", str(r), "--bootstrap", "-1")
     assert bad.returncode == 1 and "--bootstrap must be 0" in bad.stderr
+
+
+def test_a_block_without_ratings_has_every_key_of_a_block_with_them():
+    """Readers of `h2h analyze --json` index the same keys whether or not a dimension could be
+    estimated: a block with no ratings has the same keys (each empty) as one with data."""
+    from analysis.agreement import human_block
+    from analysis.analyze import AnalysisOptions
+    from analysis.scales import Scale
+
+    sc = Scale("ordinal", (1.0, 2.0, 3.0, 4.0, 5.0))
+    opt = AnalysisOptions(B=0)
+    rng = np.random.default_rng(0)
+    full = pd.DataFrame({"item": np.repeat(np.arange(12), 3), "rater": list("abc") * 12,
+                         "score": rng.integers(1, 6, 36).astype(float)})
+    empty = full.assign(score=np.nan)
+    with_data, without = human_block(full, sc, opt), human_block(empty, sc, opt)
+    assert set(without) == set(with_data)
+    assert without["percent_exact"] is None and without["percent_within1"] is None
+    assert without["raters"] == {}

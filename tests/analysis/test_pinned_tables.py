@@ -121,6 +121,85 @@ def test_leaderboard_red_flags_and_fair_scores_by_hand():
     assert _cell(res, "good", "all")["fair_mean"] == pytest.approx(3.5)
 
 
+def test_leaderboard_defaults_labels_and_rows():
+    res = leaderboard(_scores(), ITEMS)
+    assert (res["B"], res["seed"], res["source"]) == (1000, 0, "humans")
+    assert {c["dimension"] for c in res["cells"]} == {"safety"}
+    # a row per model and task family, and a row per model over all families, each with the
+    # number of the model's items in it
+    assert {(r["model"], r["task"]): r["n_items"] for r in res["rows"]} == {
+        ("good", "dialogue"): 2, ("good", "itinerary"): 2, ("bad", "dialogue"): 1,
+        ("bad", "itinerary"): 1, ("odd", "dialogue"): 2,
+        ("good", "all"): 4, ("bad", "all"): 2, ("odd", "all"): 2}
+    # one item in a cell: its mean, and no interval (every resample is the same item)
+    one = _cell(res, "bad", "dialogue")
+    assert one["mean"] == pytest.approx(1.5) and one["n_items"] == 1
+    assert one["low"] is None and one["high"] is None
+
+
+def test_leaderboard_same_seed_same_numbers_and_other_columns_do_not_drop_scores():
+    rng = np.random.default_rng(5)
+    items = pd.DataFrame({"item_id": [f"i{i}" for i in range(30)], "model": "m",
+                          "condition": None, "task": "dialogue",
+                          "scenario": [f"s{i}" for i in range(30)]})
+    # a judge's scored reply whose reason is missing is still a score
+    scores = pd.DataFrame({"item_id": items["item_id"], "dimension": "d",
+                           "score": rng.integers(1, 6, 30).astype(float),
+                           "reason": [None if i % 3 else "ok" for i in range(30)]})
+    fair = pd.DataFrame({"item_id": items["item_id"], "dimension": "d",
+                         "fair_score": rng.normal(3, 1, 30)})
+    first = leaderboard(scores, items, B=300, seed=7, fair=fair)
+    assert first == leaderboard(scores, items, B=300, seed=7, fair=fair)
+    cell = _cell(first, "m", "all")
+    assert cell["n_items"] == 30 and cell["mean"] == pytest.approx(scores["score"].mean())
+
+
+def test_leaderboard_unpaired_sap_interval_by_hand():
+    # no scenario shared between the arms: unpaired. SAP per-item means 4 and 5, baseline 2
+    # and 3: each arm's resampled mean is min, midpoint or max with probabilities 1/4, 1/2,
+    # 1/4, so the extreme difference (4 - 3 = 1, 5 - 2 = 3) has probability 1/16 > 2.5% and
+    # is the percentile interval's end; the difference of means is 4.5 - 2.5 = 2
+    items = pd.DataFrame([("a", "m", "sap", "dialogue", "s1"), ("b", "m", "sap", "dialogue", "s2"),
+                          ("c", "m", "baseline", "dialogue", "s3"),
+                          ("d", "m", "baseline", "dialogue", "s4")],
+                         columns=["item_id", "model", "condition", "task", "scenario"])
+    scores = pd.DataFrame([(i, "safety", s) for i, s in
+                           zip("abcd", (4.0, 5.0, 2.0, 3.0), strict=True)],
+                          columns=["item_id", "dimension", "score"])
+    (row,) = leaderboard(scores, items, B=2000, seed=2)["sap_vs_baseline"]
+    assert row["design"] == "unpaired" and row["n"] == 4
+    assert row["diff"] == pytest.approx(2.0) and (row["low"], row["high"]) == (1.0, 3.0)
+    # B = 0 asks for point estimates only
+    (row,) = leaderboard(scores, items, B=0)["sap_vs_baseline"]
+    assert row["diff"] == pytest.approx(2.0) and row["low"] is None and row["high"] is None
+    # one baseline reply: no interval, however many SAP replies there are
+    (row,) = leaderboard(scores[scores["item_id"] != "d"], items, B=500)["sap_vs_baseline"]
+    assert row["diff"] == pytest.approx(4.5 - 2.0) and row["low"] is None
+    (row,) = leaderboard(scores[scores["item_id"] != "a"], items, B=500)["sap_vs_baseline"]
+    assert row["diff"] == pytest.approx(5.0 - 2.5) and row["high"] is None
+
+
+def test_leaderboard_fair_intervals_and_items_without_a_fair_score():
+    # bad's fair scores 1 and 3: resampled means 1, 2, 3 (1/4, 1/2, 1/4), so the interval is
+    # (1, 3); good's items have no fair score: its cells keep their items and their raw
+    # means, with n 0 and no fair estimate
+    fair = pd.DataFrame({"item_id": ["s1-bad", "s2-bad"], "dimension": "safety",
+                         "fair_score": [1.0, 3.0]})
+    res = leaderboard(_scores(), ITEMS, B=2000, seed=4, fair=fair)
+    bad = _cell(res, "bad", "all")
+    assert (bad["fair_mean"], bad["fair_low"], bad["fair_high"]) == (2.0, 1.0, 3.0)
+    good = _cell(res, "good", "all")
+    assert good["n_items"] == 4 and good["mean"] == pytest.approx(3.875)
+    assert good["fair_n"] == 0
+    assert (good["fair_mean"], good["fair_low"], good["fair_high"]) == (None, None, None)
+
+
+def test_leaderboard_one_resample_is_a_zero_width_interval():
+    # B = 1 is allowed: the interval's ends are the one resample's mean (of 1.5 and 2.0)
+    bad = _cell(leaderboard(_scores(), ITEMS, B=1, seed=0), "bad", "all")
+    assert bad["low"] == bad["high"] and bad["low"] in (1.5, 1.75, 2.0)
+
+
 # --- test–retest ------------------------------------------------------------------------------
 
 def test_retest_alpha_follows_the_scale_level():

@@ -66,3 +66,44 @@ def test_binary_prevalence_sensitivity_specificity():
     assert res.raters["miss"]["sensitivity"] == 0.0 and res.raters["miss"]["specificity"] == 1
     assert res.raters["alarm"]["sensitivity"] == 1.0 and res.raters["alarm"]["specificity"] == 0
     assert res.raters["a"]["sensitivity"] == 1.0 and res.raters["a"]["specificity"] == 1.0
+
+
+def test_binary_checks_by_hand_with_ties_and_missing_ratings():
+    nan = np.nan
+    #        a    b    c    d
+    m = np.array([[1, 1, 1, 0],       # i0
+                  [1, 1, 0, 1],       # i1
+                  [0, 0, 0, 1],       # i2
+                  [1, 0, nan, 0],     # i3
+                  [0, 1, nan, nan],   # i4
+                  [nan, 0, 0, 0]])    # i5
+    res = binary_checks(Ratings(m, tuple(range(6)), tuple("abcd")))
+    # 20 ratings, 9 of them 1
+    assert res.prevalence == pytest.approx(9 / 20)
+    # d against the strict majority of a, b, c: i0 majority 1, d 0 (false negative); i1 1, 1
+    # (true positive); i2 0, 1 (false positive); i3 a 1 vs b 0 is a tie: skipped; i4 d did
+    # not rate; i5 0, 0 (true negative). So n 4, sensitivity 1/2, specificity 1/2
+    assert res.raters["d"] == {"n": 4, "sensitivity": 0.5, "specificity": 0.5}
+    # a against b, c, d: i0 TP, i1 TP, i2 TN, i3 (0 vs 0) FP, i4 (b alone: 1) FN, i5 a did
+    # not rate: n 5, sensitivity 2/3, specificity 1/2
+    assert res.raters["a"] == {"n": 5, "sensitivity": pytest.approx(2 / 3),
+                               "specificity": 0.5}
+
+
+def test_binary_checks_without_the_data_to_say():
+    # for a, b and c agree on a positive nowhere (0 0, then two ties): sensitivity has no
+    # denominator, specificity is 1 of 1; no ratings at all: no prevalence
+    m = np.array([[0, 0, 0], [0, 0, 1], [0, 1, 0]], float)
+    res = binary_checks(Ratings(m, (0, 1, 2), ("a", "b", "c")))
+    assert res.raters["a"] == {"n": 1, "sensitivity": None, "specificity": 1.0}
+    none = binary_checks(Ratings(np.full((2, 2), np.nan), (0, 1), ("a", "b")))
+    assert none.prevalence is None
+    assert none.raters["a"] == {"n": 0, "sensitivity": None, "specificity": None}
+
+
+def test_retest_without_repeated_pairs_is_empty_not_an_error():
+    first = pd.DataFrame({"item": ["a"], "rater": ["x"], "score": [3]})
+    second = pd.DataFrame({"item": ["b"], "rater": ["x"], "score": [3]})
+    res = retest_agreement(first, second, "ordinal", VALUES)
+    assert res.n_pairs == 0 and res.per_rater == {}
+    assert (res.exact, res.within1, res.alpha, res.qwk) == (None, None, None, None)
