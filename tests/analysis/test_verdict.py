@@ -112,3 +112,126 @@ def test_a_judge_matching_unreliable_humans_says_so(alpha, caveat):
     v = replacement_verdict(None, None, margin=0.05, not_estimable="no scored judgments",
                             humans_alpha=alpha, alpha_min=0.667)
     assert "agree reliably" not in v.text
+
+
+# ---- every branch's full record, word for word (the calibration page, `h2h analyze --json`
+# and the report print these; a wrong number or a dropped field in any of them is a bug)
+
+QWK_TEXT = ("QWK 0.800 vs human ceiling 0.780 on the same 100 items, difference {d} [{lo}, "
+            "{hi}] against the margin −0.05")
+
+
+def _record(outcome, reasons, *, phrase, needed=None, n=100, d=None, lo=None, hi=None,
+            j=0.8, c=0.78, margin=0.05, details=True):
+    rec = {"outcome": outcome, "phrase": phrase,
+           "text": f"{phrase} — {'; '.join(reasons)}.", "reasons": list(reasons),
+           "margin": margin, "items_needed": needed, "n_items": n, "humans_unreliable": None}
+    if details:
+        rec |= {"difference": {"value": d, "low": lo, "high": hi}, "judge_qwk": j,
+                "ceiling_qwk": c}
+    return rec
+
+
+def test_no_comparison_record():
+    v = replacement_verdict(None, PASS, margin=0.05)
+    assert v.as_dict() == _record("not_estimable", ["no comparison with the human ceiling"],
+                                  phrase="no verdict", n=0, details=False)
+    v = replacement_verdict(None, None, margin=0.1, not_estimable="too few items")
+    assert v.as_dict() == _record("not_estimable", ["too few items"], phrase="no verdict",
+                                  n=0, margin=0.1, details=False)
+
+
+def test_undefined_qwk_record():
+    v = replacement_verdict(_cmp(None, None, None, j=None, c=0.78), PASS, margin=0.05)
+    assert v.as_dict() == _record(
+        "not_estimable", ["QWK of the judge or of the human ceiling is undefined on these "
+                          "items"], phrase="no verdict", j=None)
+
+
+def test_no_interval_record():
+    v = replacement_verdict(_cmp(0.02, None, None, c=0.78), PASS, margin=0.05)
+    assert v.as_dict() == _record(
+        "not_estimable", ["QWK 0.800 vs human ceiling 0.780 on the same 100 items, "
+                          "difference +0.020",
+                          "no confidence interval (bootstrap skipped or too few items)"],
+        phrase="no verdict", d=0.02)
+
+
+def test_can_replace_record():
+    v = replacement_verdict(_cmp(0.02, -0.01, 0.05, c=0.78), PASS, margin=0.05)
+    assert v.as_dict() == _record(
+        "can_replace", [QWK_TEXT.format(d="+0.020", lo="−0.010", hi="+0.050"),
+                        "alternative annotator test passed (ω = 1.000, ρ = 0.900)"],
+        phrase="can replace a human rater", d=0.02, lo=-0.01, hi=0.05)
+
+
+def test_cannot_replace_record():
+    v = replacement_verdict(_cmp(-0.12, -0.2, -0.0501, c=0.78), FAIL, margin=0.05)
+    assert v.as_dict() == _record(
+        "cannot_replace", [QWK_TEXT.format(d="−0.120", lo="−0.200", hi="−0.050"),
+                           "alternative annotator test failed (ω = 0.000, ρ = 0.600)"],
+        phrase="cannot replace a human rater", d=-0.12, lo=-0.2, hi=-0.0501)
+
+
+def test_within_the_margin_but_the_test_failed_record():
+    """No projection: the CI is already above the margin, more items will not fix the
+    item-by-item mismatch; a missing ω reads n/a."""
+    fail = {"passed": False, "advantage_prob": 0.6}
+    v = replacement_verdict(_cmp(0.02, -0.01, 0.05, c=0.78), fail, margin=0.05)
+    assert v.as_dict() == _record(
+        "not_enough_evidence", [
+            QWK_TEXT.format(d="+0.020", lo="−0.010", hi="+0.050"),
+            "alternative annotator test failed (ω = n/a, ρ = 0.600)",
+            "QWK alone is within the margin, but the alternative annotator test says the "
+            "judge does not match the humans item by item"],
+        phrase="not enough evidence yet", d=0.02, lo=-0.01, hi=0.05)
+    # not run (no human has the items) and no share known: two reasons, nothing projected
+    v = replacement_verdict(_cmp(0.02, -0.01, 0.05, c=0.78), NOT_RUN, margin=0.05,
+                            alt_min_items=25)
+    assert v.as_dict() == _record(
+        "not_enough_evidence", [
+            QWK_TEXT.format(d="+0.020", lo="−0.010", hi="+0.050"),
+            "alternative annotator test not run (no human rated 25 of these items)"],
+        phrase="not enough evidence yet", d=0.02, lo=-0.01, hi=0.05)
+
+
+def test_a_lower_bound_on_the_margin_is_projected_and_the_failed_test_adds_nothing():
+    """lo = −margin is not above it: the projection is made (385 items, as by hand above)
+    and the "QWK alone is within the margin" reason is not given."""
+    v = replacement_verdict(_cmp(-0.02, -0.05, 0.01, sd=0.03, c=0.78), FAIL, margin=0.05)
+    assert v.as_dict() == _record(
+        "not_enough_evidence", [
+            QWK_TEXT.format(d="−0.020", lo="−0.050", hi="+0.010"),
+            "alternative annotator test failed (ω = 0.000, ρ = 0.600)"],
+        phrase="not enough evidence yet (about 385 human-rated items needed)", needed=385,
+        d=-0.02, lo=-0.05, hi=0.01)
+    # the projection uses the verdict's own confidence level: 271 items at 90 % (by hand
+    # above)
+    v = replacement_verdict(_cmp(-0.02, -0.06, 0.01, sd=0.03), FAIL, margin=0.05, ci=0.90)
+    assert v.items_needed == 271
+
+
+@pytest.mark.parametrize("ratio,needed", [(99.5, 100), (100.5, None)])
+def test_the_hundredfold_cap_is_exclusive(ratio, needed):
+    """One item now: n* = ceil((z s / gap)^2). With (z s / gap)^2 = 99.5, n* = 100 = 100 n
+    is still projected; with 100.5, n* = 101 > 100 n is not (and says why)."""
+    z = 1.959963984540054  # Phi^-1(0.975)
+    sd = (ratio ** 0.5) * 0.03 / z  # gap |d + margin| = |−0.02 + 0.05| = 0.03
+    v = replacement_verdict(_cmp(-0.02, -0.3, 0.2, sd=sd, n=1), PASS, margin=0.05)
+    assert v.items_needed == needed
+    assert ("even 100 times the items" in v.text) is (needed is None)
+    # an unsettleable difference stays unprojected even when the test's minimum is known
+    v = replacement_verdict(_cmp(-0.02, -0.3, 0.2, sd=sd, n=1), NOT_RUN, margin=0.05,
+                            max_human_share=0.5)
+    assert v.items_needed == (None if needed is None else 100)
+
+
+def test_the_caveat_on_unreliable_humans_word_for_word():
+    v = replacement_verdict(_cmp(0.02, -0.01, 0.05), PASS, margin=0.05, humans_alpha=0.5,
+                            alpha_min=0.667)
+    assert v.reasons[-1] == (
+        "the human raters do not agree reliably on this dimension (α = 0.500 < 0.667): "
+        "matching them shows the judge is as good as one of them, not that its scores are "
+        "reliable")
+    assert v.phrase == "can replace a human rater (but humans unreliable: α = 0.500)"
+    assert v.as_dict()["humans_unreliable"] == 0.5
