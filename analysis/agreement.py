@@ -171,6 +171,7 @@ def _coefficients(res: dict, r, sc: Scale, opt: AnalysisOptions, notes: list[str
                           "undefined": {k: v.pairs_undefined for k, v in ck.items()},
                           "min_items": q.min_items, "shared_items": q.items}
     notes.append(_cohen_note(ck, r.n_raters))
+    res["icc_table"] = None  # the key of an estimated ICC, present (empty) when there is none
     if sc.level == "nominal":
         res["icc"] = {f: None for f in ICC_FORMS}
         notes.append(Msg("icc: not meaningful for a nominal scale"))

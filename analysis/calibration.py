@@ -15,6 +15,7 @@ unscored rate complete the picture. Each configuration's verdict comes from
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
@@ -246,9 +247,13 @@ def _verdict(dim: str, res: dict) -> dict:
                 "text": Msg("{dim}: no verdict — no configuration has scored judgments here.",
                             dim=dim),
                 "caveats": []}
-    best = max(cfgs, key=lambda n: (cfgs[n]["qwk"]["value"] is not None,
-                                    cfgs[n]["qwk"]["value"] or -9,
-                                    cfgs[n]["alpha_with_judge"]["value"] or -9))
+    def rank(n: str) -> tuple[float, float]:
+        # highest QWK, ties broken by alpha with the judge; an undefined value ranks last (a
+        # QWK of exactly 0 is a value, above any negative one)
+        q, a = cfgs[n]["qwk"]["value"], cfgs[n]["alpha_with_judge"]["value"]
+        return (-math.inf if q is None else q, -math.inf if a is None else a)
+
+    best = max(cfgs, key=rank)
     c = cfgs[best]
     v = c["verdict"]
     if len(cfgs) > 1 and c.get("verdict_n_items") != c.get("n_items"):
