@@ -261,3 +261,187 @@ def test_misses_by_hand_on_a_binary_and_an_ordinal_scale():
     missed, flagged, what = _misses(r, judge, VALUES, binary=False)
     # items 0 and 1 are at 2 or lower; the judge gave item 0 a 3 (missed), item 1 a 2
     assert (missed, flagged) == (1, 2) and what == "items the humans scored 2 or lower"
+
+
+# --- every option reaches every number, on items some configurations skip -----------------
+
+OPTS = {"B": 120, "seed": 5, "ci": 0.90, "margin": 0.1, "min_items": 4, "min_human_items": 6,
+        "alt_epsilon": 0.15, "alt_scoring": "accuracy", "alpha_min": 0.9}
+
+
+@pytest.fixture(scope="module")
+def uneven():
+    """62 items: h0–h2 rate items 0–59, h3 only items 0–3 (fewer than min_human_items = 6
+    shared), item 50 has one human only, items 60–61 none. Configuration a scores every item
+    (with three samples each), b all but items 5–9, c only the two items no human rated."""
+    rng = np.random.default_rng(17)
+    n = 62
+    lat = rng.normal(3, 1.1, n)
+    m = np.clip(np.rint(lat[:, None] + rng.normal(0, 0.8, (n, 4))), 1, 5)
+    m[4:, 3] = np.nan
+    m[60:] = np.nan
+    m[50, 1:] = np.nan
+    humans = Ratings(m, tuple(range(n)), ("h0", "h1", "h2", "h3"))
+    a = np.clip(np.rint(lat + rng.normal(0, 0.5, n)), 1, 5)
+    sa = np.column_stack([a, np.clip(a + rng.integers(-1, 2, n), 1, 5),
+                          np.clip(a + rng.integers(-1, 2, n), 1, 5)])
+    b = np.clip(np.rint(lat + rng.normal(0, 0.9, n)), 1, 5)
+    b[5:10] = np.nan
+    sb = np.column_stack([b, np.clip(b + rng.integers(-1, 2, n), 1, 5), b])
+    c = np.full(n, np.nan)
+    c[60:] = 3.0
+    runs = {"a": JudgeRun(a, sa, n_unscored=0, n_judgments=186),
+            "b": JudgeRun(b, sb, n_unscored=15, n_judgments=186),
+            "c": JudgeRun(c, None, n_unscored=180, n_judgments=186)}
+    return humans, runs
+
+
+def _width(d: dict) -> float:
+    return d["high"] - d["low"]
+
+
+def test_every_option_reaches_every_number(uneven):
+    import krippendorff
+
+    from analysis.calibration import _block
+    from analysis.ceiling import loo_pairs, pooled_metrics
+    from analysis.judge import judge_metrics
+
+    humans, runs = uneven
+    m = humans.matrix
+    res = compare_dimension("empathy", humans, runs, "ordinal", VALUES, **OPTS)
+    common = np.zeros(62, bool)
+    common[:60] = True
+    common[5:10] = False
+    assert res["n_items"] == 55 and (res["B"], res["seed"], res["margin"]) == (120, 5, 0.1)
+    assert res["notes"] == ["5 human-rated items lack a score from some configuration and are "
+                            "left out of the comparison", "c: no scored judgments on empathy"]
+    assert res["configs"]["c"]["status"] == "no scored judgments"
+    assert res["verdict"]["text"].startswith("empathy: best configuration ")
+    # the ceiling: leave-one-out pairs on the common items, h3 left out (4 shared items < 6)
+    want = pooled_metrics(loo_pairs(m, rows=common, min_items=6))
+    assert res["human_ceiling"]["qwk"]["value"] == pytest.approx(want["qwk"], abs=1e-12)
+    assert want["qwk"] != pytest.approx(pooled_metrics(loo_pairs(m, rows=common))["qwk"])
+    assert want["qwk"] != pytest.approx(pooled_metrics(loo_pairs(m, min_items=6))["qwk"])
+    assert res["human_ceiling"]["n_items"] == 54  # item 50 has one human: no pair
+    opts = dict(OPTS)
+    for name in ("a", "b"):
+        run, cfg = runs[name], res["configs"][name]
+        # the verdict, the test and the comparison with the ceiling are the configuration's
+        # own, on every human-rated item it scored, with the options given
+        own = _block(judge_metrics(humans, run.scores, "ordinal", VALUES, samples=run.samples,
+                                   **opts))
+        assert cfg["verdict"] == own["verdict"] and cfg["alt_test"] == own["alt_test"]
+        assert cfg["vs_ceiling"] == own["vs_ceiling"]
+        assert cfg["verdict"]["margin"] == 0.1
+        assert (cfg["alt_test"]["epsilon"], cfg["alt_test"]["scoring"]) == (0.15, "accuracy")
+        assert (cfg["n_unscored"], cfg["n_judgments"]) == (run.n_unscored, 186)
+        assert cfg["unscored_rate"] == pytest.approx(run.n_unscored / 186)
+        # alpha with the judge as one more rater, on the common items (krippendorff package)
+        js = run.scores[common]
+        assert cfg["alpha_with_judge"]["value"] == pytest.approx(krippendorff.alpha(
+            reliability_data=np.column_stack([m[common], js]).T,
+            level_of_measurement="ordinal", value_domain=VALUES), abs=1e-9)
+    a, b = res["configs"]["a"], res["configs"]["b"]
+    # items with a leave-one-out pair (two or more humans; item 50 has one): a's verdict is
+    # on the 59 of its own, the comparison on the 54 of the common items
+    assert (a["verdict_n_items"], a["n_items"]) == (59, 54)
+    assert (b["verdict_n_items"], b["n_items"]) == (54, 54)
+    # a scored more items than b: its comparison block is on the common items only, so its
+    # self-consistency is that of its samples there; b's block is its own
+    assert a["self_consistency_alpha"] == pytest.approx(krippendorff.alpha(
+        reliability_data=runs["a"].samples[common].T, level_of_measurement="ordinal",
+        value_domain=VALUES), abs=1e-9)
+    own_b = _block(judge_metrics(humans, runs["b"].scores, "ordinal", VALUES,
+                                 samples=runs["b"].samples, **opts))
+    assert b["self_consistency_alpha"] == pytest.approx(own_b["self_consistency_alpha"])
+    assert b["mae"]["value"] == pytest.approx(own_b["mae"])
+    assert (b["qwk"]["low"], b["qwk"]["high"]) == (own_b["vs_ceiling"]["judge_qwk"]["low"],
+                                                   own_b["vs_ceiling"]["judge_qwk"]["high"])
+    # the level of the intervals is the one asked for: 90% is narrower than 95%
+    wide = compare_dimension("empathy", humans, runs, "ordinal", VALUES,
+                             **{**OPTS, "ci": 0.95})
+    for name in ("a", "b"):
+        for metric in ("mae", "alpha_with_judge"):
+            assert _width(res["configs"][name][metric]) < \
+                _width(wide["configs"][name][metric]), (name, metric)
+    assert len(res["pairs"]) == 3
+    for p, w in zip(res["pairs"], wide["pairs"], strict=True):
+        assert p["metric"] == w["metric"] and _width(p) < _width(w)
+        va, vb = res["configs"][p["a"]][p["metric"]]["value"], \
+            res["configs"][p["b"]][p["metric"]]["value"]
+        assert p["diff"] == pytest.approx(va - vb)
+
+
+def test_known_blocks_are_used_only_when_they_cover_the_same_items(uneven):
+    from analysis.calibration import _block
+    from analysis.judge import judge_metrics
+
+    humans, runs = uneven
+    own_b = _block(judge_metrics(humans, runs["b"].scores, "ordinal", VALUES,
+                                 samples=runs["b"].samples, **OPTS))
+    assert own_b["n_scored_items"] == 55
+    marker = {**own_b["verdict"], "text": "from h2h analyze"}
+    known = {"b": {**own_b, "verdict": marker, "mae": 9.99}}
+    res = compare_dimension("empathy", humans, runs, "ordinal", VALUES, known=known, **OPTS)
+    assert res["configs"]["b"]["verdict"]["text"] == "from h2h analyze"
+    assert res["configs"]["b"]["mae"]["value"] == 9.99
+    # a block computed on other items (here: one item fewer) is not taken
+    stale = {"b": {**known["b"], "n_scored_items": 54}}
+    res = compare_dimension("empathy", humans, runs, "ordinal", VALUES, known=stale, **OPTS)
+    assert res["configs"]["b"]["verdict"] == own_b["verdict"]
+    assert res["configs"]["b"]["mae"]["value"] == pytest.approx(own_b["mae"])
+
+
+def test_the_defaults_are_those_of_h2h_analyze():
+    import inspect
+
+    from analysis.analyze import AnalysisOptions
+
+    d = {k: p.default for k, p in inspect.signature(compare_dimension).parameters.items()}
+    o = AnalysisOptions()
+    assert (d["B"], d["seed"], d["ci"], d["margin"], d["alt_epsilon"], d["alt_scoring"]) == \
+        (o.B, o.seed, o.ci, o.margin, o.alt_epsilon, o.alt_scoring)
+    assert (d["min_items"], d["min_human_items"]) == (o.min_units, o.min_shared_items)
+
+
+def test_bootstrap_edges_two_items_three_for_verbosity_and_no_pairs_without_resamples():
+    m = np.array([[1, 2], [4, 5], [3, 3], [2, 2]], float)
+    humans = Ratings(m, tuple(range(4)), ("h1", "h2"))
+    x = np.array([1, 5, 3, np.nan])
+    y = np.array([2, 4, np.nan, np.nan])
+    runs = {"x": JudgeRun(x), "y": JudgeRun(y)}
+    lengths = np.array([10.0, 50.0, 30.0, 20.0])
+    two = compare_dimension("empathy", humans, runs, "ordinal", VALUES, lengths=lengths, B=50,
+                            min_human_items=2)
+    assert two["n_items"] == 2 and len(two["pairs"]) == 3    # two items can be resampled
+    assert "verbosity" not in two["configs"]["x"]            # but ρ needs three
+    three = compare_dimension("empathy", humans, {"x": JudgeRun(x)}, "ordinal", VALUES,
+                              lengths=lengths, B=50, min_human_items=2)
+    assert three["n_items"] == 3
+    assert three["configs"]["x"]["verbosity"] == {"judge": pytest.approx(1.0),
+                                                  "humans": pytest.approx(1.0)}
+    # B = 0: no resamples, so no intervals and no paired differences; B = 1 is a resample
+    # (paired differences are listed) but no interval (a percentile needs two)
+    none = compare_dimension("empathy", humans, runs, "ordinal", VALUES, B=0,
+                             min_human_items=2)
+    assert none["pairs"] == [] and none["configs"]["x"]["mae"]["low"] is None
+    one = compare_dimension("empathy", humans, runs, "ordinal", VALUES, B=1,
+                            min_human_items=2)
+    assert len(one["pairs"]) == 3 and one["pairs"][0]["low"] is None
+    assert one["configs"]["x"]["mae"]["low"] is None
+    # all configurations score every human-rated item: nothing is said to be left out
+    full = compare_dimension("empathy", humans, {"x": JudgeRun(np.array([1, 5, 3, 2.0]))},
+                             "ordinal", VALUES, B=0, min_human_items=2)
+    assert not any("left out" in n for n in full["notes"])
+
+
+def test_misses_follow_the_binary_flag():
+    m = np.array([[1, 1], [1, 1], [0, 0], [1, 0], [0, 0]], float)
+    humans = Ratings(m, tuple(range(5)), ("h1", "h2"))
+    judge = np.array([1, 0, 0, 0, 1], float)
+    res = compare_dimension("safety", humans, {"j": JudgeRun(judge)}, "nominal", [0.0, 1.0],
+                            binary=True, B=0, min_human_items=2)
+    # flagged by the humans (lower median 1): items 0 and 1; the judge missed item 1
+    assert res["configs"]["j"]["misses"] == {"missed": 1, "of": 2,
+                                             "what": "items the humans flagged"}
