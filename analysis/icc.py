@@ -181,7 +181,10 @@ def forms_from_mean_squares(bms: float, wms: float, jms: float, ems: float, n: i
     out["ICC2"] = ICCValue(icc2, lb2, ub2)
     out["ICC2k"] = ICCValue(icc2k, safe(lambda: lb2 * k / (1 + lb2 * (k - 1))),
                             safe(lambda: ub2 * k / (1 + ub2 * (k - 1))))
-    return {f: out[f] for f in ICC_FORMS}
+    # a form without a value has no interval either (its F bounds would be numbers about
+    # nothing, e.g. 1 - 1/F for an F of ~0)
+    return {f: out[f] if np.isfinite(out[f].value) else ICCValue(nan, nan, nan)
+            for f in ICC_FORMS}
 
 
 def icc(r: Ratings, ci: float = 0.95) -> ICCResult | None:

@@ -131,3 +131,64 @@ def test_analyze_uses_every_item_and_says_which_estimator():
     assert d["icc_table"] == {"method": "reml", "n_items": 40, "n_raters": 5,
                               "n_ratings": len(df)}
     assert any("linear mixed model" in n and "40 items × 5 raters" in n for n in d["notes"])
+
+
+def test_the_interval_level_reaches_both_estimators():
+    x = np.array([[9, 2, 5, 8], [6, 1, 3, 2], [8, 4, 6, 8], [7, 1, 2, 6], [10, 5, 6, 9],
+                  [6, 2, 4, 7]], float)
+    holes = x.copy()
+    holes[0, 1] = holes[3, 2] = np.nan
+    for m, method in ((x, "anova"), (holes, "reml")):
+        r90, r95 = icc(_ratings(m), 0.90), icc(_ratings(m), 0.95)
+        assert r90.method == r95.method == method
+        for f in ICC_FORMS:
+            a, b = r90.forms[f], r95.forms[f]
+            assert a.value == pytest.approx(b.value, abs=1e-12)
+            assert b.low < a.low < a.value < a.high < b.high, (method, f)
+    # the functions' own default is 95%
+    from analysis.icc import forms_from_mean_squares, icc_mixed
+    assert icc_mixed(holes)[0] == icc_mixed(holes, 0.95)[0]
+    assert forms_from_mean_squares(6.25, 1.25, 2.25, 0.25, 2, 2) == \
+        forms_from_mean_squares(6.25, 1.25, 2.25, 0.25, 2, 2, 0.95)
+
+
+def test_the_smallest_tables():
+    # 2 items × 2 raters [[1, 2], [3, 5]], by hand (Shrout & Fleiss 1979): grand mean 2.75,
+    # BMS = 2·(1.25² + 1.25²)/1 = 6.25, JMS = 2·(0.75² + 0.75²)/1 = 2.25, SS total 8.75,
+    # EMS = (8.75 − 6.25 − 2.25)/1 = 0.25, WMS = (2.25 + 0.25)/2 = 1.25
+    res = icc(_ratings(np.array([[1, 2], [3, 5]], float)))
+    assert (res.method, res.n_items, res.n_raters, res.n_ratings) == ("anova", 2, 2, 4)
+    want = {"ICC1": 5 / 7.5, "ICC2": 6 / 8.5, "ICC3": 6 / 6.5, "ICC1k": 5 / 6.25,
+            "ICC2k": 6 / 7.25, "ICC3k": 6 / 6.25}
+    assert {f: v.value for f, v in res.forms.items()} == pytest.approx(want, abs=1e-12)
+    # one item, or one rater: no ICC
+    assert icc(_ratings(np.array([[1, 2, 3]], float))) is None
+    assert icc(_ratings(np.array([[1], [2], [3]], float))) is None
+    for bad in ([[1, 2, 3]], [[1], [2], [3]], [[1, 2], [3, np.nan]]):
+        with pytest.raises(ValueError, match="complete table of at least 2 targets"):
+            icc_from_matrix(np.array(bad, float))
+    # with missing ratings, two items rated by two or more raters are enough; one is not
+    two = icc(_ratings(np.array([[1, 2, np.nan], [3, 5, 4], [np.nan, np.nan, 2]])))
+    assert two is not None and two.method == "reml" and two.n_ratings == 6
+    assert icc(_ratings(np.array([[1, 2, np.nan], [3, np.nan, np.nan],
+                                  [np.nan, np.nan, 2]]))) is None
+
+
+def test_perfect_agreement_is_exactly_one():
+    # three raters give every item the same score; the sums of squares leave rounding dust
+    # (about 1e-13) that would make every form 0.9999999999999993
+    col = np.array([637.0, 269.8, 41.0, 16.5, 813.3, 912.8])
+    forms = icc_from_matrix(np.repeat(col[:, None], 3, axis=1))
+    assert {f: v.value for f, v in forms.items()} == {f: 1.0 for f in ICC_FORMS}
+
+
+def test_items_without_variance_have_no_consistency_icc_and_no_interval():
+    # items differ by 1e-5 while the raters differ by whole points: the items' variance is
+    # nothing next to the table's, so ICC(3) is not estimable (not 1), and a form without a
+    # value has no interval (1 − 1/F for an F of ~0 would be about −2.5e10)
+    items = np.array([3.0, 3.00001, 2.99999, 3.000005])
+    forms = icc_from_matrix(items[:, None] + np.array([0.0, 1.0, 2.0]))
+    for f in ("ICC3", "ICC3k", "ICC1k"):
+        v = forms[f]
+        assert np.isnan(v.value) and np.isnan(v.low) and np.isnan(v.high), f
+    assert forms["ICC1"].value == pytest.approx(-0.5, abs=1e-6)  # its floor, −1/(k − 1)
