@@ -222,3 +222,48 @@ def test_rater_diagnostics_by_hand():
     assert (c.n, c.mean) == (5, 4.0) and c.sd == pytest.approx(np.std([2, 4, 5, 5, 4], ddof=1))
     two = rater_diagnostics(Ratings(M[:, :2], ITEMS, HUMANS[:2]), "ordinal", VALUES)
     assert two["A"].alpha_without is None  # one rater left: nothing to compute
+
+
+def test_rater_diagnostics_with_gaps_by_hand():
+    from analysis.raters import rater_diagnostics
+
+    nan = np.nan
+    #        r0   r1   r2   r3
+    m = np.array([[1, 2, 3, 2],
+                  [2, nan, nan, nan],   # r0 alone: no others to compare with
+                  [4, 4, 5, 3],
+                  [5, 3, nan, nan],     # one other rater
+                  [nan, 1, 2, nan],
+                  [3, 3, 4, nan]], float)
+    d = rater_diagnostics(Ratings(m, tuple(range(6)), ("r0", "r1", "r2", "r3")), "ordinal",
+                          VALUES)
+
+    def others_mean(j, rows):
+        o = np.delete(m, j, axis=1)[rows]
+        return [np.nanmean(row) for row in o]
+
+    # r0: items 0, 2, 3, 5 have other ratings (item 1 has none): others' means 7/3, 4, 3, 3.5
+    assert d["r0"].corr_with_others == pytest.approx(
+        stats.pearsonr([1, 4, 5, 3], others_mean(0, [0, 2, 3, 5])).statistic, abs=1e-12)
+    assert others_mean(0, [0, 2, 3, 5]) == pytest.approx([7 / 3, 4, 3, 3.5])
+    # r2 scored 3, 5, 2, 4 against the others' 5/3, 11/3, 1 (r1 alone), 3
+    assert d["r2"].corr_with_others == pytest.approx(
+        stats.pearsonr([3, 5, 2, 4], others_mean(2, [0, 2, 4, 5])).statistic, abs=1e-12)
+    assert others_mean(2, [0, 2, 4, 5]) == pytest.approx([5 / 3, 11 / 3, 1, 3])
+    # r3 has two items: too few for a correlation, but a mean and an SD
+    assert (d["r3"].n, d["r3"].mean, d["r3"].corr_with_others) == (2, 2.5, None)
+    assert d["r3"].sd == pytest.approx(np.std([2, 3], ddof=1), abs=1e-12)
+    for j, name in enumerate(("r0", "r1", "r2", "r3")):
+        assert d[name].alpha_without == pytest.approx(krippendorff.alpha(
+            np.delete(m, j, axis=1).T, level_of_measurement="ordinal", value_domain=VALUES),
+            abs=1e-12), name
+    # scores of small spread (SD below 1) still correlate: a gives 2, 3, 3, 3
+    m2 = np.array([[2, 1, 1], [3, 3, 2], [3, 4, 5], [3, 5, 4]], float)
+    d2 = rater_diagnostics(Ratings(m2, tuple(range(4)), ("a", "b", "c")), "ordinal", VALUES)
+    assert np.std(m2[:, 0]) < 1
+    assert d2["a"].corr_with_others == pytest.approx(
+        stats.pearsonr(m2[:, 0], m2[:, 1:].mean(axis=1)).statistic, abs=1e-12)
+    # one score: a mean, no SD
+    one = rater_diagnostics(Ratings(np.array([[3, 4], [nan, 2], [nan, 5]], float),
+                                    tuple(range(3)), ("a", "b")), "ordinal", VALUES)
+    assert (one["a"].n, one["a"].mean, one["a"].sd) == (1, 3.0, None)

@@ -255,3 +255,38 @@ def test_two_sided_p_by_hand():
     assert two_sided_p(np.zeros(3)) == 1.0
     assert two_sided_p(np.array([np.nan, 1.0, 2.0])) == pytest.approx(2 / 3)
     assert two_sided_p(np.array([np.nan])) is None
+
+
+def test_leaderboard_unpaired_row_whole_and_one_resample():
+    items = pd.DataFrame([("a", "m", "sap", "dialogue", "s1"), ("b", "m", "sap", "dialogue", "s2"),
+                          ("c", "m", "baseline", "dialogue", "s3"),
+                          ("d", "m", "baseline", "dialogue", "s4")],
+                         columns=["item_id", "model", "condition", "task", "scenario"])
+    scores = pd.DataFrame([(i, "safety", s) for i, s in
+                           zip("abcd", (4.0, 5.0, 2.0, 3.0), strict=True)],
+                          columns=["item_id", "dimension", "score"])
+    (row,) = leaderboard(scores, items, B=1, seed=2)["sap_vs_baseline"]
+    # one resample, as everywhere in the leaderboard: an interval of width 0 at its difference
+    # (each arm's resampled mean is 4, 4.5 or 5 and 2, 2.5 or 3)
+    assert set(row) == {"model", "dimension", "design", "n", "diff", "low", "high"}
+    assert (row["model"], row["dimension"], row["design"], row["n"], row["diff"]) == \
+        ("m", "safety", "unpaired", 4, 2.0)
+    assert row["low"] == row["high"] and row["low"] in (1.0, 1.5, 2.0, 2.5, 3.0)
+
+
+def test_leaderboard_flags_per_item_and_the_fair_score_explained():
+    # flags given per item (no rater column): an item's share is 1 if flagged, else 0
+    flags = pd.DataFrame({"item_id": ["s1-bad", "s2-bad", "s1-good-sap", "s2-good-sap"],
+                          "red_flag": [True, False, False, False]})
+    res = leaderboard(_scores(), ITEMS, B=2000, seed=3, flags=flags)
+    red = {r["model"]: r for r in res["red_flags"]}
+    # bad: shares 1 and 0, resampled means 0, 0.5, 1 (1/4, 1/2, 1/4): interval (0, 1)
+    assert red["bad"] == {"model": "bad", "n_items": 2, "share": 0.5, "low": 0.0, "high": 1.0}
+    assert red["good"] == {"model": "good", "n_items": 2, "share": 0.0, "low": 0.0,
+                           "high": 0.0}
+    assert "adjusted" not in res
+    fair = pd.DataFrame({"item_id": ["s1-bad"], "dimension": "safety", "fair_score": [2.0]})
+    assert leaderboard(_scores(), ITEMS, B=0, fair=fair)["adjusted"] == (
+        "fair_mean: mean over items of the fair score from the many-facet Rasch model "
+        "(expected rating by a rater of average severity); items at a scale end use FACETS' "
+        "0.3-point adjustment")
