@@ -164,8 +164,9 @@ def _coefficients(res: dict, r, sc: Scale, opt: AnalysisOptions, notes: list[str
     res["fleiss_kappa"] = multi_rater(counts, "unweighted").fleiss_kappa
     ck = {kind: pairwise_cohen(r, vals, kind, opt.min_shared_items, on="value")
           for kind in ("unweighted", "linear", "quadratic")}
-    res["cohen_kappa"] = {k: v.value for k, v in ck.items()}
     q = ck["quadratic"]
+    # no pair counted (the same pairs for every weighting): the note below says why, once
+    res["cohen_kappa"] = {k: v.value if q.pairs_used else None for k, v in ck.items()}
     res["cohen_pairs"] = {"weighting": "mean over rater pairs weighted by their shared items",
                           "used": q.pairs_used, "too_few_items": q.pairs_too_few,
                           "undefined": {k: v.pairs_undefined for k, v in ck.items()},

@@ -85,6 +85,21 @@ def _bp(m: np.ndarray, values) -> float:
     return (_pairs(m, 0) - 1 / q) / (1 - 1 / q)
 
 
+def _cohen_by_value(a: np.ndarray, b: np.ndarray, values, power: int) -> float:
+    """Cohen (1968): 1 − Σ d·o / Σ d·e with disagreement weights d = |x − y|^power over the
+    scale's values (power 0: d = 1 off the diagonal, the unweighted kappa)."""
+    v = np.asarray(values, float)
+    idx = {x: i for i, x in enumerate(v)}
+    o = np.zeros((v.size, v.size))
+    for x, y in zip(a, b, strict=True):
+        o[idx[x], idx[y]] += 1
+    o /= o.sum()
+    e = np.outer(o.sum(axis=1), o.sum(axis=0))
+    diff = np.abs(v[:, None] - v[None, :])
+    d = (diff > 0).astype(float) if power == 0 else diff ** power
+    return float(1 - (d * o).sum() / (d * e).sum())
+
+
 def _kripp(m: np.ndarray, level: str, values) -> float:
     return float(krippendorff.alpha(reliability_data=m.T, level_of_measurement=level,
                                     value_domain=list(values)))
@@ -207,6 +222,18 @@ def test_two_raters_and_an_uneven_scale_measured_in_its_own_units():
     # ratio alpha is computed on a scale starting at 0
     assert res["alpha"]["ratio"] == pytest.approx(_kripp(m, "ratio", vals), abs=1e-9)
     assert res["notes"][0] == "cohen_kappa: the two raters' kappa on their 10 shared items"
+    # Cohen's weighted kappa by value distance (|0 − 4| is four units, not three positions)
+    for kind, power in (("unweighted", 0), ("linear", 1), ("quadratic", 2)):
+        assert res["cohen_kappa"][kind] == pytest.approx(
+            _cohen_by_value(m[:, 0], m[:, 1], vals, power), abs=1e-12), kind
+    assert res["cohen_kappa"]["linear"] != pytest.approx(
+        cohen_kappa_score(pos[:, 0], pos[:, 1], weights="linear"))
+    # the interval is alpha's at the dimension's own level
+    boot = alpha_bootstrap(_ratings(m), "interval", B=200, seed=7, ci=0.90, alpha_min=0.8,
+                           method="hk", values=vals).as_dict()
+    assert res["alpha_ci"] == {**boot, "alpha_min": 0.8, "on": "interval"}
+    assert boot != alpha_bootstrap(_ratings(m), "ordinal", B=200, seed=7, ci=0.90,
+                                   alpha_min=0.8, method="hk", values=vals).as_dict()
 
 
 def test_a_scale_with_negative_values_has_no_ratio_alpha_and_says_why():
@@ -335,3 +362,24 @@ def test_no_bootstrap_keeps_the_interval_record_and_one_resample_fills_it():
                                "on": "ordinal"}
     one = human_block(_long(m), S5, AnalysisOptions(B=1, seed=7))["alpha_ci"]
     assert one["B"] == 1 and one["low"] is not None and one["low"] == one["high"]
+
+
+def test_every_pair_undefined_or_too_small_is_said_in_one_translatable_note():
+    # r0 and r1 give 3 to items a0–a11, r2 and r3 give 4 to items b0–b11: within each group
+    # kappa is 0/0, across the groups no item is shared
+    rows = [(f"a{i}", r, 3.0) for i in range(12) for r in ("r0", "r1")] + \
+           [(f"b{i}", r, 4.0) for i in range(12) for r in ("r2", "r3")]
+    res = human_block(pd.DataFrame(rows, columns=["item", "rater", "score"]), S5, OPT)
+    note = ("cohen_kappa: not estimable, no rater pair has a defined kappa on at least 5 shared "
+            "items; kappa undefined (no variance on the shared items) for 2 pairs (unweighted), "
+            "2 pairs (linear), 2 pairs (quadratic)")
+    # said once: not again as "cohen_kappa: not estimable on these data"
+    assert res["notes"] == [note, "icc: linear mixed model (crossed random items and raters, "
+                            "REML, as R psych::ICC with lme4) because ratings are missing; "
+                            "24 items × 4 raters, 48 ratings"]
+    assert res["cohen_kappa"] == {"unweighted": None, "linear": None, "quadratic": None}
+    # the Chinese app shows it whole in Chinese, the weighting names too
+    from annotate.services.i18n import translate, translations
+
+    zh = translate(next(n for n in res["notes"] if n == note), translations("zh"))
+    assert "未加权" in zh and "unweighted" not in zh and "quadratic" not in zh
