@@ -220,6 +220,10 @@ def test_configurations_that_share_no_item_are_listed_not_compared(case):
     assert res["configs"]["b"]["unscored_rate"] == pytest.approx(3 / n)
     assert res["configs"]["none"]["status"] == "no scored judgments"
     assert res["verdict"]["best"] is None and res["verdict"]["outcome"] == "not_estimable"
+    assert res["verdict"]["text"] == \
+        "empathy: no verdict — no configuration has scored judgments here."
+    assert res["configs"]["a"]["verdict"]["reasons"] == \
+        ["no item scored by every configuration on this dimension"]
     assert any("share no scored item" in x for x in res["notes"])
     assert any(x == "none: no scored judgments on empathy" for x in res["notes"])
 
@@ -394,15 +398,31 @@ def test_known_blocks_are_used_only_when_they_cover_the_same_items(uneven):
 
 
 def test_the_defaults_are_those_of_h2h_analyze():
-    import inspect
-
+    # 10 items rated by three humans (each shares exactly 10 items: min_shared_items), a judge
+    # that scored 5 of them (exactly min_units): called without options, compare_dimension
+    # gives what h2h analyze's defaults give, spelt out
     from analysis.analyze import AnalysisOptions
 
-    d = {k: p.default for k, p in inspect.signature(compare_dimension).parameters.items()}
+    rng = np.random.default_rng(8)
+    lat = rng.integers(1, 6, 10)
+    m = np.clip(lat[:, None] + rng.integers(-1, 2, (10, 3)), 1, 5).astype(float)
+    humans = Ratings(m, tuple(range(10)), ("h1", "h2", "h3"))
+    judge = np.where(np.arange(10) < 5, np.clip(lat + 0.0, 1, 5), np.nan)
+    runs = {"j": JudgeRun(judge)}
     o = AnalysisOptions()
-    assert (d["B"], d["seed"], d["ci"], d["margin"], d["alt_epsilon"], d["alt_scoring"]) == \
-        (o.B, o.seed, o.ci, o.margin, o.alt_epsilon, o.alt_scoring)
-    assert (d["min_items"], d["min_human_items"]) == (o.min_units, o.min_shared_items)
+    spelt = compare_dimension("empathy", humans, runs, "ordinal", VALUES, B=o.B, seed=o.seed,
+                              alt_epsilon=o.alt_epsilon, alt_scoring=o.alt_scoring,
+                              margin=o.margin, ci=o.ci, min_items=o.min_units,
+                              min_human_items=o.min_shared_items)
+    assert compare_dimension("empathy", humans, runs, "ordinal", VALUES) == spelt
+    assert (spelt["B"], spelt["seed"]) == (1000, 0)
+    # every human kept (chosen on all 10 items), on the 5 compared items: 3 × 5 pairs
+    assert spelt["human_ceiling"]["n_pairs"] == 15
+    assert spelt["configs"]["j"]["verdict"]["n_items"] == 5
+    assert spelt["configs"]["j"]["verdict"]["outcome"] != "not_estimable"  # 5 items suffice
+    # one more item asked for than the judge scored: no verdict, for that reason
+    six = compare_dimension("empathy", humans, runs, "ordinal", VALUES, min_items=6)
+    assert six["configs"]["j"]["verdict"]["outcome"] == "not_estimable"
 
 
 def test_bootstrap_edges_two_items_three_for_verbosity_and_no_pairs_without_resamples():
@@ -445,3 +465,44 @@ def test_misses_follow_the_binary_flag():
     # flagged by the humans (lower median 1): items 0 and 1; the judge missed item 1
     assert res["configs"]["j"]["misses"] == {"missed": 1, "of": 2,
                                              "what": "items the humans flagged"}
+
+
+def test_edges_single_human_items_undefined_metrics_and_the_no_scores_record():
+    # a configuration that scored only an item one human rated is compared (on no pair)
+    m = np.array([[2, np.nan], [1, 1], [2, 3], [3, 3], [4, 5]], float)
+    humans = Ratings(m, tuple(range(5)), ("h1", "h2"))
+    only = np.array([2, np.nan, np.nan, np.nan, np.nan])
+    res = compare_dimension("empathy", humans, {"j": JudgeRun(only)}, "ordinal", VALUES, B=20,
+                            min_human_items=2)
+    cfg = res["configs"]["j"]
+    assert cfg["status"] == "ok" and res["n_items"] == 1
+    assert cfg["vs_ceiling"] is None and cfg["qwk"]["low"] is None
+    # nobody varies: alpha with the judge is undefined for both configurations, and so is
+    # their difference
+    flat = Ratings(np.full((4, 2), 3.0), tuple(range(4)), ("h1", "h2"))
+    res = compare_dimension("empathy", flat, {"x": JudgeRun(np.full(4, 3.0)),
+                                              "y": JudgeRun(np.full(4, 3.0))},
+                            "ordinal", VALUES, B=20, min_human_items=2)
+    assert res["configs"]["x"]["alpha_with_judge"]["value"] is None
+    pair = _pair(res, "x", "y", "alpha_with_judge")
+    assert pair["diff"] is None
+    assert res["human_ceiling"]["alpha_humans"] is None
+    # a configuration without scores: the whole verdict record says why
+    none = compare_dimension("empathy", humans, {"j": JudgeRun(np.full(5, np.nan))}, "ordinal",
+                             VALUES, B=0, margin=0.08)["configs"]["j"]["verdict"]
+    assert none == {"outcome": "not_estimable", "phrase": "no verdict",
+                    "text": "no verdict — no scored judgments on this dimension.",
+                    "reasons": ["no scored judgments on this dimension"], "margin": 0.08,
+                    "items_needed": None, "n_items": 0, "humans_unreliable": None}
+
+
+def test_misses_count_single_human_items_and_the_judges_misses_only():
+    from analysis.calibration import _misses
+
+    nan = np.nan
+    # binary: items 0-2 flagged by the humans (item 2 by its only rater); the judge flags
+    # items 0 and 1 and misses item 2; item 3 is not flagged
+    m = np.array([[1, 1], [1, 1], [1, nan], [0, 0]], float)
+    r = Ratings(m, tuple(range(4)), ("h1", "h2"))
+    assert _misses(r, np.array([1, 1, 0, 1.0]), [0.0, 1.0], binary=True) == \
+        (1, 3, "items the humans flagged")
