@@ -263,6 +263,11 @@ def test_rater_diagnostics_with_gaps_by_hand():
     assert np.std(m2[:, 0]) < 1
     assert d2["a"].corr_with_others == pytest.approx(
         stats.pearsonr(m2[:, 0], m2[:, 1:].mean(axis=1)).statistic, abs=1e-12)
+    # three shared items are enough for a correlation
+    m3 = np.array([[1, 2], [2, 2], [3, 5]], float)
+    d3 = rater_diagnostics(Ratings(m3, tuple(range(3)), ("a", "b")), "ordinal", VALUES)
+    assert d3["a"].corr_with_others == pytest.approx(
+        stats.pearsonr([1, 2, 3], [2, 2, 5]).statistic, abs=1e-12)
     # one score: a mean, no SD
     one = rater_diagnostics(Ratings(np.array([[3, 4], [nan, 2], [nan, 5]], float),
                                     tuple(range(3)), ("a", "b")), "ordinal", VALUES)
