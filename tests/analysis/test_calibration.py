@@ -397,7 +397,7 @@ def test_known_blocks_are_used_only_when_they_cover_the_same_items(uneven):
     assert res["configs"]["b"]["mae"]["value"] == pytest.approx(own_b["mae"])
 
 
-def test_the_defaults_are_those_of_h2h_analyze():
+def test_called_without_options_it_gives_h2h_analyzes_defaults():
     # 10 items rated by three humans (each shares exactly 10 items: min_shared_items), a judge
     # that scored 5 of them (exactly min_units): called without options, compare_dimension
     # gives what h2h analyze's defaults give, spelt out
