@@ -487,6 +487,12 @@ def test_edges_single_human_items_undefined_metrics_and_the_no_scores_record():
     pair = _pair(res, "x", "y", "alpha_with_judge")
     assert pair["diff"] is None
     assert res["human_ceiling"]["alpha_humans"] is None
+    # one configuration varies (its alpha is defined), the other does not: no difference
+    res = compare_dimension("empathy", flat, {"x": JudgeRun(np.full(4, 3.0)),
+                                              "y": JudgeRun(np.array([1.0, 5.0, 3.0, 2.0]))},
+                            "ordinal", VALUES, B=20, min_human_items=2)
+    assert res["configs"]["y"]["alpha_with_judge"]["value"] is not None
+    assert _pair(res, "x", "y", "alpha_with_judge")["diff"] is None
     # a configuration without scores: the whole verdict record says why
     none = compare_dimension("empathy", humans, {"j": JudgeRun(np.full(5, np.nan))}, "ordinal",
                              VALUES, B=0, margin=0.08)["configs"]["j"]["verdict"]
