@@ -154,11 +154,9 @@ def test_leaderboard_same_seed_same_numbers_and_other_columns_do_not_drop_scores
     assert cell["n_items"] == 30 and cell["mean"] == pytest.approx(scores["score"].mean())
 
 
-def test_leaderboard_unpaired_sap_interval_by_hand():
-    # no scenario shared between the arms: unpaired. SAP per-item means 4 and 5, baseline 2
-    # and 3: each arm's resampled mean is min, midpoint or max with probabilities 1/4, 1/2,
-    # 1/4, so the extreme difference (4 - 3 = 1, 5 - 2 = 3) has probability 1/16 > 2.5% and
-    # is the percentile interval's end; the difference of means is 4.5 - 2.5 = 2
+def _unpaired() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Model m: SAP items a, b (scores 4, 5) and baseline items c, d (2, 3), no scenario
+    shared between the arms."""
     items = pd.DataFrame([("a", "m", "sap", "dialogue", "s1"), ("b", "m", "sap", "dialogue", "s2"),
                           ("c", "m", "baseline", "dialogue", "s3"),
                           ("d", "m", "baseline", "dialogue", "s4")],
@@ -166,6 +164,15 @@ def test_leaderboard_unpaired_sap_interval_by_hand():
     scores = pd.DataFrame([(i, "safety", s) for i, s in
                            zip("abcd", (4.0, 5.0, 2.0, 3.0), strict=True)],
                           columns=["item_id", "dimension", "score"])
+    return scores, items
+
+
+def test_leaderboard_unpaired_sap_interval_by_hand():
+    # no scenario shared between the arms: unpaired. SAP per-item means 4 and 5, baseline 2
+    # and 3: each arm's resampled mean is min, midpoint or max with probabilities 1/4, 1/2,
+    # 1/4, so the extreme difference (4 - 3 = 1, 5 - 2 = 3) has probability 1/16 > 2.5% and
+    # is the percentile interval's end; the difference of means is 4.5 - 2.5 = 2
+    scores, items = _unpaired()
     (row,) = leaderboard(scores, items, B=2000, seed=2)["sap_vs_baseline"]
     assert row["design"] == "unpaired" and row["n"] == 4
     assert row["diff"] == pytest.approx(2.0) and (row["low"], row["high"]) == (1.0, 3.0)
@@ -258,13 +265,7 @@ def test_two_sided_p_by_hand():
 
 
 def test_leaderboard_unpaired_row_whole_and_one_resample():
-    items = pd.DataFrame([("a", "m", "sap", "dialogue", "s1"), ("b", "m", "sap", "dialogue", "s2"),
-                          ("c", "m", "baseline", "dialogue", "s3"),
-                          ("d", "m", "baseline", "dialogue", "s4")],
-                         columns=["item_id", "model", "condition", "task", "scenario"])
-    scores = pd.DataFrame([(i, "safety", s) for i, s in
-                           zip("abcd", (4.0, 5.0, 2.0, 3.0), strict=True)],
-                          columns=["item_id", "dimension", "score"])
+    scores, items = _unpaired()
     (row,) = leaderboard(scores, items, B=1, seed=2)["sap_vs_baseline"]
     # one resample, as everywhere in the leaderboard: an interval of width 0 at its difference
     # (each arm's resampled mean is 4, 4.5 or 5 and 2, 2.5 or 3)
