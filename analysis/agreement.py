@@ -182,8 +182,8 @@ def _coefficients(res: dict, r, sc: Scale, opt: AnalysisOptions, notes: list[str
         res["icc"] = {f: None for f in ICC_FORMS}
         notes.append(Msg("icc: needs at least 2 items rated by 2 or more raters"))
         return
-    res["icc"] = {k: {"value": v.value, "low": v.low, "high": v.high}
-                  for k, v in ir.forms.items()}
+    res["icc"] = {k: {"value": v.value, "low": v.low, "high": v.high,
+                      "why_no_ci": v.why_no_ci or None} for k, v in ir.forms.items()}
     res["icc_table"] = {"method": ir.method, "n_items": ir.n_items, "n_raters": ir.n_raters,
                         "n_ratings": ir.n_ratings}
     how = (Msg("two-way ANOVA on the complete table") if ir.method == "anova" else
@@ -192,6 +192,12 @@ def _coefficients(res: dict, r, sc: Scale, opt: AnalysisOptions, notes: list[str
     notes.append(Msg("icc: {how}; {n_items} items × {n_raters} raters, {n_ratings} ratings",
                      how=how, n_items=ir.n_items, n_raters=ir.n_raters,
                      n_ratings=ir.n_ratings))
+    no_ci: dict[str, list[str]] = {}
+    for f, v in ir.forms.items():
+        if v.why_no_ci:
+            no_ci.setdefault(v.why_no_ci, []).append(f)
+    for why, forms in no_ci.items():
+        notes.append(Msg("icc: no CI for {forms}: {why}", forms=", ".join(forms), why=why))
 
 
 _WEIGHTS = {"unweighted": Msg("unweighted"), "linear": Msg("linear"),

@@ -266,7 +266,9 @@ def clean(obj: Any, notes: list[str], what: str = "") -> Any:
 
 def _clean(obj: Any, missing: list[str], path: str) -> Any:
     if isinstance(obj, dict):
-        return {k: _clean(v, missing, f"{path}.{k}" if path else str(k))
+        # an interval whose absence is explained (``why_no_ci``) is not reported again
+        stated = ("low", "high") if obj.get("why_no_ci") else ()
+        return {k: _clean(v, [] if k in stated else missing, f"{path}.{k}" if path else str(k))
                 for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [_clean(v, missing, path) for v in obj]

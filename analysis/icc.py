@@ -36,6 +36,7 @@ import numpy as np
 from scipy import stats
 
 from .layout import Ratings
+from .messages import Msg
 from .reml import VarianceComponents, crossed_components
 
 __all__ = ["ICCValue", "ICCResult", "ICCMethod", "icc", "icc_from_matrix", "icc_mixed",
@@ -46,9 +47,24 @@ ICC_FORMS = ("ICC1", "ICC2", "ICC3", "ICC1k", "ICC2k", "ICC3k")
 
 @dataclass(frozen=True)
 class ICCValue:
+    """A form's value and F-based bounds; ``why_no_ci`` says why a value has no interval."""
+
     value: float
     low: float
     high: float
+    why_no_ci: str = ""
+
+
+# Why a form with a value has no F-based interval. With no error variance the F ratio is
+# infinite: R psych::ICC and pingouin then print NaN for some forms and [1, 1] for ICC(3,k)
+# (1 - 1/inf), an artefact of the arithmetic; here no form gets an interval from it.
+NO_CI_SAME_SCORES = Msg("every rater gave each item the same score (no variance within "
+                        "items), so the F ratio is infinite and the F-based CI is undefined")
+NO_CI_NO_RESIDUAL = Msg("the raters' scores differ only by a constant per rater (no residual "
+                        "variance), so the F ratio is infinite and the F-based CI is undefined")
+NO_CI_SATTERTHWAITE = Msg("Satterthwaite's degrees of freedom for ICC(2) are not positive on "
+                          "these ratings, so the F-based CI is undefined")
+NO_CI_OTHER = Msg("the F-based CI is undefined on these ratings")
 
 
 ICCMethod = Literal["anova", "reml"]
@@ -169,7 +185,8 @@ def forms_from_mean_squares(bms: float, wms: float, jms: float, ems: float, n: i
     vn = (k - 1) * (n - 1) * (k * icc2 * fj + n * (1 + (k - 1) * icc2) - k * icc2) ** 2
     vd = (n - 1) * k ** 2 * icc2 ** 2 * fj ** 2 + (n * (1 + (k - 1) * icc2) - k * icc2) ** 2
     v = safe(lambda: vn / vd)
-    if np.isfinite(v) and v > 0:
+    df_ok = bool(np.isfinite(v) and v > 0)
+    if df_ok:
         f2u = stats.f.ppf(1 - a / 2, n - 1, v)
         f2l = stats.f.ppf(1 - a / 2, v, n - 1)
         lb2 = safe(lambda: n * (bms - f2u * ems)
@@ -181,9 +198,21 @@ def forms_from_mean_squares(bms: float, wms: float, jms: float, ems: float, n: i
     out["ICC2"] = ICCValue(icc2, lb2, ub2)
     out["ICC2k"] = ICCValue(icc2k, safe(lambda: lb2 * k / (1 + lb2 * (k - 1))),
                             safe(lambda: ub2 * k / (1 + ub2 * (k - 1))))
+
+    def why(form: str) -> str:
+        if wms == 0:
+            return NO_CI_SAME_SCORES
+        if form[:4] == "ICC1":
+            return NO_CI_OTHER
+        if ems == 0:
+            return NO_CI_NO_RESIDUAL
+        return NO_CI_SATTERTHWAITE if form[:4] == "ICC2" and not df_ok else NO_CI_OTHER
+
     # a form without a value has no interval either (its F bounds would be numbers about
-    # nothing, e.g. 1 - 1/F for an F of ~0)
-    return {f: out[f] if np.isfinite(out[f].value) else ICCValue(nan, nan, nan)
+    # nothing, e.g. 1 - 1/F for an F of ~0); a value without an interval says why
+    return {f: ICCValue(nan, nan, nan) if not np.isfinite(out[f].value) else
+            out[f] if np.isfinite(out[f].low) and np.isfinite(out[f].high) else
+            ICCValue(out[f].value, out[f].low, out[f].high, why(f))
             for f in ICC_FORMS}
 
 

@@ -526,7 +526,15 @@ def legend_for(t: PaperTable, B: int | None = None) -> str:
     reasons = t.missing_reasons
     marked = "; ".join(f"—{MARKS[i % len(MARKS)]} {r}" for i, r in enumerate(reasons))
     out = [f"— {reasons[0]}."] if len(reasons) == 1 else [marked + "."] if reasons else []
-    if t.has_bare:
-        out.append("No CIs: the bootstrap was skipped (B = 0)." if B == 0 else
-                   f"A value without a CI: {t.bare_reason}.")
+    # a value without its CI: why, each reason once (the cell's own, else the table's)
+    skipped = "the bootstrap was skipped (B = 0)"
+    bare: list[str] = []
+    for c in t.bare_cells:
+        why = c.why_no_ci or (skipped if B == 0 else t.bare_reason)
+        if why not in bare:
+            bare.append(why)
+    if bare == [skipped]:
+        out.append(f"No CIs: {skipped}.")
+    elif bare:
+        out.append(f"A value without a CI: {'; '.join(bare)}.")
     return " ".join(out)

@@ -27,13 +27,15 @@ ColKind = Literal["text", "wrap"] | NumKind
 class Est:
     """An estimate; ``low``/``high`` its CI (None without a bootstrap); ``bold`` marks the best
     value where a comparison is the point of the table; ``why``: why there is no value (the
-    table's legend says it; without it, the table's ``missing``)."""
+    table's legend says it; without it, the table's ``missing``); ``why_no_ci``: why a value
+    stands without its CI (without it, the table's ``bare_reason``)."""
 
     value: float | None
     low: float | None = None
     high: float | None = None
     bold: bool = False
     why: str = ""
+    why_no_ci: str = ""
 
 
 @dataclass(frozen=True)
@@ -88,9 +90,14 @@ class PaperTable:
     @property
     def has_bare(self) -> bool:
         """Whether an estimate stands without its CI."""
-        return any(isinstance(c, Est) and not is_missing(c.value)
-                   and (is_missing(c.low) or is_missing(c.high))
-                   for r in self.rows if not isinstance(r, Group) for c in r)
+        return bool(self.bare_cells)
+
+    @property
+    def bare_cells(self) -> list[Est]:
+        """The estimates that stand without their CI, in reading order."""
+        return [c for r in self.rows if not isinstance(r, Group) for c in r
+                if isinstance(c, Est) and not is_missing(c.value)
+                and (is_missing(c.low) or is_missing(c.high))]
 
     @property
     def has_missing(self) -> bool:

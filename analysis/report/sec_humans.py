@@ -39,7 +39,9 @@ def reliability(bundle: dict) -> SectionOutput:
                                          if is_missing(al) else "")
         rows.append((labels[d], x["n_items"], Est(al, ci["low"], ci["high"], why=why),
                      Est(icc.get("value"), icc.get("low"), icc.get("high"),
-                         why=why or Msg("ICC not estimable on these ratings (see the notes)")),
+                         why=why or Msg("ICC not estimable on these ratings (see the notes)"),
+                         why_no_ci=Msg("ICC(2,1): {why}", why=icc["why_no_ci"])
+                         if icc.get("why_no_ci") else ""),
                      Est(None, why=why or Msg("AC2 not estimable on these ratings")) if
                      is_missing(ac) else ac))
         out.findings.append(_alpha_finding(d, x))

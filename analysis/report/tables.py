@@ -104,7 +104,8 @@ def agreement_details(bundle: dict) -> list[Table]:
                      "cohen_qwk": d["cohen_kappa"]["quadratic"],
                      "kappa_reading": landis_koch_band(d["cohen_kappa"]["quadratic"]),
                      "icc2": icc2.get("value"), "icc2_low": icc2.get("low"),
-                     "icc2_high": icc2.get("high"), "icc_reading": koo_li_band(icc2.get("value")),
+                     "icc2_high": icc2.get("high"), "icc2_no_ci": icc2.get("why_no_ci"),
+                     "icc_reading": koo_li_band(icc2.get("value")),
                      "icc_method": (d.get("icc_table") or {}).get("method"),
                      "ac1": d["gwet"]["ac1"], "ac2_quadratic": d["gwet"]["ac2_quadratic"],
                      "exact": d["percent_exact"], "within1": d["percent_within1"]})
@@ -115,7 +116,8 @@ def agreement_details(bundle: dict) -> list[Table]:
                   "raters on every rating (icc_method; as R psych::ICC); Cohen's kappa "
                   "quadratic-weighted, mean over rater pairs weighted by their shared items "
                   f"(pairs sharing fewer than {a['meta']['minimums']['shared_items']} left "
-                  "out). Empty cells are not estimable (status says why). Readings: "
+                  "out). Empty cells are not estimable (status says why; icc2_no_ci why an "
+                  "ICC(2,1) has no CI). Readings: "
                   "Krippendorff (alpha >= .800 reliable, >= .667 tentative), Landis & Koch, "
                   "Koo & Li.", pd.DataFrame(rows),
                   (("alpha", "alpha_low", "alpha_high"), ("icc2", "icc2_low", "icc2_high")))

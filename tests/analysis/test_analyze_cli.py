@@ -64,7 +64,7 @@ def test_json_layout_and_values(tmp_path):
         assert d["alpha_ci"]["B"] == 300 and d["alpha_ci"]["seed"] == 5
         assert set(d["cohen_kappa"]) == {"unweighted", "linear", "quadratic"}
         assert set(d["icc"]) == {"ICC1", "ICC2", "ICC3", "ICC1k", "ICC2k", "ICC3k"}
-        assert all(set(v) == {"value", "low", "high"} for v in d["icc"].values())
+        assert all(set(v) == {"value", "low", "high", "why_no_ci"} for v in d["icc"].values())
         assert set(d["gwet"]) == {"ac1", "ac2_linear", "ac2_quadratic"}
         for rater in d["raters"].values():
             assert set(rater) == {"n", "mean", "sd", "alpha_without", "corr_with_others"}
