@@ -62,8 +62,6 @@ NO_CI_SAME_SCORES = Msg("every rater gave each item the same score (no variance 
                         "items), so the F ratio is infinite and the F-based CI is undefined")
 NO_CI_NO_RESIDUAL = Msg("the raters' scores differ only by a constant per rater (no residual "
                         "variance), so the F ratio is infinite and the F-based CI is undefined")
-NO_CI_SATTERTHWAITE = Msg("Satterthwaite's degrees of freedom for ICC(2) are not positive on "
-                          "these ratings, so the F-based CI is undefined")
 NO_CI_OTHER = Msg("the F-based CI is undefined on these ratings")
 
 
@@ -185,8 +183,7 @@ def forms_from_mean_squares(bms: float, wms: float, jms: float, ems: float, n: i
     vn = (k - 1) * (n - 1) * (k * icc2 * fj + n * (1 + (k - 1) * icc2) - k * icc2) ** 2
     vd = (n - 1) * k ** 2 * icc2 ** 2 * fj ** 2 + (n * (1 + (k - 1) * icc2) - k * icc2) ** 2
     v = safe(lambda: vn / vd)
-    df_ok = bool(np.isfinite(v) and v > 0)
-    if df_ok:
+    if np.isfinite(v) and v > 0:
         f2u = stats.f.ppf(1 - a / 2, n - 1, v)
         f2l = stats.f.ppf(1 - a / 2, v, n - 1)
         lb2 = safe(lambda: n * (bms - f2u * ems)
@@ -199,20 +196,13 @@ def forms_from_mean_squares(bms: float, wms: float, jms: float, ems: float, n: i
     out["ICC2k"] = ICCValue(icc2k, safe(lambda: lb2 * k / (1 + lb2 * (k - 1))),
                             safe(lambda: ub2 * k / (1 + ub2 * (k - 1))))
 
-    def why(form: str) -> str:
-        if wms == 0:
-            return NO_CI_SAME_SCORES
-        if form[:4] == "ICC1":
-            return NO_CI_OTHER
-        if ems == 0:
-            return NO_CI_NO_RESIDUAL
-        return NO_CI_SATTERTHWAITE if form[:4] == "ICC2" and not df_ok else NO_CI_OTHER
-
     # a form without a value has no interval either (its F bounds would be numbers about
-    # nothing, e.g. 1 - 1/F for an F of ~0); a value without an interval says why
+    # nothing, e.g. 1 - 1/F for an F of ~0); a value with one bound or none has no interval,
+    # and says why
+    why = NO_CI_SAME_SCORES if wms == 0 else NO_CI_NO_RESIDUAL if ems == 0 else NO_CI_OTHER
     return {f: ICCValue(nan, nan, nan) if not np.isfinite(out[f].value) else
             out[f] if np.isfinite(out[f].low) and np.isfinite(out[f].high) else
-            ICCValue(out[f].value, out[f].low, out[f].high, why(f))
+            ICCValue(out[f].value, nan, nan, why)
             for f in ICC_FORMS}
 
 

@@ -21,6 +21,7 @@ from analysis.analyze import AnalysisOptions, Scale, analyze
 from analysis.icc import (
     ICC_FORMS,
     NO_CI_NO_RESIDUAL,
+    NO_CI_OTHER,
     NO_CI_SAME_SCORES,
     forms_from_mean_squares,
     icc_from_matrix,
@@ -129,6 +130,36 @@ def test_analyze_json_gives_the_reason_once_per_form_and_one_note():
     # the reason is given, so no second, vaguer note says the ICC is not estimable
     assert not [n for n in d["notes"] if "not estimable" in n and "icc" in n]
     json.dumps(res, allow_nan=False)
+
+
+def test_items_that_do_not_differ_leave_some_forms_without_a_value():
+    # rater r0 gives every item 3, r1 every item 4: no variance between items, none left over
+    rows = [(f"i{i}", r, "safety", s) for i in range(5) for r, s in (("r0", 3.0), ("r1", 4.0))]
+    df = pd.DataFrame(rows, columns=["item_id", "rater", "dimension", "score"])
+    res = analyze(df, {"safety": Scale("ordinal", (1.0, 2.0, 3.0, 4.0, 5.0))},
+                  options=AnalysisOptions(B=0))
+    d = res["dimensions"]["safety"]
+    # ICC(1,1) at its floor −1/(k − 1) with F = 0 (both bounds there too); ICC(2) = 0 / (JMS/n)
+    assert d["icc"]["ICC1"] == {"value": -1.0, "low": -1.0, "high": -1.0, "why_no_ci": None}
+    for f in ("ICC2", "ICC2k"):
+        assert d["icc"][f] == {"value": 0.0, "low": None, "high": None,
+                               "why_no_ci": NO_CI_NO_RESIDUAL}, f
+    for f in ("ICC3", "ICC1k", "ICC3k"):  # 0 / 0
+        assert d["icc"][f] == {"value": None, "low": None, "high": None, "why_no_ci": None}, f
+    assert [n for n in d["notes"] if n.startswith("icc")] == [
+        "icc: two-way ANOVA on the complete table; 5 items × 2 raters, 10 ratings",
+        f"icc: no CI for ICC2, ICC2k: {NO_CI_NO_RESIDUAL}",
+        "icc: not estimable on these data (no variance or too few paired ratings)"]
+
+
+def test_a_value_with_one_bound_has_no_interval():
+    # a 100% interval: the upper F quantile is infinite, so each form would have a lower bound
+    # and no upper one; half an interval is not shown
+    forms = forms_from_mean_squares(6.25, 1.25, 2.25, 0.25, 2, 2, ci=1.0)
+    assert forms["ICC1"].value == pytest.approx(5 / 7.5)
+    for f in ICC_FORMS:
+        v = forms[f]
+        assert np.isnan(v.low) and np.isnan(v.high) and v.why_no_ci == NO_CI_OTHER, (f, v)
 
 
 def _h2h(*args: str) -> subprocess.CompletedProcess:
