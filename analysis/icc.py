@@ -62,6 +62,8 @@ NO_CI_SAME_SCORES = Msg("every rater gave each item the same score (no variance 
                         "items), so the F ratio is infinite and the F-based CI is undefined")
 NO_CI_NO_RESIDUAL = Msg("the raters' scores differ only by a constant per rater (no residual "
                         "variance), so the F ratio is infinite and the F-based CI is undefined")
+NO_CI_POLE = Msg("the single-rater interval reaches −1/(k − 1) or below, where the mean of k "
+                 "raters has no ICC, so ICC(2,k) has no interval")
 NO_CI_OTHER = Msg("the F-based CI is undefined on these ratings")
 
 
@@ -157,7 +159,10 @@ def forms_from_mean_squares(bms: float, wms: float, jms: float, ems: float, n: i
     icc2 = div(bms - ems, bms + (k - 1) * ems + k * (jms - ems) / n)
     icc3 = div(bms - ems, bms + (k - 1) * ems)
     icc1k = div(bms - wms, bms)
-    icc2k = div(bms - ems, bms + (jms - ems) / n)
+    # a negative denominator is a negative variance of the k raters' mean: no ICC(2,k) (R psych
+    # and pingouin print values above 1 or below the floor there)
+    den2k = bms + (jms - ems) / n
+    icc2k = nan if den2k < 0 else div(bms - ems, den2k)
     icc3k = div(bms - ems, bms)
 
     # ICC(1,·): one-way model
@@ -193,16 +198,22 @@ def forms_from_mean_squares(bms: float, wms: float, jms: float, ems: float, n: i
     else:
         lb2 = ub2 = nan
     out["ICC2"] = ICCValue(icc2, lb2, ub2)
-    out["ICC2k"] = ICCValue(icc2k, safe(lambda: lb2 * k / (1 + lb2 * (k - 1))),
-                            safe(lambda: ub2 * k / (1 + ub2 * (k - 1))))
+
+    def mean_of_k(r: float) -> float:
+        # Spearman-Brown, increasing only above its pole at -1/(k-1): a bound at or below it
+        # has no image (psych and pingouin print a lower bound above the upper one there)
+        return safe(lambda: r * k / (1 + r * (k - 1))) if r > -1 / (k - 1) else nan
+
+    out["ICC2k"] = ICCValue(icc2k, mean_of_k(lb2), mean_of_k(ub2))
 
     # a form without a value has no interval either (its F bounds would be numbers about
     # nothing, e.g. 1 - 1/F for an F of ~0); a value with one bound or none has no interval,
     # and says why
     why = NO_CI_SAME_SCORES if wms == 0 else NO_CI_NO_RESIDUAL if ems == 0 else NO_CI_OTHER
+    whys = {"ICC2k": NO_CI_POLE} if why == NO_CI_OTHER and lb2 <= -1 / (k - 1) else {}
     return {f: ICCValue(nan, nan, nan) if not np.isfinite(out[f].value) else
             out[f] if np.isfinite(out[f].low) and np.isfinite(out[f].high) else
-            ICCValue(out[f].value, nan, nan, why)
+            ICCValue(out[f].value, nan, nan, whys.get(f, why))
             for f in ICC_FORMS}
 
 

@@ -22,6 +22,7 @@ from analysis.icc import (
     ICC_FORMS,
     NO_CI_NO_RESIDUAL,
     NO_CI_OTHER,
+    NO_CI_POLE,
     NO_CI_SAME_SCORES,
     forms_from_mean_squares,
     icc_from_matrix,
@@ -201,3 +202,25 @@ def test_the_report_says_why_an_icc_stands_without_its_interval(tmp_path):
     csv = pd.read_csv(out / "tables" / "human_agreement.csv").set_index("dimension")
     assert csv.loc["safety", "icc2_no_ci"] == NO_CI_SAME_SCORES
     assert pd.isna(csv.loc["empathy", "icc2_no_ci"]) and csv.loc["empathy", "icc2_low"] < 1
+
+
+def test_icc_2k_is_never_above_one_nor_an_interval_upside_down():
+    # 3 items × 3 raters that disagree: BMS + (JMS − EMS)/n = −0.61, a negative variance of
+    # the three raters' mean; pingouin (and R psych) print ICC(A,k) = 7.91 with CI
+    # [5.47, 0.58]. Here: no ICC(2,k); ICC(2,1) keeps its value and interval.
+    forms = icc_from_matrix(np.array([[4, 5, 1], [1, 5, 5], [2, 2, 5]], float))
+    assert np.isnan([forms["ICC2k"].value, forms["ICC2k"].low, forms["ICC2k"].high]).all()
+    assert (round(forms["ICC2"].low, 2), round(forms["ICC2"].high, 2)) == (-0.69, 0.31)
+    # 6 items × 2 raters: ICC(A,1) = −0.16 with pingouin's CI [−1.04, 0.72]; its lower bound
+    # is below −1/(k − 1) = −1, where Spearman–Brown has its pole (pingouin's ICC(A,k) CI:
+    # [47.07, 0.83]). ICC(2,k) = −0.38 keeps its value and says why it has no interval.
+    forms = icc_from_matrix(np.array([[4, 1], [1, 4], [1, 4], [2, 3], [5, 5], [3, 2]], float))
+    assert (round(forms["ICC2"].low, 2), round(forms["ICC2"].high, 2)) == (-1.04, 0.72)
+    v = forms["ICC2k"]
+    assert v.value == pytest.approx(-0.380952, abs=1e-6)
+    assert np.isnan(v.low) and np.isnan(v.high) and v.why_no_ci == NO_CI_POLE
+    # above the pole the bound is Spearman–Brown of ICC(2,1)'s (Shrout & Fleiss 1979 data,
+    # pingouin: ICC(A,k) 0.62 [0.07, 0.93])
+    sf = icc_from_matrix(np.array([[9, 2, 5, 8], [6, 1, 3, 2], [8, 4, 6, 8], [7, 1, 2, 6],
+                                   [10, 5, 6, 9], [6, 2, 4, 7]], float))
+    assert (round(sf["ICC2k"].low, 2), round(sf["ICC2k"].high, 2)) == (0.07, 0.93)
