@@ -199,10 +199,16 @@ def forms_from_mean_squares(bms: float, wms: float, jms: float, ems: float, n: i
         lb2 = ub2 = nan
     out["ICC2"] = ICCValue(icc2, lb2, ub2)
 
+    pole = -1 / (k - 1)
+    past_pole: list[float] = []
+
     def mean_of_k(r: float) -> float:
         # Spearman-Brown, increasing only above its pole at -1/(k-1): a bound at or below it
         # has no image (psych and pingouin print a lower bound above the upper one there)
-        return safe(lambda: r * k / (1 + r * (k - 1))) if r > -1 / (k - 1) else nan
+        if r <= pole:
+            past_pole.append(r)
+            return nan
+        return safe(lambda: r * k / (1 + r * (k - 1)))
 
     out["ICC2k"] = ICCValue(icc2k, mean_of_k(lb2), mean_of_k(ub2))
 
@@ -210,7 +216,7 @@ def forms_from_mean_squares(bms: float, wms: float, jms: float, ems: float, n: i
     # nothing, e.g. 1 - 1/F for an F of ~0); a value with one bound or none has no interval,
     # and says why
     why = NO_CI_SAME_SCORES if wms == 0 else NO_CI_NO_RESIDUAL if ems == 0 else NO_CI_OTHER
-    whys = {"ICC2k": NO_CI_POLE} if why == NO_CI_OTHER and lb2 <= -1 / (k - 1) else {}
+    whys = {"ICC2k": NO_CI_POLE} if past_pole else {}
     return {f: ICCValue(nan, nan, nan) if not np.isfinite(out[f].value) else
             out[f] if np.isfinite(out[f].low) and np.isfinite(out[f].high) else
             ICCValue(out[f].value, nan, nan, whys.get(f, why))

@@ -219,6 +219,18 @@ def test_icc_2k_is_never_above_one_nor_an_interval_upside_down():
     v = forms["ICC2k"]
     assert v.value == pytest.approx(-0.380952, abs=1e-6)
     assert np.isnan(v.low) and np.isnan(v.high) and v.why_no_ci == NO_CI_POLE
+    # the pole is at −1/(k − 1): −0.5 for three raters (pingouin: ICC(A,1) [−0.51, 0.53],
+    # ICC(A,k) −0.97 [80.08, 0.77]) ...
+    forms = icc_from_matrix(np.array([[1, 5, 3], [3, 4, 2], [5, 1, 2], [2, 3, 3], [1, 1, 1],
+                                      [1, 1, 5]], float))
+    assert (round(forms["ICC2"].low, 2), round(forms["ICC2"].high, 2)) == (-0.51, 0.53)
+    assert forms["ICC2k"].value == pytest.approx(-0.973684, abs=1e-6)
+    assert np.isnan(forms["ICC2k"].low) and forms["ICC2k"].why_no_ci == NO_CI_POLE
+    # ... and −1 for two, so a lower bound of −0.81 still maps (pingouin: ICC(A,1) 0.00
+    # [−0.81, 0.76], ICC(A,k) 0.00 [−8.38, 0.86])
+    forms = icc_from_matrix(np.array([[4, 4], [4, 1], [5, 3], [5, 2], [2, 5], [1, 1]], float))
+    assert (round(forms["ICC2k"].low, 2), round(forms["ICC2k"].high, 2)) == (-8.38, 0.86)
+    assert forms["ICC2k"].why_no_ci == ""
     # above the pole the bound is Spearman–Brown of ICC(2,1)'s (Shrout & Fleiss 1979 data,
     # pingouin: ICC(A,k) 0.62 [0.07, 0.93])
     sf = icc_from_matrix(np.array([[9, 2, 5, 8], [6, 1, 3, 2], [8, 4, 6, 8], [7, 1, 2, 6],
