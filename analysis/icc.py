@@ -56,8 +56,9 @@ class ICCValue:
 
 
 # Why a form with a value has no F-based interval. With no error variance the F ratio is
-# infinite: R psych::ICC and pingouin then print NaN for some forms and [1, 1] for ICC(3,k)
-# (1 - 1/inf), an artefact of the arithmetic; here no form gets an interval from it.
+# infinite: R psych::ICC and pingouin then print NaN for most forms and [1, 1] for ICC(1,k)
+# and ICC(3,k) (1 - 1/inf), an artefact of the arithmetic; here no form gets an interval
+# from it.
 NO_CI_SAME_SCORES = Msg("every rater gave each item the same score (no variance within "
                         "items), so the F ratio is infinite and the F-based CI is undefined")
 NO_CI_NO_RESIDUAL = Msg("the raters' scores differ only by a constant per rater (no residual "
