@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import sqlalchemy as sa
 
@@ -12,6 +14,14 @@ TABLES = ("study", "rubric", "dimension", "item", "rater", "assignment", "rating
           "gold_score", "training_rating", "qualification", "attention_check", "attention_result",
           "norming_session", "norming_item", "norming_participant", "norming_rating",
           "metric_config", "metric_score")
+
+
+def h2h(*args: str) -> subprocess.CompletedProcess:
+    """Run `h2h` in a subprocess; it must succeed."""
+    proc = subprocess.run([sys.executable, "-m", "annotate.cli", *args], capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return proc
 
 
 def item(id: str, task: str = "dialogue", **kw) -> dict:

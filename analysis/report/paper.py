@@ -92,7 +92,7 @@ class PaperTable:
         """Whether an estimate stands without its CI."""
         return bool(self.bare_cells)
 
-    @property
+    @cached_property  # read by has_bare and by the legend: computed once per table
     def bare_cells(self) -> list[Est]:
         """The estimates that stand without their CI, in reading order."""
         return [c for r in self.rows if not isinstance(r, Group) for c in r

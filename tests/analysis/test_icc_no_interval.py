@@ -10,8 +10,6 @@ R psych::ICC.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -27,7 +25,7 @@ from analysis.icc import (
     forms_from_mean_squares,
     icc_from_matrix,
 )
-from tests.helpers import item, jsonl
+from tests.helpers import h2h, item, jsonl
 
 # five items, three raters who give every item the same score
 SAME = np.array([[1, 1, 1], [2, 2, 2], [4, 4, 4], [5, 5, 5], [3, 3, 3]], float)
@@ -163,19 +161,12 @@ def test_a_value_with_one_bound_has_no_interval():
         assert np.isnan(v.low) and np.isnan(v.high) and v.why_no_ci == NO_CI_OTHER, (f, v)
 
 
-def _h2h(*args: str) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, "-m", "annotate.cli", *args], capture_output=True,
-                          text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr
-    return proc
-
-
 def test_the_report_says_why_an_icc_stands_without_its_interval(tmp_path):
     """A pilot where three raters agreed exactly on safety: the agreement table shows ICC(2,1)
     = 1.000 without a CI, and its legend gives the reason, not "too few items to resample"
     (there are 12 items)."""
     db = tmp_path / "pilot.db"
-    _h2h("init", "--db", str(db), "--name", "Pilot")
+    h2h("init", "--db", str(db), "--name", "Pilot")
     items, rows = [], ["item_id,rater,dimension,score"]
     for i in range(6):
         for cond, s in (("sap", 1 + i % 5), ("baseline", max(1, i % 5))):
@@ -186,10 +177,10 @@ def test_the_report_says_why_an_icc_stands_without_its_interval(tmp_path):
                          f"{iid},{rater},empathy,{min(5, s + (j == 1))}"]
     (tmp_path / "items.jsonl").write_text(jsonl(*items), encoding="utf-8")
     (tmp_path / "r.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
-    _h2h("import", "items", "--db", str(db), str(tmp_path / "items.jsonl"))
-    _h2h("import", "ratings", "--db", str(db), str(tmp_path / "r.csv"))
+    h2h("import", "items", "--db", str(db), str(tmp_path / "items.jsonl"))
+    h2h("import", "ratings", "--db", str(db), str(tmp_path / "r.csv"))
     out = tmp_path / "rep"
-    _h2h("report", "--db", str(db), "--out", str(out), "--no-figures", "--bootstrap", "100")
+    h2h("report", "--db", str(db), "--out", str(out), "--no-figures", "--bootstrap", "100")
     md = (out / "report.md").read_text(encoding="utf-8")
     table = md.split("Human agreement per dimension.", 1)[1].split("\n\n", 2)
     caption, body = table[0], table[1]

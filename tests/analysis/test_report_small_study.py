@@ -4,19 +4,9 @@ is not reported as zero."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
-from tests.helpers import item, jsonl
-
-
-def h2h(*args: str) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, "-m", "annotate.cli", *args], capture_output=True,
-                          text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr
-    return proc
+from tests.helpers import h2h, item, jsonl
 
 
 def _study(tmp, *, flags_column: bool) -> dict:
