@@ -174,3 +174,66 @@ def test_leaderboard_column_adjusted_for_rater_severity():
     expect_a = fair.merge(items[items["model"] == "A"], on="item_id")["fair_score"].mean()
     assert a["fair_mean"] == pytest.approx(expect_a) and a["fair_n"] == 40
     assert "fair_mean" in adj["adjusted"] and "adjusted" not in plain
+
+
+def _by_hand_fit(m, data: pd.DataFrame) -> pd.DataFrame:
+    """Each rater's infit and outfit recomputed from the fitted measures (Wright & Masters
+    1982, ch. 5; Linacre's FACETS manual, "Fit statistics"): for a rating x with model
+    expectation E = Σ k P_k and variance W = Σ k² P_k − E², over the rater's ratings
+        infit  = Σ (x − E)² / Σ W·d          (information-weighted)
+        outfit = Σ ((x − E)² / W) / Σ d      (unweighted mean of squared z)
+    where d = (L − 1)/L for a reply rated L times (its θ was fitted to those L ratings, using
+    up a degree of freedom) and d = 0 for an extreme reply (left out of fit, as FACETS does)."""
+    it = m.items.set_index("item")
+    sev = m.raters.set_index("rater")["severity"]
+    cum = np.concatenate([[0.0], np.cumsum(m.thresholds)])
+    k = np.arange(len(cum))
+    per_item = data.groupby("item")["rater"].transform("size").to_numpy(float)
+    rows = []
+    for (i, r, x), big_l in zip(data[["item", "rater", "score"]].itertuples(index=False),
+                                per_item, strict=True):
+        lg = (it.loc[i, "measure"] - sev[r]) * k - cum
+        p = np.exp(lg - lg.max())
+        p /= p.sum()
+        e, w = p @ k, p @ k ** 2 - (p @ k) ** 2
+        d = 0.0 if it.loc[i, "extreme"] else (big_l - 1) / big_l
+        rows.append((r, (x - 1 - e) ** 2, w, d))
+    df = pd.DataFrame(rows, columns=["rater", "r2", "w", "d"])
+    df["r2"] = np.where(df["d"] > 0, df["r2"], 0.0)
+    g = df.assign(wd=df["w"] * df["d"], z2=df["r2"] / df["w"]).groupby("rater")
+    return pd.DataFrame({"infit": g["r2"].sum() / g["wd"].sum(),
+                         "outfit": g["z2"].sum() / g["d"].sum()})
+
+
+def test_infit_and_outfit_equal_the_formula_by_hand():
+    """Three ratings per reply, so d = 2/3 matters: a df correction of 1 would shrink both mean
+    squares by a third, and an unweighted infit would equal the outfit."""
+    data = simulate(31, n_items=60, per_item=3)
+    m = fit_rater_model(data, [1, 2, 3, 4, 5])
+    mine = m.raters.set_index("rater")[["infit", "outfit"]].sort_index()
+    hand = _by_hand_fit(m, data).sort_index()
+    assert np.allclose(mine.to_numpy(), hand.to_numpy(), rtol=1e-9, atol=0)
+    assert not np.allclose(mine["infit"], mine["outfit"], rtol=1e-3)
+
+
+def test_mean_squares_sit_near_one_when_the_model_holds():
+    """Data drawn from the model itself, three ratings per reply: the mean squares' expectation
+    is 1 (Wright & Masters 1982). Without the (L − 1)/L correction they sit near 2/3."""
+    m = fit_rater_model(simulate(41, n_items=400, per_item=3), [1, 2, 3, 4, 5])
+    assert 0.9 <= m.raters["infit"].mean() <= 1.1
+    assert 0.9 <= m.raters["outfit"].mean() <= 1.1
+
+
+def test_an_off_target_surprise_moves_outfit_more_than_infit():
+    """The most lenient rater gives the lowest score to two of the best (not extreme) replies:
+    improbable ratings where the model expects little variance (small W), which outfit
+    (z² = r²/W) amplifies and infit (r² over Σ W) damps (Linacre: outfit is outlier-sensitive,
+    infit inlier-sensitive). Outfit flags the rater; infit does not."""
+    data = simulate(51, n_items=150)
+    mean = data.groupby("item")["score"].mean()
+    best = mean[mean < 4.9].sort_values().index[-2:]
+    data.loc[data["item"].isin(best) & (data["rater"] == "r0"), "score"] = 1
+    m = fit_rater_model(data, [1, 2, 3, 4, 5])
+    r0 = m.raters.set_index("rater").loc["r0"]
+    assert r0["infit"] < 1.5 < r0["outfit"]
+    assert r0["flag"] == "misfit (erratic)"
