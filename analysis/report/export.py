@@ -46,6 +46,7 @@ __all__ = ["FigureExporter", "FORMATS"]
 
 FORMATS = ("pdf", "svg", "png")
 _TIMEOUT = 300.0
+_CLOSE_TIMEOUT = 30.0  # a clean close takes well under a second
 _SIZE = re.compile(r'<svg[^>]*?\swidth="([\d.]+)"[^>]*?\sheight="([\d.]+)"')
 # Put one figure in the print page: its SVG as the body, the page exactly its size; resolves
 # after the next frame is drawn.
@@ -218,7 +219,18 @@ class FigureExporter:
     def close(self) -> None:
         try:  # a browser still starting is waited for, so that no Chromium is left behind
             if self._browser.exception(timeout=_TIMEOUT) is None:
-                self._run(self._browser.result().close())
+                k = self._browser.result()
+                done = asyncio.run_coroutine_threadsafe(k.close(), self._loop)
+                try:
+                    done.result(timeout=_CLOSE_TIMEOUT)
+                except TimeoutError:
+                    # A browser that never answers "Browser.close" (seen once on a machine
+                    # loaded far beyond its cores: a report whose files were all written
+                    # failed after 300 s) is killed: everything it drew is on disk already.
+                    done.cancel()
+                    proc = getattr(k, "subprocess", None)
+                    if proc is not None and proc.poll() is None:
+                        _kill_group(proc)
         finally:
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(timeout=60)
@@ -229,3 +241,13 @@ class FigureExporter:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _kill_group(proc) -> None:
+    """Kill choreographer's browser wrapper and the browser under it (its own process group)."""
+    import signal
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+    proc.wait(timeout=30)
