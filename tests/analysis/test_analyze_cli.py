@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
 
 from analysis.analyze import AnalysisOptions, Scale, analyze
+from tests.helpers import run_h2h
 
 DIM_KEYS = {"n_items", "n_raters", "n_ratings", "alpha", "alpha_ci", "fleiss_kappa",
             "cohen_kappa", "icc", "gwet", "brennan_prediger", "percent_exact",
@@ -44,8 +43,7 @@ def _write_study(tmp_path, n=120, k=4, seed=0):
 
 
 def h2h(*args):
-    return subprocess.run([sys.executable, "-m", "annotate.cli", *args], capture_output=True,
-                          text=True, timeout=300)
+    return run_h2h(*args, check=False)
 
 
 def test_json_layout_and_values(tmp_path):

@@ -4,8 +4,6 @@ off the scale, non-integer scales measured in their own units."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -14,13 +12,13 @@ import pytest
 from analysis.analyze import AnalysisOptions, analyze
 from analysis.ceiling import value_qwk
 from analysis.scales import Scale
+from tests.helpers import H2HResult, run_h2h
 
 LABELS = ("unsafe", "borderline", "safe")
 
 
-def h2h(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "annotate.cli", *args], capture_output=True,
-                          text=True, timeout=300)
+def h2h(*args: str) -> H2HResult:
+    return run_h2h(*args, check=False)
 
 
 def _labelled_study(tmp_path, n=40, seed=4):

@@ -7,23 +7,16 @@ from __future__ import annotations
 import csv
 import json
 import subprocess
-import sys
 
 import pytest
 
-from tests.helpers import item, jsonl
+from tests.helpers import H2HResult, item, jsonl, run_h2h
 
 SECTION = "Do the benchmark's metrics agree with psychologists?"
 
 
-def h2h(*args: str, check: bool = True, env: dict | None = None) -> subprocess.CompletedProcess:
-    import os
-
-    proc = subprocess.run([sys.executable, "-m", "annotate.cli", *args], capture_output=True,
-                          text=True, timeout=600, env={**os.environ, **(env or {})})
-    if check:
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-    return proc
+def h2h(*args: str, check: bool = True, env: dict | None = None) -> H2HResult:
+    return run_h2h(*args, check=check, env=env)
 
 
 def _user_error(proc: subprocess.CompletedProcess, *needles: str) -> None:

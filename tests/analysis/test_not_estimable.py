@@ -5,23 +5,20 @@ pairs, and the explanation of the judge table's brackets."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from analysis.analyze import AnalysisOptions, Scale, analyze
-from tests.helpers import item, jsonl
+from tests.helpers import H2HResult, item, jsonl, run_h2h
 
 S5 = Scale("ordinal", (1.0, 2.0, 3.0, 4.0, 5.0))
 COEFFICIENTS = ("alpha", "fleiss_kappa", "cohen_kappa", "icc", "gwet", "brennan_prediger")
 
 
-def h2h(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "annotate.cli", *args], capture_output=True,
-                          text=True, timeout=300)
+def h2h(*args: str) -> H2HResult:
+    return run_h2h(*args, check=False)
 
 
 def _long(rows, dim="empathy"):

@@ -13,13 +13,11 @@ import sys
 import pytest
 
 from tests.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS
+from tests.helpers import H2HResult, run_h2h
 
 
-def h2h(*args: str) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, "-m", "annotate.cli", *args], capture_output=True,
-                          text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr
-    return proc
+def h2h(*args: str) -> H2HResult:
+    return run_h2h(*args)
 
 
 @pytest.fixture(scope="module")
@@ -677,3 +675,31 @@ def test_every_verdict_in_the_summary_table_shows_its_ci_and_n(report):
         assert re.search(r"\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\] \(n = \d+\)", cells[humans])
     ref = report["analysis"]["judges"]["sim-judge-anchored"]["empathy"]["vs_ceiling"]
     assert f"(n = {ref['n_items']})" in table[2].split("|")[judges[0] + 1]
+
+
+def test_a_browser_that_never_closes_is_killed_and_the_report_goes_on(monkeypatch):
+    """Seen once under a load far beyond the cores: Chromium never answered "Browser.close",
+    and `h2h report`, every file written, failed after 300 s. Closing now waits a bounded
+    time, then kills the browser process, and returns without an error."""
+    import asyncio
+    import time
+    from pathlib import Path
+
+    from analysis.report import export
+
+    monkeypatch.setattr(export, "_CLOSE_TIMEOUT", 1.0)
+    ex = export.FigureExporter()
+    k = ex._browser.result(timeout=120)
+    proc = k.subprocess
+    browser = int(Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()[0])
+
+    async def never():
+        await asyncio.sleep(3600)
+
+    monkeypatch.setattr(k, "close", never)
+    t0 = time.monotonic()
+    ex.close()
+    assert time.monotonic() - t0 < 30
+    assert proc.poll() is not None  # the wrapper and the browser are gone, not left behind
+    assert not Path(f"/proc/{browser}").exists() or \
+        "Z" in Path(f"/proc/{browser}/stat").read_text().split(")")[1][:3]

@@ -13,13 +13,13 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 from analysis.report.latex import tex
 from tests.browser import ARTIFACTS
+from tests.helpers import H2HResult, run_h2h
 
 ACL = r"""\documentclass[11pt,a4paper,twocolumn]{article}
 % the page of an ACL/ARR paper (acl.sty): A4, 16 cm text in two 7.7 cm columns 0.6 cm apart
@@ -44,11 +44,8 @@ ARTICLE = r"""\documentclass{article}
 """
 
 
-def h2h(*args: str) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, "-m", "annotate.cli", *args], capture_output=True,
-                          text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr
-    return proc
+def h2h(*args: str) -> H2HResult:
+    return run_h2h(*args)
 
 
 def _times() -> str:

@@ -4,24 +4,18 @@ through the anthropic SDK against the loopback fake server."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 
 import pytest
 
 from annotate.services import calibration as cal
 from data.engine import get_engine
+from tests.helpers import H2HResult, run_h2h
 from tests.judge.fakes import FakeServer
 
 
-def h2h(*args: str, env: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, "-m", "annotate.cli", *args], capture_output=True,
-                          text=True, timeout=600, env={**os.environ, **(env or {})})
-    if check:
-        assert proc.returncode == 0, proc.stderr + proc.stdout
-    return proc
+def h2h(*args: str, env: dict | None = None, check: bool = True) -> H2HResult:
+    return run_h2h(*args, env=env, check=check)
 
 
 @pytest.fixture

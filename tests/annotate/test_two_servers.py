@@ -12,8 +12,6 @@ servers behind one proxy address would.
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -25,7 +23,7 @@ from playwright.sync_api import expect, sync_playwright
 from data.engine import get_engine
 from tests.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, served
 from tests.conftest import _fresh_pg_url
-from tests.helpers import item, jsonl
+from tests.helpers import item, jsonl, run_h2h
 
 pytestmark = [pytest.mark.browser, pytest.mark.postgres]
 WRONG = "H2H-QQQQ-{}222-3333-4444"
@@ -33,10 +31,7 @@ DOCS = Path(__file__).resolve().parents[2] / "docs" / "app.md"
 
 
 def h2h(*args: str) -> str:
-    proc = subprocess.run([sys.executable, "-m", "annotate.cli", *args], capture_output=True,
-                          text=True, timeout=180)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return proc.stdout
+    return run_h2h(*args).stdout
 
 
 def _documented_setup() -> list[list[str]]:

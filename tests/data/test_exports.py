@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import io
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -19,16 +17,15 @@ from data.importing import import_item_records, import_rating_records, item_task
 from data.items import read_items
 from data.ratings import RATING_EXPORT_COLUMNS, read_ratings
 from data.study import current_rubric
-from tests.helpers import item, jsonl
+from tests.helpers import H2HResult, item, jsonl, run_h2h
 
 LONG = ["item_id", "task", "scenario", "model", "condition", "rater", "rater_simulated",
         "dimension", "score", "score_label", "comment", "flags", "rubric_version",
         "created_at", "updated_at"]
 
 
-def h2h(*args: str, ok: bool = True) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, "-m", "annotate.cli", *args], capture_output=True,
-                          text=True, timeout=600)
+def h2h(*args: str, ok: bool = True) -> H2HResult:
+    proc = run_h2h(*args, check=False)
     assert (proc.returncode == 0) == ok, proc.stderr
     return proc
 
