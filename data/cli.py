@@ -18,7 +18,7 @@ from rich.table import Table
 # `h2h --help` and the commands that do not need it start fast (issue 16).
 from .errors import H2HError
 
-__all__ = ["DbOption", "register", "import_app", "export_app", "raters_app"]
+__all__ = ["DbOption", "register", "import_app", "export_app", "raters_app", "pairs_app"]
 
 out = Console(highlight=False, soft_wrap=True, markup=False)  # names and paths print as is
 DbOption = Annotated[str | None, typer.Option(
@@ -32,6 +32,8 @@ export_app = typer.Typer(help="Export items (JSONL), ratings (long or wide CSV) 
                          no_args_is_help=True)
 raters_app = typer.Typer(help="Manage raters and admins and their access codes.",
                          no_args_is_help=True)
+pairs_app = typer.Typer(help="Pairs of replies to one scenario, compared side by side.",
+                        no_args_is_help=True)
 
 
 def init(
@@ -110,6 +112,29 @@ def import_ratings(
     records = read_ratings(file, current_rubric(engine), item_tasks(engine))
     res = import_rating_records(engine, records, file=file.name, update=update)
     out.print(f"Ratings from {file.name}: {res}")
+
+
+@import_app.command("preferences")
+def import_preferences(
+    file: Annotated[Path, typer.Argument(help="CSV: item_a, item_b, rater, dimension, winner "
+                                              "(a, b or tie)[, strength].")],
+    db: DbOption = None,
+    update: Annotated[bool, typer.Option("--update", help="Replace preferences that differ "
+                                         "from the stored ones (a revision is kept).")] = False,
+) -> None:
+    """Import side-by-side preferences collected elsewhere; the whole file is rejected if
+    any line is bad. The two items of a row must answer the same scenario; unknown raters
+    are created (without a code), pairs not in the study yet are added.
+
+    Example: h2h import preferences prefs.csv --db pilot.db
+    """
+    from .engine import get_engine
+    from .preferences import import_preference_records, read_preferences
+
+    engine = get_engine(db)
+    records = read_preferences(engine, file)
+    res = import_preference_records(engine, records, file=file.name, update=update)
+    out.print(f"Preferences from {file.name}: {res}")
 
 
 @import_app.command("rubric")
@@ -207,6 +232,77 @@ def export_matrix_cmd(
     from .exports import export_matrix_csv
 
     _write(export_matrix_csv(get_engine(db), dimension), out_file, "items")
+
+
+@export_app.command("preferences")
+def export_preferences_cmd(
+    db: DbOption = None,
+    out_file: Annotated[Path | None, typer.Option("--out", "-o", help="Output file "
+                                                  "(default: standard output).")] = None,
+) -> None:
+    """Export every side-by-side preference as CSV (re-importable): the pair, both replies'
+    models and conditions, the rater, dimension, winner (a, b, tie; empty: cannot compare),
+    strength (2 much better, 1 better) and the side the rater saw on the left.
+
+    Example: h2h export preferences --db pilot.db --out prefs.csv
+    """
+    from .engine import get_engine
+    from .preferences import export_preferences_csv
+
+    _write(export_preferences_csv(get_engine(db)), out_file, "preferences")
+
+
+@pairs_app.command("make")
+def pairs_make(
+    db: DbOption = None,
+    per_scenario: Annotated[int | None, typer.Option(
+        "--per-scenario", help="Pairs per scenario (default: every pair the scenario's "
+        "replies allow).")] = None,
+    models: Annotated[str | None, typer.Option(help="Only replies of these models "
+                                               "(comma-separated).")] = None,
+    compare: Annotated[str, typer.Option(help="models: replies of two different models "
+                                         "(of the same condition); conditions: one model's "
+                                         "replies under two conditions (SAP and "
+                                         "baseline).")] = "models",
+    seed: Annotated[int, typer.Option(help="Seed of the design.")] = 0,
+) -> None:
+    """Build pairs of replies to the same scenario for side-by-side rating and pairwise
+    judges. Balanced: comparable counts for every model pair, each model as often on the
+    left as on the right. Running it again only adds (up to --per-scenario per scenario).
+
+    Example: h2h pairs make --db pilot.db --per-scenario 2 --seed 7
+    """
+    from .engine import get_engine
+    from .pairs import make_pairs
+
+    wanted = tuple(m.strip() for m in (models or "").split(",") if m.strip())
+    res = make_pairs(get_engine(db), compare=compare, per_scenario=per_scenario,  # type: ignore[arg-type]
+                     models=wanted, seed=seed)
+    out.print(str(res))
+    sides = sorted(set(res.first) | set(res.second))
+    if sides:
+        out.print("first (left) / second: " + ", ".join(
+            f"{m} {res.first.get(m, 0)}/{res.second.get(m, 0)}" for m in sides))
+    if res.skipped:
+        out.print(f"{res.skipped} scenarios have fewer than two replies and no pair")
+
+
+@pairs_app.command("attention")
+def pairs_attention(
+    db: DbOption = None,
+    n: Annotated[int, typer.Option("--n", help="How many to create.")] = 5,
+    seed: Annotated[int, typer.Option(help="Seed of the choice.")] = 0,
+) -> None:
+    """Make attention-check pairs: a copy of a pair with one reply asking to be chosen as
+    much better on every dimension (dealt by `h2h assign --pairs --attention`).
+
+    Example: h2h pairs attention --n 5 --db pilot.db
+    """
+    from .engine import get_engine
+    from .pairs import add_pair_checks
+
+    made = add_pair_checks(get_engine(db), n, seed=seed)
+    out.print(f"{len(made)} attention-check pairs added")
 
 
 @raters_app.command("add")
@@ -322,5 +418,6 @@ def register(app: typer.Typer) -> None:
     app.add_typer(import_app, name="import")
     app.add_typer(export_app, name="export")
     app.add_typer(raters_app, name="raters")
+    app.add_typer(pairs_app, name="pairs")
 
 

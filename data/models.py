@@ -49,6 +49,13 @@ __all__ = [
     "METRIC_KINDS",
     "MetricConfigRow",
     "MetricScore",
+    "PAIR_WINNERS",
+    "PAIR_ORDERS",
+    "Pair",
+    "PairAssignment",
+    "Preference",
+    "PreferenceRevision",
+    "PairJudgment",
 ]
 
 ROLES = ("rater", "admin")
@@ -652,4 +659,132 @@ class MetricScore(SQLModel, table=True):
     lang: str = Field(max_length=8)
     cjk_share: float
     reason: str | None = Field(default=None)
+    created_at: datetime = _ts(nullable=False)
+
+
+# --- Pairwise comparisons (migration 0012) -----------------------------------------------------
+
+PAIR_WINNERS = ("a", "b", "tie")
+"""A preference between the two replies of a pair, in the pair's own order (``item_a``,
+``item_b``), whichever side the rater saw each on; None means "cannot compare"."""
+PAIR_ORDERS = ("ab", "ba")
+"""The order a pairwise judge was shown a pair in: ``ab`` (item_a first) or ``ba``."""
+
+
+class Pair(SQLModel, table=True):
+    """Two replies to the same scenario, to be compared side by side.
+
+    ``item_a`` / ``item_b`` is the pair's own order (balanced by ``h2h pairs make``: every
+    model as often first as second); raters see the sides randomised per rater and
+    counterbalanced (:class:`PairAssignment`), judges both orders. A pair is unordered as a
+    comparison: (x, y) and (y, x) are the same pair, stored once. ``attention`` maps each
+    checked dimension to the expected winner on an attention-check pair (None: a real pair).
+    """
+
+    __tablename__ = "pair"
+    __table_args__ = (sa.UniqueConstraint("item_a", "item_b", name="uq_pair_items"),)
+    id: int | None = Field(default=None, primary_key=True)
+    item_a: str = Field(foreign_key="item.id", ondelete="CASCADE", max_length=200, index=True)
+    item_b: str = Field(foreign_key="item.id", ondelete="CASCADE", max_length=200, index=True)
+    scenario: str = Field(max_length=200, index=True)
+    source: str = Field(default="make", max_length=20)
+    # none_as_null: a real pair has SQL NULL here (not JSON null), so "IS NULL" finds it
+    attention: dict | None = Field(default=None, sa_type=sa.JSON(none_as_null=True))
+    position: int = Field(default=0)
+    created_at: datetime = _ts(nullable=False)
+
+
+class PairAssignment(SQLModel, table=True):
+    """A pair in a rater's queue of comparisons. ``kind`` is "primary", "repeat" (a hidden
+    second showing, sides swapped) or "attention"; ``flipped`` shows ``item_b`` on the left."""
+
+    __tablename__ = "pair_assignment"
+    __table_args__ = (sa.UniqueConstraint("rater_id", "position",
+                                          name="uq_pair_assignment_position"),
+                      sa.UniqueConstraint("rater_id", "pair_id", "kind",
+                                          name="uq_pair_assignment_rater_pair_kind"))
+    id: int | None = Field(default=None, primary_key=True)
+    rater_id: int = Field(foreign_key="rater.id", ondelete="CASCADE")
+    pair_id: int = Field(foreign_key="pair.id", ondelete="CASCADE", index=True)
+    position: int
+    kind: str = Field(default="primary", max_length=10)
+    flipped: bool = Field(default=False)
+    completed_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    created_at: datetime = _ts(nullable=False)
+
+
+class Preference(SQLModel, table=True):
+    """One rater's preference between a pair's replies on one dimension (``winner`` in
+    :data:`PAIR_WINNERS`, None: cannot compare); ``strength`` 2 for "much better", 1 for
+    "better", None for a tie or the 3-point form. ``shown_left`` is the side ("a" or "b") the
+    rater saw on the left (None when unknown, e.g. imported). ``kind``: "primary", "repeat"
+    (a hidden repeat, for test–retest) or "attention" (an attention-check pair)."""
+
+    __tablename__ = "preference"
+    __table_args__ = (
+        sa.UniqueConstraint("rater_id", "pair_id", "dimension", "kind",
+                            name="uq_preference_rater_pair_dim_kind"),
+        sa.Index("ix_preference_pair_dimension", "pair_id", "dimension"),
+    )
+    id: int | None = Field(default=None, primary_key=True)
+    pair_id: int = Field(foreign_key="pair.id", ondelete="CASCADE")
+    rater_id: int = Field(foreign_key="rater.id", ondelete="CASCADE")
+    dimension: str = Field(max_length=40)
+    winner: str | None = Field(default=None, max_length=4)
+    strength: int | None = Field(default=None)
+    kind: str = Field(default="primary", max_length=10)
+    shown_left: str | None = Field(default=None, max_length=1)
+    comment: str = Field(default="")
+    rubric_version: str = Field(max_length=64)
+    source: str = Field(default="app", max_length=20)
+    seconds_spent: float | None = Field(default=None)
+    created_at: datetime = _ts(nullable=False)
+    updated_at: datetime = _ts(nullable=False)
+
+
+class PreferenceRevision(SQLModel, table=True):
+    """Every saved state of a preference, oldest first."""
+
+    __tablename__ = "preference_revision"
+    id: int | None = Field(default=None, primary_key=True)
+    preference_id: int = Field(foreign_key="preference.id", ondelete="CASCADE", index=True)
+    winner: str | None = Field(default=None, max_length=4)
+    strength: int | None = Field(default=None)
+    comment: str = Field(default="")
+    rubric_version: str = Field(max_length=64)
+    seconds_spent: float | None = Field(default=None)
+    changed_at: datetime = _ts(nullable=False)
+
+
+class PairJudgment(SQLModel, table=True):
+    """A pairwise judge's answer for one pair, dimension, order and sample.
+
+    ``order`` is the order the pair was shown in (:data:`PAIR_ORDERS`); ``verdict`` what the
+    judge said in that order ("first", "second", "tie"), ``winner`` the same in the pair's own
+    order ("a", "b", "tie"); both None when unscored (``unscored_reason`` says why). The raw
+    reply is always kept. ``pair_hash`` is the hash of the two items' contents when judged.
+    """
+
+    __tablename__ = "pair_judgment"
+    __table_args__ = (
+        sa.UniqueConstraint("config_hash", "pair_id", "dimension", "order", "sample",
+                            name="uq_pair_judgment_key"),
+    )
+    id: int | None = Field(default=None, primary_key=True)
+    config_hash: str = Field(foreign_key="judge_config.hash", ondelete="CASCADE", max_length=64,
+                             index=True)
+    pair_id: int = Field(foreign_key="pair.id", ondelete="CASCADE", index=True)
+    pair_hash: str = Field(max_length=64)
+    dimension: str = Field(max_length=40)
+    order: str = Field(max_length=2)
+    sample: int = Field(default=0)
+    verdict: str | None = Field(default=None, max_length=8)
+    winner: str | None = Field(default=None, max_length=4)
+    outcome: str = Field(max_length=20)
+    unscored_reason: str | None = Field(default=None)
+    raw_reply: str = Field(default="")
+    reasoning: str = Field(default="")
+    input_tokens: int = Field(default=0)
+    output_tokens: int = Field(default=0)
+    batch_id: str | None = Field(default=None, max_length=100)
     created_at: datetime = _ts(nullable=False)

@@ -45,6 +45,7 @@ __all__ = [
     "ShownDimension",
     "ShownRubric",
     "RUBRIC_LANGUAGES",
+    "PAIRWISE_SCALES",
     "MeasurementLevel",
     "ScaleKind",
     "parse_rubric",
@@ -62,7 +63,11 @@ _RANGE_RE = re.compile(r"^\s*(-?\d{1,9})\s*\.\.\s*(-?\d{1,9})\s*$")
 # A Markdown image, inline ![alt](url) or by reference ![alt][ref]: rubric text is shown as
 # Markdown (guidelines, anchors), and an image there would make every rater's browser fetch it.
 _MD_IMAGE_RE = re.compile(r"!\[[^\]]*\]\s*[\[(]")
-_TOP_FIELDS = {"name", "description", "guidelines", "tasks", "dimensions", "language"}
+_TOP_FIELDS = {"name", "description", "guidelines", "tasks", "dimensions", "language",
+               "pairwise_scale"}
+PAIRWISE_SCALES = (5, 3)
+"""The preference scale of side-by-side comparisons: 5 points (A much better, A better, about
+the same, B better, B much better; the default) or 3 (A better, about the same, B better)."""
 _DIM_FIELDS = {"key", "label", "description", "scale", "anchors", "labels", "tasks", "level",
                "ordered"}
 _MAX_LEVELS = 101
@@ -162,6 +167,8 @@ class Rubric:
     translations: dict[str, dict[str, str]] = field(default_factory=dict, hash=False)
     """Per other language, its texts by path (``"dimensions.empathy.anchors.1"``; see
     :func:`data.rubric_languages.text_paths`)."""
+    pairwise_scale: int = 5
+    """Points of the preference scale when two replies are compared side by side (5 or 3)."""
 
     def in_language(self, language: str) -> Rubric:
         """This rubric with its texts in ``language``, the base text where a translation is
@@ -199,6 +206,8 @@ class Rubric:
             out.pop("language")
         if not out["translations"]:
             out.pop("translations")
+        if out["pairwise_scale"] == 5:  # the default: versions stay what they were
+            out.pop("pairwise_scale")
         return out
 
 
@@ -259,7 +268,8 @@ def rubric_from_definition(defn: dict[str, Any]) -> Rubric:
                guidelines=defn["guidelines"], tasks=tuple(defn["tasks"]), dimensions=dims,
                language=defn.get("language", DEFAULT_LANGUAGE),
                translations={lang: dict(texts)
-                             for lang, texts in (defn.get("translations") or {}).items()})
+                             for lang, texts in (defn.get("translations") or {}).items()},
+               pairwise_scale=int(defn.get("pairwise_scale", 5)))
     return _with_version(r)
 
 
@@ -436,13 +446,19 @@ def parse_rubric(text: str, file: str = "<rubric>") -> Rubric:
             continue
         seen[dim.key] = i + 1
         dims.append(dim)
+    pairwise = raw.get("pairwise_scale", 5)
+    if isinstance(pairwise, bool) or pairwise not in PAIRWISE_SCALES:
+        bad(loc.top_line("pairwise_scale"), "pairwise_scale",
+            Msg("{value} is not a preference scale: 5 (A much better … B much better, the "
+                "default) or 3 (A better, about the same, B better)", value=short(pairwise)))
     if problems:
         raise FormatError(problems)
     rub = Rubric(name=name.strip(), description=description.strip(),
                  guidelines=guidelines.strip(), tasks=tuple(tasks), dimensions=tuple(dims),
                  language=base,
                  translations={lang: dict(sorted(t.items()))
-                               for lang, t in sorted(translations.items())})
+                               for lang, t in sorted(translations.items())},
+                 pairwise_scale=int(pairwise))
     return _with_version(rub)
 
 

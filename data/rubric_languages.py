@@ -171,6 +171,7 @@ def shown_in(rubric: Rubric, language: str) -> Rubric:
                        guidelines=texts["guidelines"][0], tasks=rubric.tasks,
                        dimensions=tuple(dims), version=rubric.version,
                        language=rubric.language, translations=rubric.translations,
+                       pairwise_scale=rubric.pairwise_scale,
                        fallback=frozenset(f for f, (_, fb) in texts.items() if fb),
                        shown_language=language)
 

@@ -19,7 +19,8 @@ TABLES = ("study", "rubric", "dimension", "item", "rater", "assignment", "rating
           "judge_batch", "cost_ledger", "generation_config", "generation", "quality_settings",
           "gold_score", "training_rating", "qualification", "attention_check", "attention_result",
           "norming_session", "norming_item", "norming_participant", "norming_rating",
-          "metric_config", "metric_score")
+          "metric_config", "metric_score", "pair", "pair_assignment", "preference",
+          "preference_revision", "pair_judgment")
 
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -257,14 +257,21 @@ def assign(engine: Engine, *, k: int, seed: int = 0, repeat_share: float = 0.0,
            min_gap: int = 5, attention_rate: float | None = None,
            include_unqualified: bool = False) -> AssignResult:
     """Plan and store assignments for every active human rater (not admins or simulated)."""
-    from data.quality import attention_item_ids, get_settings, gold_item_ids, qualified_rater_ids
+    from data.quality import (
+        attention_checks,
+        attention_item_ids,
+        get_settings,
+        gold_item_ids,
+        qualified_rater_ids,
+    )
 
     rate = get_settings(engine).attention_rate if attention_rate is None else attention_rate
     if not 0 <= rate <= 0.5:
         raise H2HError(Msg("--attention must be between 0 and 0.5; got {rate}", rate=rate))
     qualified = qualified_rater_ids(engine)
     not_real = set(gold_item_ids(engine)) | attention_item_ids(engine)
-    checks = sorted(attention_item_ids(engine))
+    # a side-by-side pair's check item is shown only inside its pair (h2h assign --pairs)
+    checks = sorted(i for i, c in attention_checks(engine).items() if c.kind != "pair")
     with write_session(engine) as s:
         active = s.exec(select(Rater).where(Rater.active == True, Rater.role == "rater",  # noqa: E712
                                             Rater.simulated == False)  # noqa: E712

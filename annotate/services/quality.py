@@ -192,7 +192,8 @@ def attention_failures(engine: Engine, labels: Mapping[str, str] | None = None
 
 # where a gold score came from, and an attention check's kind, as the Quality page names them
 GOLD_SOURCES = {"import": Msg("import"), "adjudication": Msg("adjudication")}
-CHECK_KINDS = {"instructed": Msg("instructed"), "known_answer": Msg("known answer")}
+CHECK_KINDS = {"instructed": Msg("instructed"), "known_answer": Msg("known answer"),
+               "pair": Msg("side-by-side pair (choose this reply as much better)")}
 
 
 def gold_table(engine: Engine, labels: Mapping[str, str] | None = None) -> pd.DataFrame:
