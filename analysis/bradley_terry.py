@@ -151,6 +151,9 @@ class BTResult:
     converged: bool
     dropped_self: int = 0
     notes: tuple[str, ...] = field(default_factory=tuple)
+    boot: np.ndarray | None = field(default=None, compare=False, repr=False)
+    """(B, players) centred log-strengths per resample (NaN: no finite estimate in it), for
+    statistics that need the same resamples (Kendall's τ between two rankings)."""
 
     @property
     def connected(self) -> bool:
@@ -187,10 +190,12 @@ class Encoded:
 
 
 def encode(a: Sequence[str], b: Sequence[str], outcome: Sequence[str], *,
-           players: Sequence[str] | None = None,
-           clusters: Sequence | None = None) -> Encoded:
+           players: Sequence[str] | None = None, clusters: Sequence | None = None,
+           cluster_levels: Sequence | None = None) -> Encoded:
     """Comparisons (``a`` against ``b``, ``outcome`` "a", "b" or "tie") as arrays; a
-    comparison of a player with itself is dropped (counted in ``dropped_self``)."""
+    comparison of a player with itself is dropped (counted in ``dropped_self``).
+    ``cluster_levels`` fixes the clusters' indices (every cluster, in order), so two data
+    sets resampled together (humans and a judge) share their scenarios' indices."""
     a = np.asarray(a, dtype=object)
     b = np.asarray(b, dtype=object)
     o = np.asarray(outcome, dtype=object)
@@ -221,10 +226,18 @@ def encode(a: Sequence[str], b: Sequence[str], outcome: Sequence[str], *,
     first_won = np.where(ia == lo, a_won, b_won)
     second_won = np.where(ia == lo, b_won, a_won)
     out = np.where(first_won, 0, np.where(second_won, 1, 2)).astype(np.int64)
-    _, cidx = np.unique(cl.astype(str), return_inverse=True) if len(cl) else (None, cl)
+    if cluster_levels is not None:
+        level = {str(c): k for k, c in enumerate(cluster_levels)}
+        missing = sorted({str(c) for c in cl} - set(level))
+        if missing:
+            raise ValueError(f"clusters not in cluster_levels: {missing[:3]}")
+        cidx = np.fromiter((level[str(c)] for c in cl), dtype=np.int64, count=len(cl))
+        n_clusters = len(level)
+    else:
+        _, cidx = np.unique(cl.astype(str), return_inverse=True) if len(cl) else (None, cl)
+        n_clusters = int(cidx.max()) + 1 if len(cl) else 0
     return Encoded(names, pairs.astype(np.int64), pair.astype(np.int64), out,
-                   np.asarray(cidx, dtype=np.int64), int(cidx.max()) + 1 if len(cl) else 0,
-                   dropped)
+                   np.asarray(cidx, dtype=np.int64), n_clusters, dropped)
 
 
 def pair_counts(enc: Encoded) -> sparse.csr_matrix:
@@ -434,6 +447,44 @@ def fit_weighted(counts: np.ndarray, pairs: np.ndarray, m: int, free: np.ndarray
     return beta.T.copy(), theta, converged, it
 
 
+def _nu_unbounded(pairs: np.ndarray, w: np.ndarray, ls: np.ndarray, t: np.ndarray,
+                  m: int) -> bool:
+    """Whether Davidson's ν has no finite maximum although the graph is strongly connected.
+
+    Along a direction (δ for the half-differences, e > 0 for log ν) a pair's log-likelihood
+    grows like ``(w − l) δ + t e − n max(|δ|, e)``, never positive; it stays level only if
+    ``δ = e`` when i won (``−δ = e`` when j won) and ``|δ| ≤ e`` for a tie-only pair, and a
+    pair with wins both ways cannot stay level. So ν runs off to infinity exactly when no
+    pair has wins both ways and these difference constraints (e = 1) have a solution, i.e.
+    their graph has no negative cycle (Bellman–Ford). Example: A never beat B, B beat A 6
+    times, they tied 24 times — the shares 0 : 6 : 24 are reached only in the limit.
+    """
+    if t.sum() == 0 or ((w > 0) & (ls > 0)).any():
+        return False
+    edges = []  # (u, v, c): x_v <= x_u + c, with x the half log-strengths
+    for (i, j), wi, li, ti in zip(pairs, w, ls, t, strict=True):
+        if wi > 0:
+            edges.append((i, j, -1.0))
+            if ti > 0:
+                edges.append((j, i, 1.0))
+        elif li > 0:
+            edges.append((j, i, -1.0))
+            if ti > 0:
+                edges.append((i, j, 1.0))
+        elif ti > 0:
+            edges += [(i, j, 1.0), (j, i, 1.0)]
+    dist = np.zeros(m)
+    for _ in range(m + 1):
+        changed = False
+        for u, v, c in edges:
+            if dist[u] + c < dist[v] - 1e-12:
+                dist[v] = dist[u] + c
+                changed = True
+        if not changed:
+            return True  # the constraints hold: a direction along which ℓ never falls
+    return False  # a negative cycle: no such direction, so ν is finite
+
+
 def _centre(beta: np.ndarray, groups: list[list[int]]) -> np.ndarray:
     out = np.full_like(beta, np.nan)
     for g in groups:
@@ -491,7 +542,8 @@ def _valid(counts: np.ndarray, base: np.ndarray, pairs: np.ndarray, m: int,
 def bradley_terry(a: Sequence[str], b: Sequence[str], outcome: Sequence[str], *,
                   players: Sequence[str] | None = None, clusters: Sequence | None = None,
                   B: int = 1000, seed: int = 0, ci: float = 0.95, tol: float = 1e-10,
-                  max_iter: int = 100) -> BTResult:
+                  max_iter: int = 100, cluster_levels: Sequence | None = None,
+                  weights: np.ndarray | None = None) -> BTResult:
     """Fit Bradley–Terry (Davidson's model when there are ties) with a cluster bootstrap.
 
     Parameters
@@ -512,6 +564,9 @@ def bradley_terry(a: Sequence[str], b: Sequence[str], outcome: Sequence[str], *,
         Seed of the resampling.
     ci : float
         Coverage of the percentile intervals.
+    cluster_levels, weights : optional
+        Every cluster in a fixed order, and (B, clusters) resampling weights to use instead of
+        drawing them: two data sets fitted with the same weights are resampled together.
 
     Returns
     -------
@@ -529,7 +584,13 @@ def bradley_terry(a: Sequence[str], b: Sequence[str], outcome: Sequence[str], *,
         raise ValueError(f"B must be 0 or more, got {B}")
     if not 0 < ci < 1:
         raise ValueError(f"ci must be between 0 and 1, got {ci}")
-    enc = encode(a, b, outcome, players=players, clusters=clusters)
+    enc = encode(a, b, outcome, players=players, clusters=clusters,
+                 cluster_levels=cluster_levels)
+    if weights is not None:
+        weights = np.asarray(weights, float)
+        if weights.ndim != 2 or weights.shape[1] != enc.n_clusters:
+            raise ValueError("weights must be (B, clusters)")
+        B = len(weights)
     m = len(enc.players)
     T = pair_counts(enc)
     p = len(enc.pairs)
@@ -553,7 +614,13 @@ def bradley_terry(a: Sequence[str], b: Sequence[str], outcome: Sequence[str], *,
     free = _free_mask(m, groups)
     cnt = base[None].astype(float)
     cnt[:, ~same] = 0.0
-    estimable = bool(free.any()) and not (within_n and within_t == within_n)
+    all_ties = bool(within_n) and within_t == within_n
+    unbounded = ties and not all_ties and _nu_unbounded(enc.pairs, *cnt[0].T, m)
+    if unbounded:
+        notes.append(Msg("the tie parameter has no finite estimate: no two models each beat "
+                         "the other, and the ties and one-way wins are fitted exactly only "
+                         "in the limit; no model is given a strength"))
+    estimable = bool(free.any()) and not all_ties and not unbounded
     if estimable:
         beta, theta, conv, iters = fit_weighted(cnt, enc.pairs, m, free, ties=ties, tol=tol,
                                                 max_iter=max_iter)
@@ -568,17 +635,32 @@ def bradley_terry(a: Sequence[str], b: Sequence[str], outcome: Sequence[str], *,
     low = np.full(m, np.nan)
     high = np.full(m, np.nan)
     n_valid = 0
+    boot_all = None
     if estimable and B > 0 and enc.n_clusters > 0:
-        W = item_weights(enc.n_clusters, B, seed)
+        W = item_weights(enc.n_clusters, B, seed) if weights is None else weights
         boot = np.asarray((T.T @ W.T).T).reshape(B, p, 3)
         boot[:, ~same] = 0.0
         ok = _valid(boot, cnt[0], enc.pairs, m, groups)
-        if ok.any():
+        boot_all = np.full((B, m), np.nan)
+        # a resample without ties is fitted without ν (its maximum is at ν = 0); one whose
+        # ν runs off (see _nu_unbounded) has no estimate
+        tied = boot[..., 2].sum(axis=1) > 0
+        if ties:
+            for r in np.flatnonzero(ok & tied & ~((boot[..., 0] > 0) & (boot[..., 1] > 0))
+                                    .any(axis=1)):
+                ok[r] = not _nu_unbounded(enc.pairs, *boot[r].T, m)
+        tie_rows = ok & tied if ties else np.zeros(B, bool)
+        for rows, with_ties in ((tie_rows, True), (ok & ~tie_rows, False)):
+            if not rows.any():
+                continue
             # from the point estimate, to 1e-7: far below the intervals' own resolution
-            bb, _th, bconv, _ = fit_weighted(boot[ok], enc.pairs, m, free, ties=ties,
+            bb, _th, bconv, _ = fit_weighted(boot[rows], enc.pairs, m, free, ties=with_ties,
                                              tol=1e-7, max_iter=max_iter,
                                              start=(beta[0], theta[0]))
-            cent = _centre(bb, groups)[bconv]
+            boot_all[np.flatnonzero(rows)[bconv]] = _centre(bb, groups)[bconv]
+        done = np.isfinite(boot_all).any(axis=1)
+        if done.any():
+            cent = boot_all[done]
             n_valid = len(cent)
             if n_valid >= 2:
                 q = np.quantile(cent, [(1 - ci) / 2, 1 - (1 - ci) / 2], axis=0)
@@ -589,8 +671,7 @@ def bradley_terry(a: Sequence[str], b: Sequence[str], outcome: Sequence[str], *,
                              "the intervals rest on the other {n}", k=B - n_valid, B=B,
                              n=n_valid))
     rank: list[int | None] = [None] * m
-    all_ties = bool(within_n) and within_t == within_n
-    if total and not all_ties and m:  # one that never lost ranks first, without a strength
+    if total and not all_ties and not unbounded and m:  # one that never lost: first, no strength
         order = [x for g in groups for x in sorted(g, key=lambda x: -np.nan_to_num(point[x]))]
         for r_, x in enumerate(order, start=1):
             rank[x] = r_
@@ -623,7 +704,7 @@ def bradley_terry(a: Sequence[str], b: Sequence[str], outcome: Sequence[str], *,
         n_scenarios=enc.n_clusters, wins=tuple(tuple(int(x) for x in row) for row in wins),
         ties=tuple(tuple(int(x) for x in row) for row in tie_m), B=B, seed=seed, ci=ci,
         n_boot_valid=n_valid, log_likelihood=ll, iterations=iters, converged=converged,
-        dropped_self=enc.dropped_self, notes=tuple(notes))
+        dropped_self=enc.dropped_self, notes=tuple(notes), boot=boot_all)
 
 
 def kendall_tau_b(x: np.ndarray, y: np.ndarray) -> np.ndarray:

@@ -20,6 +20,7 @@ from rich.markup import escape
 # (tests/annotate/test_startup_imports.py holds this rule).
 from analysis import cli as analysis_cli
 from annotate.calibrate_cli import calibrate_cmd
+from annotate.pairwise_cli import pairwise_cmd
 from annotate.quality_cli import quality_app
 from data import cli as data_cli
 from data.errors import H2HError
@@ -41,6 +42,7 @@ analysis_cli.register(app)
 app.command("calibrate")(calibrate_cmd)
 app.add_typer(quality_app, name="quality")
 judge_cli.register(app)
+judge_cli.judge_app.command("pairwise")(pairwise_cmd)
 
 APP_FILE = Path(__file__).with_name("app.py")
 

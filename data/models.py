@@ -51,6 +51,7 @@ __all__ = [
     "MetricScore",
     "PAIR_WINNERS",
     "PAIR_ORDERS",
+    "PAIRWISE_MODES",
     "Pair",
     "PairAssignment",
     "Preference",
@@ -669,6 +670,9 @@ PAIR_WINNERS = ("a", "b", "tie")
 ``item_b``), whichever side the rater saw each on; None means "cannot compare"."""
 PAIR_ORDERS = ("ab", "ba")
 """The order a pairwise judge was shown a pair in: ``ab`` (item_a first) or ``ba``."""
+PAIRWISE_MODES = ("pairwise", "pairwise-all")
+"""``judge_config.mode`` of a pairwise judge (one dimension per call, or every dimension in
+one call); its answers are in :class:`PairJudgment`, not :class:`Judgment`."""
 
 
 class Pair(SQLModel, table=True):

@@ -135,6 +135,11 @@ def _sink_for(engine: Engine, batch: JudgeBatch, prices: PriceTable) -> JudgeSin
 
 async def _store_results(engine: Engine, batch: JudgeBatch, bp: BatchProvider,
                          prices: PriceTable, report: CollectReport) -> None:
+    if any("pair" in e for e in batch.requests.values()):  # a pairwise judge's batch
+        from .pairwise_run import store_pair_batch
+
+        await store_pair_batch(engine, batch, bp, prices, report)
+        return
     sink = _sink_for(engine, batch, prices)
     with read_session(engine) as s:
         already = {tuple(r) for r in s.exec(

@@ -303,6 +303,9 @@ def run_cmd(
             raise H2HError(f"--config re-runs a stored configuration as it was; leave out "
                            f"{', '.join(given)} (or drop --config to make a new one)")
         spec = spec_from_row(find_config(engine, config), samples=samples)
+        if spec.pairwise:
+            raise H2HError(f"--config: '{spec.display_name}' is a pairwise judge; run it with "
+                           f"`h2h judge pairwise --config {spec.display_name}`")
         if spec.provider == "local":
             spec = _stored_local_model(spec, model_file)
         elif model_file is not None:

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from data.errors import H2HError
-from data.models import JudgeConfigRow
+from data.models import PAIRWISE_MODES, JudgeConfigRow
 from data.rubric import RUBRIC_LANGUAGES, Rubric
 
 from .prompts import JudgeTemplate, text_hash
@@ -39,7 +39,7 @@ from .providers.base import PROVIDERS
 __all__ = ["Mode", "MODES", "RUBRIC_LANGUAGE_CHOICES", "JudgeSpec", "slug", "spec_from_row",
            "rubric_language_setting"]
 
-Mode = Literal["per-dimension", "all"]
+Mode = Literal["per-dimension", "all", "pairwise", "pairwise-all"]
 MODES: tuple[str, ...] = ("per-dimension", "all")
 RUBRIC_LANGUAGE_CHOICES: tuple[str, ...] = RUBRIC_LANGUAGES + ("item",)
 """``--rubric-language``: a language the rubric's texts are rendered in, or ``item`` for each
@@ -85,9 +85,9 @@ class JudgeSpec:
             raise H2HError(f"--provider: '{self.provider}' is not one of {', '.join(PROVIDERS)}")
         if not self.model.strip():
             raise H2HError("--model: give the model name, e.g. claude-sonnet-4-5")
-        if self.mode not in MODES:
+        if self.mode not in MODES + PAIRWISE_MODES:
             raise H2HError(f"--mode: '{self.mode}' is not one of {', '.join(MODES)}")
-        if self.mode == "all" and not self.template.user_all:
+        if self.all_mode and not self.template.user_all:
             raise H2HError(f"--mode all: the template '{self.template.source}' has no user_all "
                            "text (the prompt that rates every dimension in one call)")
         if self.samples < 1:
@@ -105,7 +105,12 @@ class JudgeSpec:
 
     @property
     def all_mode(self) -> bool:
-        return self.mode == "all"
+        return self.mode in ("all", "pairwise-all")
+
+    @property
+    def pairwise(self) -> bool:
+        """A pairwise judge (``h2h judge pairwise``): it compares two replies."""
+        return self.mode in PAIRWISE_MODES
 
     @property
     def hash(self) -> str:

@@ -33,6 +33,7 @@ from data.messages import Msg
 from data.rubric import Dimension, Rubric
 
 __all__ = ["JudgeTemplate", "GenerationTemplate", "load_judge_template",
+           "load_pairwise_template", "PAIRWISE_PLACEHOLDERS",
            "load_generation_templates", "load_sap", "render", "placeholders", "item_values",
            "dimension_values", "render_anchors", "render_dimension", "JUDGE_PLACEHOLDERS",
            "DIMENSION_PLACEHOLDERS", "GENERATION_PLACEHOLDERS", "text_hash",
@@ -45,6 +46,11 @@ DIMENSION_PLACEHOLDERS = ("dimension_key", "dimension_label", "dimension_descrip
                           "anchors")
 JUDGE_PLACEHOLDERS = (("guidelines", "rubric_name", "dimensions", "output")
                       + CONTEXT_PLACEHOLDERS + DIMENSION_PLACEHOLDERS)
+PAIRWISE_PLACEHOLDERS = (("guidelines", "rubric_name", "dimensions", "output")
+                         + CONTEXT_PLACEHOLDERS[:-1] + ("first", "second")
+                         + DIMENSION_PLACEHOLDERS)
+"""A pairwise template's placeholders: the judge's, with the two replies as ``first`` and
+``second`` (in the order the call shows them) instead of ``response``."""
 GENERATION_PLACEHOLDERS = ("task", "persona", "memories", "schedule", "outfit")
 GENERATION_TASKS = ("dialogue", "recollection", "itinerary")
 PROTOCOLS = ("default", "h2htalk")
@@ -157,6 +163,35 @@ def load_judge_template(path: str | Path | None) -> JudgeTemplate:
             problems.append(Problem(file, _line_of(text, key), key, Msg("must show the reply to "
                                                                         "rate: add "
                                                                         "{{{{response}}}}")))
+    if problems:
+        raise FormatError(problems)
+    name = raw.get("name") or Path(file).stem
+    return JudgeTemplate(name=str(name), system=raw["system"].strip(), user=raw["user"].strip(),
+                         user_all=(raw.get("user_all") or "").strip(), source=file)
+
+
+def load_pairwise_template(path: str | Path | None) -> JudgeTemplate:
+    """A pairwise judge template file, or the bundled default
+    (``data/prompts/pairwise_default.toml``): ``system``, ``user`` (one dimension per call)
+    and ``user_all``; both user texts must show ``{{first}}`` and ``{{second}}``."""
+    if path is None:
+        text = resources.files("data").joinpath("prompts/pairwise_default.toml"
+                                                ).read_text("utf-8")
+        file = "pairwise_default.toml"
+    else:
+        file, text = read_text(path, what=Msg("template"))
+    raw = _parse_toml(text, file)
+    all_known = tuple(p for p in PAIRWISE_PLACEHOLDERS if p not in DIMENSION_PLACEHOLDERS)
+    problems = _check_fields(raw, text, file, {"system": PAIRWISE_PLACEHOLDERS,
+                                               "user": PAIRWISE_PLACEHOLDERS,
+                                               "user_all": all_known}, ("system", "user"))
+    for key in ("user", "user_all"):
+        val = raw.get(key)
+        if isinstance(val, str) and val.strip():
+            missing = [p for p in ("first", "second") if p not in placeholders(val)]
+            if missing:
+                problems.append(Problem(file, _line_of(text, key), key, Msg(
+                    "must show both replies: add {{{{first}}}} and {{{{second}}}}")))
     if problems:
         raise FormatError(problems)
     name = raw.get("name") or Path(file).stem

@@ -18,7 +18,14 @@ from sqlmodel import select
 
 from data.engine import read_session
 from data.migrate import ensure_current
-from data.models import CostEntry, GenerationConfigRow, Item, JudgeConfigRow, Judgment
+from data.models import (
+    PAIRWISE_MODES,
+    CostEntry,
+    GenerationConfigRow,
+    Item,
+    JudgeConfigRow,
+    Judgment,
+)
 
 __all__ = ["CostLine", "cost_summary", "export_judgments_csv", "JUDGES_CSV_COLUMNS"]
 
@@ -54,7 +61,7 @@ def cost_summary(engine: Engine, config_hashes: Sequence[str] | None = None) -> 
     with read_session(engine) as s:
         names: dict[str, tuple[str, str]] = {}
         for r in s.exec(select(JudgeConfigRow)):
-            names[r.hash] = (r.name, "judge")
+            names[r.hash] = (r.name, "pairwise judge" if r.mode in PAIRWISE_MODES else "judge")
         for r in s.exec(select(GenerationConfigRow)):
             names[r.hash] = (r.name, "generate")
         q = select(CostEntry.config_hash, CostEntry.provider, CostEntry.model, CostEntry.status,

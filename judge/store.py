@@ -21,7 +21,7 @@ from sqlmodel import Session, select
 from data.configs import find_by_name_or_hash
 from data.engine import read_session, write_connection, write_session
 from data.errors import H2HError
-from data.models import CostEntry, JudgeBatch, JudgeConfigRow, Judgment, utcnow
+from data.models import CostEntry, JudgeBatch, JudgeConfigRow, Judgment, PairJudgment, utcnow
 
 __all__ = ["Key", "ExistingJudgment", "save_config", "settle_name", "check_name_free",
            "find_config",
@@ -144,6 +144,11 @@ def list_configs(engine: Engine) -> list[dict[str, Any]]:
                         .group_by(Judgment.config_hash, Judgment.outcome)).all()
         items = dict(s.exec(select(Judgment.config_hash, func.count(func.distinct(
             Judgment.item_id))).group_by(Judgment.config_hash)).all())
+        # a pairwise judge's answers: one per pair, dimension and order ("items" are pairs)
+        counts += s.exec(select(PairJudgment.config_hash, PairJudgment.outcome, func.count())
+                         .group_by(PairJudgment.config_hash, PairJudgment.outcome)).all()
+        items.update(s.exec(select(PairJudgment.config_hash, func.count(func.distinct(
+            PairJudgment.pair_id))).group_by(PairJudgment.config_hash)).all())
     by: dict[str, dict[str, int]] = {}
     for h, outcome, n in counts:
         by.setdefault(h, {})[outcome] = n

@@ -160,6 +160,28 @@ def test_comparisons_of_a_model_with_itself_are_left_out_and_said():
     assert any("with itself" in n for n in r.notes)
 
 
+def test_ties_with_one_way_wins_leave_nu_without_a_finite_estimate():
+    # A never beat B, B beat A 6 times, 24 ties: the likelihood rises towards the shares
+    # 0 : 6 : 24 only as β_B - β_A and ν both run to infinity (ν = t / √(w·l) with w = 0)
+    r = bradley_terry(["A"] * 30, ["B"] * 30, ["b"] * 6 + ["tie"] * 24, B=20)
+    assert r.connected  # the ties join them: the graph alone does not see it
+    assert r.log_strength == (None, None) and r.nu is None and r.rank == (None, None)
+    assert any("tie parameter has no finite estimate" in n for n in r.notes)
+    # one win of A's makes it finite again: ν = 24 / √(1·6), β_B - β_A = ln 6
+    r = bradley_terry(["A"] * 31, ["B"] * 31, ["b"] * 6 + ["tie"] * 24 + ["a"], B=0)
+    assert r.nu == pytest.approx(24 / math.sqrt(6), abs=1e-6)
+    assert r.log_strength[1] - r.log_strength[0] == pytest.approx(math.log(6), abs=1e-6)
+
+
+def test_resamples_without_ties_are_fitted_without_nu():
+    # one tie in 120 comparisons: many resamples have none and are still valid (ν = 0)
+    rng = np.random.default_rng(9)
+    _, a, b, o, cl = _simulate(rng, 4, 120, per_scenario=4)
+    o[5] = "tie"
+    r = bradley_terry(a, b, o, clusters=cl, B=200, seed=2)
+    assert r.nu is not None and r.n_boot_valid == 200
+
+
 def test_all_ties_is_not_estimable():
     r = bradley_terry(["A", "B"], ["B", "C"], ["tie", "tie"], B=0)
     assert r.log_strength == (None, None, None) and r.rank == (None, None, None)

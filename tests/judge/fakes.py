@@ -5,7 +5,10 @@ The real ``anthropic`` and ``openai`` SDKs talk to these over 127.0.0.1; nothing
 
 By default every judge request gets a valid answer: the score ``fake.score(item, dimension)``
 for each dimension the request's schema asks for, the item being read from the prompt's reply
-text (test items answer ``reply to <item id>``). Generation requests (no schema) get a text
+text (test items answer ``reply to <item id>``). A pairwise request (a ``prefer_…`` schema, or
+"## Compare on this dimension" in a plain prompt) gets ``fake.pick(first, second, dimension)``
+("A", "B" or "tie"; by default always "A", the reply shown first) for the two replies in the
+order the prompt shows them. Generation requests (no schema) get a text
 reply naming the model and whether the Secure Attachment Persona was in the system prompt.
 ``fake.script(...)`` queues replies (an HTTP error, a delay, a malformed answer) for the next
 matching requests. ``fake.log`` records every request with its parsed key and whether an answer
@@ -57,6 +60,8 @@ class Logged:
     dims: tuple[str, ...] = ()
     custom_id: str | None = None
     system: str = ""
+    items: tuple[str, ...] = ()   # every reply's item in the prompt, in order (pairwise: 2)
+    pairwise: bool = False
     status: int | None = None
     answered: bool = False
     at: float = 0.0
@@ -98,7 +103,11 @@ def _schema_of(body: dict) -> tuple[str | None, dict | None]:
         return rf["json_schema"]["name"], rf["json_schema"]["schema"]
     if rf and rf.get("type") == "json_object" and rf.get("schema"):
         schema = rf["schema"]  # llama-cpp-python's form: no name, so tell the shape by its keys
-        return ("score_all" if "score" not in schema["properties"] else None), schema
+        props = schema["properties"]
+        if "score" in props or "winner" in props:
+            return None, schema
+        pairwise = any("winner" in v.get("properties", {}) for v in props.values())
+        return ("prefer_all" if pairwise else "score_all"), schema
     return None, None
 
 
@@ -137,13 +146,21 @@ def request_key(body: dict) -> tuple[str | None, tuple[str, ...]]:
     found = _ITEM.search(text)
     item = found.group(1) if found else None
     if name is None:  # free text (or llama-cpp-python's unnamed schema): read the label
-        m = re.search(r"## Rate this dimension: (.+)", text)
+        m = re.search(r"## (?:Rate|Compare on) this dimension: (.+)", text)
         if not m:
             return item, ()
         return item, (_labels()[m.group(1).strip()],)
-    if name == "score_all":
+    if name in ("score_all", "prefer_all"):
         return item, tuple(schema["properties"])
-    return item, (name.removeprefix("score_"),)
+    return item, (name.removeprefix("score_").removeprefix("prefer_"),)
+
+
+def is_pairwise(body: dict) -> bool:
+    name, schema = _schema_of(body)
+    if name is not None:
+        return name.startswith("prefer_")
+    return "## Compare on this dimension" in _user_text(body) or "## Reply B" in \
+        _user_text(body)
 
 
 class FakeServer:
@@ -169,6 +186,7 @@ class FakeServer:
         self.batch_polls = batch_polls
         self.score: Callable[[str, str], Any] = \
             lambda item, dim: zlib.crc32(f"{item}/{dim}".encode()) % 5 + 1
+        self.pick: Callable[[str, str, str], Any] = lambda first, second, dim: "A"
         self.log: list[Logged] = []
         self.batches: dict[str, dict[str, Any]] = {}
         self.batch_errors: set[str] = set()   # custom_ids answered "errored"
@@ -219,14 +237,18 @@ class FakeServer:
 
     # --- answers --------------------------------------------------------------------------
 
-    def _answer(self, item: str | None, dims: tuple[str, ...], schema: dict | None) -> dict:
+    def _answer(self, item: str | None, dims: tuple[str, ...], schema: dict | None,
+                items: tuple[str, ...] = ()) -> dict:
         props = schema["properties"] if schema is not None else {}
-        per_dim = "score" in props
+        per_dim = "score" in props or "winner" in props
         inner = props if per_dim else props.get(dims[0], {}).get("properties", {})
         reason_first = "reasoning" in inner
+        pairwise = "winner" in inner
+        first, second = (items + ("", ""))[:2]
 
         def one(dim: str) -> dict:
-            d = {"score": self.score(item or "", dim)}
+            d = ({"winner": self.pick(first, second, dim)} if pairwise
+                 else {"score": self.score(item or "", dim)})
             return {"reasoning": f"about {dim}", **d} if reason_first else d
         if per_dim:
             return one(dims[0])
@@ -240,13 +262,16 @@ class FakeServer:
         elif name is None:
             cond = "sap" if SAP_MARK in req.system else "baseline"
             reply = f"[{body['model']}|{cond}] I hear you."
-            if req.dims:
+            if req.dims and req.pairwise:
+                first, second = (req.items + ("", ""))[:2]
+                reply = f"Winner: {self.pick(first, second, req.dims[0])}"
+            elif req.dims:
                 reply = f"Score: {self.score(req.item or '', req.dims[0])}"
             content = [{"type": "text", "text": reply}]
             stop = "end_turn"
         else:
             answer = scripted.answer if scripted is not None and scripted.answer is not None \
-                else self._answer(req.item, req.dims, schema)
+                else self._answer(req.item, req.dims, schema, req.items)
             content = [{"type": "tool_use", "id": "toolu_1", "name": name, "input": answer}]
             stop = "tool_use"
         return {"id": f"msg_{len(self.log)}", "type": "message", "role": "assistant",
@@ -262,7 +287,7 @@ class FakeServer:
                 and _schema_of(body)[0] is None:  # llama-cpp-python's form, one dimension
             text = json.dumps(scripted.answer if scripted is not None and scripted.answer
                               is not None else self._answer(req.item, req.dims,
-                                                            _schema_of(body)[1]))
+                                                            _schema_of(body)[1], req.items))
         elif block["type"] == "text":
             text = block["text"]
         else:
@@ -321,7 +346,9 @@ class FakeServer:
             else:
                 item, dims = request_key(params)
                 fake = Logged("POST", "/v1/messages", params, {}, item, dims,
-                              system=_system_text(params))
+                              system=_system_text(params),
+                              items=tuple(_ITEM.findall(_user_text(params))),
+                              pairwise=is_pairwise(params))
                 results.append({"custom_id": cid, "result": {
                     "type": "succeeded", "message": self._message(params, fake, None)}})
         b["results"] = list(reversed(results))  # results come in no particular order
@@ -398,6 +425,8 @@ class FakeServer:
                 if isinstance(body, dict) and "messages" in body:
                     req.item, req.dims = request_key(body)
                     req.system = _system_text(body)
+                    req.items = tuple(_ITEM.findall(_user_text(body)))
+                    req.pairwise = is_pairwise(body)
                 with fake._lock:
                     fake.log.append(req)
                 if not self._auth_ok():
