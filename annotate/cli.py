@@ -121,8 +121,13 @@ def assign(
     include_unqualified: Annotated[bool, typer.Option(
         "--include-unqualified", help="Deal real items also to raters who have not passed "
                                       "training.")] = False,
+    pairs: Annotated[bool, typer.Option(
+        "--pairs", help="Deal the side-by-side pairs (`h2h pairs make`) instead of single "
+                        "items: k raters per pair, sides blinded and counterbalanced, "
+                        "attention-check pairs from `h2h pairs attention`.")] = False,
 ) -> None:
-    """Deal items to the active raters: k per item, balanced, counterbalanced order.
+    """Deal items (or, with --pairs, pairs to compare side by side) to the active raters: k
+    per item, balanced, counterbalanced order.
 
     When the study has gold items, only raters who passed training (or were released) get
     real items, unless --include-unqualified. Attention checks are mixed in at --attention.
@@ -138,6 +143,8 @@ def assign(
 
     engine = get_engine(db)
     ensure_current(engine)
+    if pairs:
+        from annotate.services.pair_assignment import assign_pairs as do_assign
     out.print(str(do_assign(engine, k=k, seed=seed, repeat_share=repeats, min_gap=min_gap,
                             attention_rate=attention, include_unqualified=include_unqualified)))
 

@@ -306,9 +306,12 @@ def add_pair_checks(engine: Engine, n: int, seed: int = 0) -> list[int]:
                        content_hash=hashlib.sha256(text.encode()).hexdigest(),
                        position=other.position))
             s.flush()
-            s.add(AttentionCheck(item_id=new_id, kind="pair", expected={}, tolerance=0,
+            dims = [d.key for d in rubric.dimensions_for(other.task)]
+            # the copy is the reply to choose (shown under the attention results as such)
+            s.add(AttentionCheck(item_id=new_id, kind="pair",
+                                 expected={d: "chosen" for d in dims}, tolerance=0,
                                  note=f"pair check from pair {src.id}"))
-            expected = {d.key: "b" for d in rubric.dimensions_for(other.task)}
+            expected = {d: "b" for d in dims}
             pair = Pair(item_a=src.item_a, item_b=new_id, scenario=src.scenario,
                         source="attention", attention=expected, position=pos,
                         created_at=utcnow())

@@ -20,6 +20,9 @@ the same page (saved, stepped or jumped to) the page scrolls back to its top and
 goes to its first scale (out of the Item box, where digits would change the item number).
 Keys typed into the comment box or the item box are left alone.
 
+The side-by-side form (:mod:`annotate.components.pair_form`) uses the same keys: its
+preference scales are "score-pair-…" radios and its end marker is ``h2h-ready`` too.
+
 The rating form's marker also carries what is saved for its item (``data-saved``: each
 scale's option index, -1 for none; ``data-flag``; ``data-comment``). While the form differs
 from it, the browser asks before the page is closed or reloaded (``beforeunload``) and the
@@ -139,7 +142,8 @@ _JS = """
       return true;
     const flag = doc.querySelector('.st-key-h2h_rate_flag input[type="checkbox"]');
     if (flag && flag.checked !== (r.dataset.flag === '1')) return true;
-    const note = doc.querySelector('.st-key-h2h_rate_comment textarea');
+    const note = doc.querySelector('.st-key-h2h_rate_comment textarea, '
+        + '.st-key-h2h_pair_comment textarea');
     return !!note && note.value !== (r.dataset.comment || '');
   };
   const onLeave = (e) => {  // a reload, a closed tab, another address: the browser asks
@@ -148,7 +152,7 @@ _JS = """
   // the app's own ways away (no page unload: the browser would not ask): another page of
   // the menu, Resume, the Item box's − / +; asked in the page's language
   const AWAY = '[data-testid="stSidebarNav"] a, .st-key-h2h_resume button, '
-      + '.st-key-h2h_item_no button';
+      + '.st-key-h2h_item_no button, .st-key-h2h_queue_kind button';
   const onAway = (e) => {
     const t = e.target.closest ? e.target.closest(AWAY) : null;
     if (!t || !unsaved()) return;

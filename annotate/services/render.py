@@ -37,6 +37,7 @@ __all__ = ["conversation_html", "response_html", "plain_html", "context_html",
            "shortcuts_html", "feedback_html", "anchors_html", "caption_html", "md_text",
            "md_formatting", "md_table", "anchor_block_html", "item_html",
            "anchors_store_html", "missing_html", "ready_marker_html", "untranslated_html",
+           "pair_html", "pair_anchors_store_html", "pair_ready_marker_html",
            "untranslated_md",
            "language_name", "LANGUAGE_NAMES", "CHAT_CSS", "uploader_css", "UPLOADER_TEXTS"]
 
@@ -145,6 +146,10 @@ button[data-variant="segmented_control"][data-selected="true"] p{color:#8a1020;
   border:1px solid #80868b;border-radius:3px;white-space:nowrap}
 .h2h-sr{position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;
   clip:rect(0,0,0,0);white-space:nowrap;border:0}
+/* side by side: the two replies in two columns, one under the other below 900 px */
+.h2h-pair{display:grid;grid-template-columns:1fr 1fr;gap:1rem;margin:.6rem 0 .4rem 0}
+.h2h-side h3{font-size:1rem;margin:0 0 .3rem 0;padding:0}
+@media (max-width: 900px){.h2h-pair{grid-template-columns:1fr}}
 </style>
 """.replace("{SCALES}", SCALES)
 
@@ -378,6 +383,69 @@ def ready_marker_html(view, leave: str = "") -> str:
     return (f'<span data-testid="h2h-ready" data-item="{_esc(str(view.assignment_id))}" '
             f'data-number="{"" if number is None else int(number)}" '
             f'data-saved="{saved}" data-flag="{1 if view.red_flag else 0}" '
+            f'data-comment="{_esc(view.comment or "")}" data-leave="{_esc(leave)}"></span>')
+
+
+def pair_html(view, _=_same) -> str:
+    """The side-by-side page's content, as one element: the task, the shared context and
+    conversation once, then the two replies side by side ("A" on the left, "B" on the right;
+    one under the other on a narrow screen). All text escaped. ``view`` has the context
+    fields of :func:`item_html` and ``left`` / ``right``."""
+    title = html.escape(_("Conversation"))
+    a, b = html.escape(_("Reply A")), html.escape(_("Reply B"))
+    return (f"<p><b>{title}</b> · {html.escape(_(view.task))}</p>"
+            + context_html(view.persona, view.memories, view.schedule, view.outfit, _=_)
+            + conversation_html(view.turns, _=_)
+            + "<p style='margin:.8rem 0 .1rem 0'><b>"
+            + html.escape(_("The two replies to compare")) + "</b></p>"
+            + '<div class="h2h-pair" data-testid="h2h-pair">'
+            + f'<section class="h2h-side" aria-label="{a}"><h3>{a}</h3>'
+            + f'<div class="h2h-response" data-testid="h2h-left">{_esc(view.left)}</div>'
+            + "</section>"
+            + f'<section class="h2h-side" aria-label="{b}"><h3>{b}</h3>'
+            + f'<div class="h2h-response" data-testid="h2h-right">{_esc(view.right)}</div>'
+            + "</section></div>")
+
+
+def pair_anchors_store_html(dimensions, options: list[str], empty: str, cannot: str,
+                            all_label: str = "All anchors", _=_same) -> str:
+    """Every preference scale's texts in one hidden block, as :func:`anchors_store_html` for
+    the rating scales: under each scale the option pointed at or chosen ("A much better on
+    Empathy"), and folded, the dimension's description and its anchors for reference."""
+    blocks = []
+    for d in dimensions:
+        base = getattr(d, "fallback_language", None)
+        opts = "".join(f'<li data-level-index="{i}">{_esc(o)}</li>'
+                       for i, o in enumerate(options))
+        opts += f'<li data-level-index="{len(options)}" class="h2h-cannot">{_esc(cannot)}</li>'
+        levels = "".join(
+            f'<li><b>{lv.value} · {_shown(lv.label, "label" in _fallbacks(lv), base, _)}'
+            f'</b> — {_shown(lv.anchor, "anchor" in _fallbacks(lv), base, _)}</li>'
+            for lv in d.levels)
+        desc = (f'<p class="h2h-plain">'
+                f'{_shown(d.description, "description" in _fallbacks(d), base, _)}</p>'
+                if d.description else "")
+        blocks.append(f'<div class="h2h-anchor-tpl" data-empty="{_esc(empty)}">'
+                      f'<p class="h2h-anchor-now h2h-anchor-empty" aria-live="polite">'
+                      f"{_esc(empty)}</p><details><summary>{_esc(all_label)}</summary>"
+                      f'<ol class="h2h-options" hidden>{opts}</ol>{desc}<ul>{levels}</ul>'
+                      "</details></div>")
+    return '<div class="h2h-anchor-src" hidden>' + "".join(blocks) + "</div>"
+
+
+def pair_ready_marker_html(view, leave: str = "") -> str:
+    """The side-by-side form's end marker, like :func:`ready_marker_html`: what is saved for
+    the pair (each scale's chosen option index, -1 none; "cannot compare" last) and the
+    comment. ``data-item`` names the queue entry ("pair-<id>")."""
+    def index(d) -> int:
+        saved = view.saved.get(d.key)
+        if saved == "cannot":
+            return view.points
+        return -1 if saved is None else int(saved) - 1
+
+    saved = ",".join(str(index(d)) for d in view.dimensions)
+    return (f'<span data-testid="h2h-ready" data-item="pair-{int(view.assignment_id)}" '
+            f'data-number="{int(view.number)}" data-saved="{saved}" data-flag="0" '
             f'data-comment="{_esc(view.comment or "")}" data-leave="{_esc(leave)}"></span>')
 
 
