@@ -206,8 +206,8 @@ def _form(who: Identity) -> None:
     st.html(pair_html(view, _=_))
     labels = _labels(view)
     with st.form("h2h_pair_form", border=False):
-        st.caption(_("Which reply is better on each dimension? A is the reply on the left, B "
-                     "the one on the right."))
+        st.caption(_("Which reply is better on each dimension? A is the first reply (on the "
+                     "left, or above on a narrow screen), B the second."))
         for d in view.dimensions:
             options = [*pair_queue.scale_options(view.points), CANNOT]
             st.radio(_scale_label(d), options, key=_key(d.key), horizontal=True,
