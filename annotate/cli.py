@@ -89,15 +89,36 @@ def demo(
     # judges first: attention checks are not study items and are not judged
     n_judged = add_simulated_judges(engine, current_rubric(engine), seed=seed)
     n_gold, checks = add_sample_quality(engine, current_rubric(engine), seed=seed)
+    # side by side: every model pair per scenario, simulated preferences, a pairwise judge
+    from data.sample import add_sample_pairs
+    from judge.simulate import add_simulated_pairwise_judge
+    n_pairs, n_prefs = add_sample_pairs(engine, current_rubric(engine), seed=seed)
+    n_pairwise = add_simulated_pairwise_judge(engine, current_rubric(engine), seed=seed)
     # the queue is dealt now so the demo is ready; the Rate page still trains demo-rater first
     res = do_assign(engine, k=1, seed=seed, repeat_share=0.1, attention_rate=0.05,
                     include_unqualified=True)
+    # a rater of the side-by-side pairs only (released: no training round first)
+    from annotate.services.pair_assignment import assign_pairs
+    from data.pairs import add_pair_checks
+    from data.quality import release
+
+    _, pairs_code = add_rater(engine, "demo-pairs", "rater")
+    release(engine, "demo-pairs")
+    add_pair_checks(engine, 3, seed=seed)
+    pair_res = assign_pairs(engine, k=1, seed=seed, repeat_share=0.1, attention_rate=0.05,
+                            only=("demo-pairs",))
     out.print(f"Demo study in {describe_url(url)}: {items.added} items, {ratings.added} "
               f"simulated ratings, {n_judged} simulated judgments (seed {seed}), {n_gold} gold "
               f"items, {len(checks)} attention checks.")
     out.print(f"Rater code (demo-rater): [bold]{rater_code}[/bold]  (a training round on "
               f"{n_gold} gold items first; then every other item, 10% hidden repeats, "
               f"{res.attention} attention checks)")
+    out.print(f"Side by side: {n_pairs} pairs, {n_prefs} simulated preferences and "
+              f"{n_pairwise} answers of a simulated pairwise judge (h2h arena --db "
+              f"{db or 'demo.db'} --judge sim-judge-pairwise)")
+    out.print(f"Side-by-side rater code (demo-pairs): [bold]{pairs_code}[/bold]  (compares "
+              f"{pair_res.added} pairs side by side, hidden repeats and attention checks "
+              "included)")
     out.print(f"Admin code (demo-admin): [bold]{admin_code}[/bold]")
     out.print(f"The benchmark's reference-based metrics against the raters: h2h metrics run "
               f"--db {db or 'demo.db'}, then h2h report")

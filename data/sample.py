@@ -18,14 +18,17 @@ from importlib import resources
 
 import numpy as np
 from sqlalchemy.engine import Engine
+from sqlmodel import select
 
+from .engine import read_session, write_session
 from .importing import ImportResult, import_item_records, import_rating_records, item_tasks
 from .items import ItemRecord, parse_items
+from .models import Item, Pair, Rater
 from .ratings import RatingRecord
 from .rubric import Rubric
 
 __all__ = ["SAMPLE_FILES", "load_sample_items", "SimulationSpec", "simulate_ratings",
-           "build_sample_study", "sample_gold", "add_sample_quality"]
+           "build_sample_study", "sample_gold", "add_sample_quality", "add_sample_pairs"]
 
 SAMPLE_FILES = ("items_dialogue.jsonl", "items_recollection.jsonl", "items_itinerary.jsonl")
 
@@ -140,3 +143,43 @@ def add_sample_quality(engine: Engine, rubric: Rubric, n_checks: int = 6, seed: 
     import_gold(engine, gold)
     checks = add_instructed_checks(engine, n_checks, 2, seed)
     return len({g.item_id for g in gold}), checks
+
+
+def add_sample_pairs(engine: Engine, rubric: Rubric, seed: int = 20251,
+                     per_pair: int = 3) -> tuple[int, int]:
+    """Pairs of the demo's replies (``h2h pairs make``, every model pair per scenario) and
+    simulated preferences between them: ``per_pair`` of the simulated raters each compare a
+    pair on every dimension, preferring the reply of higher intended quality (plus the
+    rater's noise); a difference under half a point is "about the same", over one and a half
+    "much better". Returns (pairs, preferences)."""
+    from .pairs import make_pairs
+    from .preferences import PreferenceRecord, import_preference_records
+
+    made = make_pairs(engine, seed=seed)
+    rng = np.random.default_rng([seed, 2])
+    names = [f"{SimulationSpec().name_prefix}{i + 1}" for i in range(SimulationSpec().n_raters)]
+    noise = rng.uniform(0.4, 0.8, len(names))
+    with read_session(engine) as s:
+        pairs = s.exec(select(Pair.item_a, Pair.item_b).where(Pair.attention.is_(None))
+                       .order_by(Pair.position)).all()
+        meta = {i: (t, m or {}) for i, t, m in s.exec(select(Item.id, Item.task, Item.meta))}
+    records, line = [], 1
+    for k, (a, b) in enumerate(pairs):
+        task, qa = meta[a][0], meta[a][1].get("intended_quality", {})
+        qb = meta[b][1].get("intended_quality", {})
+        for r in [(k + j) % len(names) for j in range(per_pair)]:
+            for d in rubric.dimensions_for(task):
+                mid = (d.min + d.max) / 2
+                diff = float(qa.get(d.key, mid)) - float(qb.get(d.key, mid)) \
+                    + rng.normal(0.0, noise[r])
+                line += 1
+                winner = "tie" if abs(diff) < 0.5 else ("a" if diff > 0 else "b")
+                strength = None if winner == "tie" else (2 if abs(diff) > 1.5 else 1)
+                records.append(PreferenceRecord(line, a, b, names[r], d.key, winner,
+                                                strength, "", None))
+    with write_session(engine) as s:  # the simulated raters are flagged as such
+        for n in names:
+            if s.exec(select(Rater).where(Rater.name == n)).first() is None:
+                s.add(Rater(name=n, role="rater", code_hash=None, simulated=True))
+    res = import_preference_records(engine, records, file="simulated preferences")
+    return made.added + made.existing, res.added

@@ -204,13 +204,33 @@ def start_bundle(engine: Engine, options: AnalysisOptions = AnalysisOptions(),
             jb = judges[judges["judge"] == best]
             boards["judge"] = leaderboard(jb, items, B=options.B, seed=options.seed,
                                           source=f"judge {best} (best calibrated)")
+        pairwise = _pairwise(engine, options)
         # the manifest keeps its key order: best_judge before packages, as always
         packages = manifest.pop("packages")
         manifest.update(best_judge=best, packages=packages)
-        bundle.update(calibration=calib, leaderboards=boards)
+        if pairwise is not None:
+            manifest["pairwise"] = {
+                "model": "Bradley-Terry per dimension, Davidson (1970) for ties; "
+                         "log-strengths centred to 0", "players": pairwise.by,
+                "bootstrap": {"B": pairwise.B, "seed": pairwise.seed,
+                              "resampling": "scenarios", "interval": "percentile"},
+                "inconsistent_judge_orders": pairwise.inconsistent,
+                "judges": [{"name": j.name, "hash": j.hash} for j in pairwise.judges]}
+        bundle.update(calibration=calib, leaderboards=boards, pairwise=pairwise)
         return bundle
 
     return bundle, finish
+
+
+def _pairwise(engine: Engine, options: AnalysisOptions):
+    """Every side-by-side ranking (None when the study has no pairs with preferences or
+    pairwise judgments)."""
+    from ..arena_study import count_pairs, pairwise_configs, pairwise_study, study_preferences
+
+    if not count_pairs(engine) or (study_preferences(engine).empty
+                                   and not pairwise_configs(engine)):
+        return None
+    return pairwise_study(engine, B=options.B, seed=options.seed)
 
 
 def _rubric_order(engine: Engine) -> dict:

@@ -17,6 +17,8 @@ from .sec_judges import calibration, judges
 from .sec_metrics import TITLE as METRICS_TITLE
 from .sec_metrics import metrics
 from .sec_models import leaderboard, safety, sap
+from .sec_pairwise import TITLE as PAIRWISE_TITLE
+from .sec_pairwise import pairwise
 
 __all__ = ["Finding", "Glance", "SectionOutput", "Section", "SECTIONS", "build_sections",
            "glance_table"]
@@ -41,6 +43,10 @@ SECTIONS: list[Section] = [
     Section("sap", "Secure Attachment Persona versus baseline",
             "The same models with and without the SAP system prompt.", sap),
     Section("safety", "Safety red flags", "How often raters flagged a reply as risky.", safety),
+    Section("pairwise", PAIRWISE_TITLE,
+            "Replies compared two at a time (h2h pairs make): Bradley–Terry rankings of the "
+            "models from the humans' preferences and from each pairwise judge, the judge's "
+            "position bias, and how far it agrees with the humans.", pairwise),
 ]
 
 

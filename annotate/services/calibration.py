@@ -25,18 +25,66 @@ from annotate.services.i18n import N_
 from data.engine import read_session
 from data.errors import H2HError
 from data.messages import Msg
-from data.models import JudgeConfigRow, Judgment
+from data.models import PAIRWISE_MODES, JudgeConfigRow, Judgment
 
 __all__ = ["calibration_items", "compare_configs", "compare_metrics", "split_names",
            "verdict_rows", "VERDICT_COLUMNS", "Disagreement",
            "largest_disagreements",
            "config_names", "template_of", "write_template", "start_prompt_version",
-           "judgments_stored", "item_of"]
+           "judgments_stored", "item_of", "pairwise_summary", "pairwise_rows",
+           "PAIRWISE_COLUMNS"]
 
 
 def config_names(engine: Engine) -> list[str]:
+    """The single-item judge configurations (pairwise ones: :func:`pairwise_summary`)."""
     with read_session(engine) as s:
-        return list(s.exec(select(JudgeConfigRow.name).order_by(JudgeConfigRow.name)).all())
+        return list(s.exec(select(JudgeConfigRow.name)
+                           .where(JudgeConfigRow.mode.notin_(PAIRWISE_MODES))
+                           .order_by(JudgeConfigRow.name)).all())
+
+
+PAIRWISE_COLUMNS = {"dimension": (N_("Dimension"), "text"), "pairs": (N_("Pairs"), "count"),
+                    "judge_kappa": (N_("κ judge–human"), "coef"),
+                    "judge_ci": (N_("95% CI"), "text"),
+                    "human_kappa": (N_("κ human–human"), "coef"),
+                    "human_ci": (N_("95% CI "), "text"),
+                    "tau": (N_("Kendall τ-b of the rankings"), "coef"),
+                    "tau_ci": (N_("95% CI  "), "text"), "note": (N_("Note"), "text")}
+
+
+def pairwise_summary(engine: Engine, *, B: int = 500, seed: int = 0,
+                     inconsistent: str = "tie"):
+    """The side-by-side rankings of the humans and every pairwise judge, with the judges'
+    position bias and agreement with the humans (None: no pairwise judge has answers)."""
+    from analysis.arena_study import pairwise_configs, pairwise_study
+
+    if not pairwise_configs(engine):
+        return None
+    return pairwise_study(engine, B=B, seed=seed, inconsistent=inconsistent)  # type: ignore
+
+
+def _ci_text(lo: float | None, hi: float | None) -> str:
+    return "" if lo is None or hi is None else f"[{lo:.3f}, {hi:.3f}]"
+
+
+def pairwise_rows(judge, labels: dict[str, str] | None = None) -> list[dict]:
+    """A pairwise judge against the humans per dimension: κ on a/b/tie beside the humans'
+    own κ on the same pairs, and τ-b between the rankings, each with its CI."""
+    labels = labels or {}
+    taus = {t.dimension: t for t in judge.taus}
+    rows = []
+    for k in judge.kappas:
+        t = taus.get(k.dimension)
+        why = [x for x in (k.reason, t.reason if t else None) if x]
+        rows.append({"dimension": labels.get(k.dimension, k.dimension), "pairs": k.n_pairs,
+                     "judge_kappa": k.judge_kappa, "judge_ci": _ci_text(k.judge_low,
+                                                                       k.judge_high),
+                     "human_kappa": k.human_kappa, "human_ci": _ci_text(k.human_low,
+                                                                       k.human_high),
+                     "tau": t.tau if t else None,
+                     "tau_ci": _ci_text(t.low, t.high) if t else "",
+                     "note": why[0] if why else ""})
+    return rows
 
 
 def calibration_items(engine: Engine, sample: int | None = None, seed: int = 0) -> list[str]:

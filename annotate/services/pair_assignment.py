@@ -87,8 +87,10 @@ def balanced_sides(edges: Sequence[tuple[Hashable, Hashable]], rng: random.Rando
 
 def assign_pairs(engine: Engine, *, k: int, seed: int = 0, repeat_share: float = 0.0,
                  min_gap: int = 5, attention_rate: float | None = None,
-                 include_unqualified: bool = False) -> AssignResult:
-    """Deal the study's pairs to every active human rater (see the module docstring)."""
+                 include_unqualified: bool = False,
+                 only: Sequence[str] | None = None) -> AssignResult:
+    """Deal the study's pairs to every active human rater (see the module docstring), or
+    only to the raters named in ``only``."""
     from data.quality import get_settings, qualified_rater_ids
 
     rate = get_settings(engine).attention_rate if attention_rate is None else attention_rate
@@ -101,6 +103,8 @@ def assign_pairs(engine: Engine, *, k: int, seed: int = 0, repeat_share: float =
                         .order_by(Rater.id)).all()
         if not active:
             raise H2HError(Msg("no active raters to assign to; add some with `h2h raters add`"))
+        if only is not None:
+            active = [r for r in active if r.name in set(only)]
         raters = [r for r in active if include_unqualified or r.id in qualified]
         skipped = tuple(r.name for r in active if r not in raters)
         if not raters:

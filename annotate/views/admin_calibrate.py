@@ -8,6 +8,7 @@ import streamlit as st
 from analysis.analyze import AnalysisOptions
 from analysis.report.figures import calibration_figure
 from annotate import state
+from annotate.components.pairwise_calibration import pairwise_section
 from annotate.components.tables import rows_frame, show_table
 from annotate.i18n import _, labelled, language, tr
 from annotate.resources import cached_rubric, engine
@@ -32,8 +33,10 @@ def _score(v) -> str:
 
 
 names = cal.config_names(engine())
+rubric_dims = cached_rubric(engine(), language()).dimensions
 if not names:
     st.info(_("No judge configurations yet: run one with `h2h judge run`."))
+    pairwise_section({d.key: d.label for d in rubric_dims}, [d.key for d in rubric_dims])
     st.stop()
 c = st.columns([3, 1, 1, 1, 1])
 chosen = c[0].multiselect(_("Configurations"), names, default=names[:4], key="h2h_cal_configs",
@@ -138,3 +141,5 @@ if run := st.session_state.get(state.PROMPT_RUN):
                 text=md_text(_("{name}: {done} judgments stored (template {file})").format(
                     name=name, done=done, file=Path(path).name)))
     st.button(_("Refresh"), key="h2h_new_refresh")
+
+pairwise_section({d.key: d.label for d in rubric_dims}, [d.key for d in rubric_dims])

@@ -207,3 +207,76 @@ def test_hidden_repeats_and_attention_pairs_are_kept_apart(study):
     (rater, item_id, ok, _at, scores, expected) = attention_summary_rows(engine)[0]
     assert (rater, ok) == ("pat", False) and item_id.startswith("pattn-")
     assert scores["fluency"] == "not chosen" and expected["fluency"] == "chosen"
+
+
+# --- the demo's side-by-side data on the Calibration page and in the report -----------------
+
+@pytest.fixture(scope="module")
+def _demo_pairs(tmp_path_factory) -> Path:
+    from data.sample import add_sample_pairs, build_sample_study
+    from judge.simulate import add_simulated_pairwise_judge
+
+    path = tmp_path_factory.mktemp("demo-pairs") / "study.db"
+    engine = get_engine(path)
+    init_study(engine, name="demo pairs")
+    rub = current_rubric(engine)
+    build_sample_study(engine, rub)
+    add_sample_pairs(engine, rub, seed=5)
+    add_simulated_pairwise_judge(engine, rub, seed=5)
+    add_rater(engine, "ada", "admin")
+    engine.dispose()
+    _engine_for.cache_clear()
+    return path
+
+
+@pytest.fixture
+def demo_pairs(tmp_path, _demo_pairs, monkeypatch):
+    path = tmp_path / "study.db"
+    shutil.copyfile(_demo_pairs, path)
+    monkeypatch.setenv("H2H_DB", str(path))
+    engine = get_engine(path)
+    yield engine
+    engine.dispose()
+    _engine_for.cache_clear()
+
+
+def test_the_calibration_page_shows_the_pairwise_judge(demo_pairs):
+    (admin_id,) = rows(demo_pairs, "SELECT id FROM rater WHERE name = 'ada'")[0]
+    token, _ = open_session(demo_pairs, admin_id)
+    at = AppTest.from_file(str(APP_DIR / "views" / "admin_calibrate.py"), default_timeout=120)
+    at.session_state[state.IDENTITY] = Identity(admin_id, "ada", "admin", token)
+    at.run()
+    assert not at.exception
+    assert "Pairwise judges" in [h.value for h in at.subheader]
+    captions = "\n".join(c.value for c in at.caption)
+    assert "The reply shown first won" in captions and "decisive answers" in captions
+    table = at.dataframe[-1].value
+    assert list(table["dimension"])[:3] == ["Empathy", "Safety", "Fluency"]
+    assert table["judge_kappa"].notna().all() and table["human_kappa"].notna().all()
+    # the study's only judge is pairwise: the single-item comparison does not offer it
+    assert "No judge configurations yet" in at.info[0].value
+
+
+def test_the_report_section_fits_an_acl_column_and_shows_both_rankings(demo_pairs):
+    from analysis.arena_study import pairwise_study
+    from analysis.report.latex import _layout
+    from analysis.report.sec_pairwise import pairwise
+
+    rub = current_rubric(demo_pairs)
+    bundle = {"dimensions": [{"key": d.key, "label": d.label, "level": d.level,
+                              "kind": d.kind, "min": d.min, "max": d.max, "tasks": None}
+                             for d in rub.dimensions],
+              "analysis": {"dimensions": {}},
+              "pairwise": pairwise_study(demo_pairs, B=100, seed=1)}
+    out = pairwise(bundle)
+    keys = [t.key for t in out.tables]
+    assert keys == ["pairwise_sim-judge-pairwise", "pairwise_agreement_sim-judge-pairwise"]
+    for t in out.tables:
+        assert not _layout(t).wide, f"{t.key} does not fit a column"
+    ranking = out.tables[0]
+    assert [c.head for c in ranking.cols] == ["Model", "Humans", "Judge", "n"]
+    (fig,) = out.figures
+    names = {tr.name for tr in fig.fig.data}
+    assert names == {"Humans", "Judge sim-judge-pairwise"}
+    assert any("position bias" in f.text and f.kind == "caveat" for f in out.findings)
+    assert {t.key for t in out.details} == {"pairwise_rankings", "pairwise_agreement"}
