@@ -119,6 +119,7 @@ class AssignResult:
     attention: int = 0
     skipped: tuple[str, ...] = ()  # active raters left out because they are not qualified
     attention_short: int = 0  # checks wanted but not available (too few attention items)
+    pairs: bool = False  # dealt side-by-side pairs (h2h assign --pairs), not single items
 
     def message(self) -> Msg:
         """What the assignment did, as the CLI prints it (and the app shows it, translated)."""
@@ -132,7 +133,10 @@ class AssignResult:
             parts.append(Msg("not qualified yet, so no real items: {names} "
                              "(--include-unqualified deals to them anyway)",
                              names=", ".join(self.skipped)))
-        if self.attention_short:
+        if self.attention_short and self.pairs:
+            parts.append(Msg("{n} attention-check pairs could not be placed: add more with "
+                             "`h2h pairs attention`", n=self.attention_short))
+        elif self.attention_short:
             parts.append(Msg("{n} attention checks could not be placed: add more with `h2h "
                              "quality attention add`", n=self.attention_short))
         return join_msgs("; ", parts)

@@ -45,11 +45,11 @@ def config_names(engine: Engine) -> list[str]:
 
 PAIRWISE_COLUMNS = {"dimension": (N_("Dimension"), "text"), "pairs": (N_("Pairs"), "count"),
                     "judge_kappa": (N_("κ judge–human"), "coef"),
-                    "judge_ci": (N_("95% CI"), "text"),
+                    "judge_ci": (N_("95% CI, judge–human"), "text"),
                     "human_kappa": (N_("κ human–human"), "coef"),
-                    "human_ci": (N_("95% CI "), "text"),
+                    "human_ci": (N_("95% CI, human–human"), "text"),
                     "tau": (N_("Kendall τ-b of the rankings"), "coef"),
-                    "tau_ci": (N_("95% CI  "), "text"), "note": (N_("Note"), "text")}
+                    "tau_ci": (N_("95% CI, τ-b"), "text"), "note": (N_("Note"), "text")}
 
 
 def pairwise_summary(engine: Engine, *, B: int = 500, seed: int = 0,

@@ -170,4 +170,5 @@ def assign_pairs(engine: Engine, *, k: int, seed: int = 0, repeat_share: float =
                             .join(PairAssignment, PairAssignment.rater_id == Rater.id)
                             .where(PairAssignment.kind == "primary").group_by(Rater.name)).all())
     return AssignResult(len(raters), len(pairs), len(new_rows), repeats, len(p.moved),
-                        {r.name: loads.get(r.name, 0) for r in raters}, n_att, skipped, short)
+                        {r.name: loads.get(r.name, 0) for r in raters}, n_att, skipped, short,
+                        pairs=True)

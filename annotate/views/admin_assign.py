@@ -7,6 +7,7 @@ from annotate.i18n import _, tr
 from annotate.resources import engine
 from annotate.services.admin import RATER_PROGRESS_COLUMNS, rater_progress
 from annotate.services.assignment import assign
+from annotate.services.pair_assignment import assign_pairs
 from annotate.services.render import md_text
 from annotate.session import require
 from data.errors import H2HError
@@ -31,12 +32,17 @@ with st.form("h2h_assign"):
                                   float(get_settings(engine()).attention_rate), step=0.01)
     everyone = c[1].checkbox(_("Also deal to raters who have not passed training yet"),
                              help=_("Their Rate page still trains them first."))
+    pairs = c[1].checkbox(_("Deal side-by-side pairs instead of single items"),
+                          key="h2h_assign_pairs",
+                          help=_("The pairs made with `h2h pairs make`: k raters per pair, "
+                                 "sides blinded and counterbalanced."))
     go = st.form_submit_button(_("Assign"), type="primary", key="h2h_assign_go")
 if go:
     try:
-        res = assign(engine(), k=int(k), seed=int(seed), repeat_share=float(repeats),
-                     min_gap=int(gap), attention_rate=float(attention),
-                     include_unqualified=everyone)
+        deal = assign_pairs if pairs else assign
+        res = deal(engine(), k=int(k), seed=int(seed), repeat_share=float(repeats),
+                   min_gap=int(gap), attention_rate=float(attention),
+                   include_unqualified=everyone)
     except H2HError as exc:
         st.error(md_text(tr(exc)))
     else:

@@ -88,8 +88,14 @@ def test_manifest_describes_the_study(report):
             "SELECT name, hash, template_hash, samples FROM judge_config")).all()}
     assert {j["name"]: (j["hash"], j["template_hash"], j["samples"])
             for j in m["judge_configurations"]} == stored
-    assert len(stored) == 2 and m["counts"]["judgments"] == 2160
+    # the two simulated single-item judges and the simulated pairwise one (its answers are
+    # pair judgments, not counted as judgments of items)
+    assert len(stored) == 3 and m["counts"]["judgments"] == 2160
     assert m["best_judge"] == "sim-judge-anchored"
+    assert m["pairwise"]["judges"] == [{"name": "sim-judge-pairwise",
+                                        "hash": stored["sim-judge-pairwise"][0]}]
+    assert m["pairwise"]["bootstrap"] == {"B": 300, "seed": 9, "resampling": "scenarios",
+                                          "interval": "percentile"}
 
 
 @pytest.mark.browser

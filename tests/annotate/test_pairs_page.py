@@ -280,3 +280,39 @@ def test_the_report_section_fits_an_acl_column_and_shows_both_rankings(demo_pair
     assert names == {"Humans", "Judge sim-judge-pairwise"}
     assert any("position bias" in f.text and f.kind == "caveat" for f in out.findings)
     assert {t.key for t in out.details} == {"pairwise_rankings", "pairwise_agreement"}
+
+
+def test_the_page_speaks_chinese(study):
+    who = _rater(study)
+    assign_pairs(study, k=1, seed=0)
+    at = AppTest.from_file(str(APP_DIR / "views" / "rate.py"), default_timeout=60)
+    at.session_state[state.IDENTITY] = who
+    at.session_state[state.LANGUAGE] = "zh"
+    at.run()
+    assert not at.exception
+    assert "已完成 0/24 对 · 第 1 对" in at.get("progress")[0].proto.text
+    html = "\n".join(e.proto.body for e in at.get("html"))
+    assert "回复 A" in html and "回复 B" in html and "要比较的两条回复" in html
+    radio = list(at.radio)[0]
+    assert radio.label == "共情"
+    assert radio.options == ["**1** A 好得多", "**2** A 更好", "**3** 差不多", "**4** B 更好",
+                             "**5** B 好得多", "无法比较"]
+
+
+def test_the_assignment_page_deals_pairs(study):
+    _rater(study, "pat")
+    (pat_id,) = rows(study, "SELECT id FROM rater WHERE name = 'pat'")[0]
+    ada, _code = add_rater(study, "ada", "admin")
+    token, _ = open_session(study, ada.id)
+    at = AppTest.from_file(str(APP_DIR / "views" / "admin_assign.py"), default_timeout=60)
+    at.session_state[state.IDENTITY] = Identity(ada.id, "ada", "admin", token)
+    at.run()
+    at.number_input[0].set_value(1)
+    at.checkbox(key="h2h_assign_pairs").check()
+    at.button(key="h2h_assign_go").click().run()
+    done = at.success[0].value
+    assert not at.exception and "26 assignments added &#40;2 hidden repeats" in done
+    assert "`h2h pairs attention`" in done.replace("&#96;", "`")
+    assert rows(study, "SELECT COUNT(*) FROM pair_assignment WHERE rater_id = "
+                       f"{pat_id}") == [(26,)]
+    assert rows(study, "SELECT COUNT(*) FROM assignment") == [(0,)]
