@@ -273,3 +273,53 @@ def test_the_commands(study, tmp_path):
     res = run.invoke(app, ["export", "preferences", "--db", db, "--out", str(out)])
     assert res.exit_code == 0 and "Wrote 1 preferences" in res.output
     assert out.read_text("utf-8").count("\n") == 2
+
+
+def test_pairs_preferences_and_pair_judgments_on_both_backends(engine, tmp_path):
+    """The same on SQLite and PostgreSQL: SQL NULL for a real pair's attention, the import,
+    the app's save with its revision, and the pair judgments' upsert (a stored answer is
+    kept; a request failure is replaced)."""
+    from data.engine import read_session
+    from data.models import JudgeConfigRow, utcnow
+    from data.pairs import find_pair
+    from data.preference_service import save_pair_preferences
+    from data.raters import add_rater
+    from judge.pairwise import store_pair_judgments
+
+    recs = parse_items(jsonl(*_items()), "items.jsonl", ("dialogue", "recollection",
+                                                         "itinerary"))
+    import_item_records(engine, recs, file="items.jsonl")
+    make_pairs(engine, per_scenario=1, seed=0)
+    assert rows(engine, "SELECT COUNT(*) FROM pair WHERE attention IS NULL") == [(6,)]
+    res = _import(engine, _write(tmp_path, HEADER + "s1-ash,s1-birch,Dr Lee,empathy,a,2\n"))
+    assert res.added == 1
+    with read_session(engine) as s:
+        pid, _turned = find_pair(s, "s1-ash", "s1-birch")
+    rater, _code = add_rater(engine, "pat", "rater")
+    for winner in ("b", "tie"):
+        save_pair_preferences(engine, rater_id=rater.id, pair_id=pid,
+                              choices={"empathy": (winner, 1 if winner == "b" else None),
+                                       "safety": ("a", 2), "fluency": (None, None)},
+                              shown_left="b")
+    got = rows(engine, f"SELECT dimension, winner, strength, shown_left FROM preference "
+                       f"WHERE rater_id = {rater.id} ORDER BY dimension")
+    assert got == [("empathy", "tie", None, "b"), ("fluency", None, None, "b"),
+                   ("safety", "a", 2, "b")]
+    assert rows(engine, f"SELECT COUNT(*) FROM preference_revision r JOIN preference p ON "
+                        f"p.id = r.preference_id WHERE p.rater_id = {rater.id}") == [(4,)]
+    with engine.begin() as c:
+        c.execute(JudgeConfigRow.__table__.insert().values(
+            hash="h" * 16, name="pw", provider="anthropic", model="m", template_name="t",
+            template_hash="t", template={}, rubric_version="v", mode="pairwise",
+            reason_first=False, structured=True, max_tokens=10, samples=1,
+            created_at=utcnow()))
+        row = {"pair_id": pid, "pair_hash": "x", "dimension": "empathy", "order": "ab",
+               "sample": 0, "verdict": None, "winner": None, "outcome": "request_failed",
+               "unscored_reason": "request: timeout", "raw_reply": "", "reasoning": "",
+               "input_tokens": 0, "output_tokens": 0, "batch_id": None}
+        store_pair_judgments(c, "h" * 16, [row])
+        store_pair_judgments(c, "h" * 16, [{**row, "verdict": "first", "winner": "a",
+                                            "outcome": "scored", "unscored_reason": None}])
+        store_pair_judgments(c, "h" * 16, [{**row, "verdict": "second", "winner": "b",
+                                            "outcome": "scored", "unscored_reason": None}])
+    assert rows(engine, "SELECT verdict, outcome FROM pair_judgment") == [("first", "scored")]
