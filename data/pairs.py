@@ -33,7 +33,7 @@ from sqlalchemy import func
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from .engine import read_session, write_session
+from .engine import write_session
 from .errors import H2HError
 from .migrate import ensure_current
 from .models import AttentionCheck, GoldScore, Item, Pair, utcnow
@@ -321,7 +321,3 @@ def add_pair_checks(engine: Engine, n: int, seed: int = 0) -> list[int]:
             made.append(pair.id)
     return made
 
-
-def pairs_of(engine: Engine) -> list[Pair]:
-    with read_session(engine) as s:
-        return list(s.exec(select(Pair).order_by(Pair.position, Pair.id)).all())

@@ -262,6 +262,7 @@ class PairView:
     response_a: str
     response_b: str
     hash: str  # pair_hash of the two items' content hashes
+    task_b: str = ""  # item_b's task (the pair's dimensions apply to both)
 
     def shown(self, order: str) -> tuple[str, str]:
         """The two replies in the order a call shows them."""
@@ -324,8 +325,8 @@ def _load_pairs(engine: Engine, rubric: Rubric, f: PairFilters) -> list[PairView
                       .join(a, a.id == Pair.item_a).join(b, b.id == Pair.item_b)
                       .where(Pair.attention.is_(None))
                       .order_by(Pair.position, Pair.id)).all()
-    views = [PairView(pid, task, ctx or {}, ia, ib, ra, rb, pair_hash(ha, hb))
-             for pid, task, ctx, ia, ib, ra, rb, ha, hb, _tb in rows
+    views = [PairView(pid, task, ctx or {}, ia, ib, ra, rb, pair_hash(ha, hb), tb)
+             for pid, task, ctx, ia, ib, ra, rb, ha, hb, tb in rows
              if f.task is None or task == f.task]
     if f.pairs:
         known = {v.id for v in views}
@@ -375,13 +376,8 @@ def plan_pairwise(engine: Engine, spec: JudgeSpec, filters: PairFilters = PairFi
     waiting = _open_batch_pair_keys(engine, spec.hash)
     plan = PairPlan(spec, rubric, {}, [], measured_output=measured_output_tokens(engine,
                                                                                    spec.hash))
-    tasks = {}
-    with read_session(engine) as s:
-        for pid, tb in s.exec(select(Pair.id, Item.task).join(Item, Item.id == Pair.item_b)):
-            tasks[pid] = tb
     for v in views:
-        dims = [d.key for d in rubric.dimensions_for(v.task)
-                if d.applies_to(tasks.get(v.id, v.task))
+        dims = [d.key for d in rubric.dimensions_for(v.task) if d.applies_to(v.task_b or v.task)
                 and (not filters.dimensions or d.key in filters.dimensions)]
         for order in ORDERS:
             for sample in range(spec.samples):
