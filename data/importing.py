@@ -135,6 +135,7 @@ def import_rating_records(engine: Engine, records: list[RatingRecord], *, file: 
         if conflicts:
             raise FormatError(conflicts)
         now = utcnow()
+        changed: list[Rating] = []
         for rec in records:
             rid = raters[rec.rater].id
             old = existing.get((rid, rec.item_id, rec.dimension))
@@ -157,10 +158,13 @@ def import_rating_records(engine: Engine, records: list[RatingRecord], *, file: 
                 rating.rubric_version = version
                 updated += 1
             s.add(rating)
-            s.flush()
-            s.add(RatingRevision(rating_id=rating.id, score=rating.score,
-                                 comment=rating.comment, flags=list(rating.flags),
-                                 rubric_version=version, changed_at=now))
+            changed.append(rating)
+        # one flush for every rating (the new ones' ids come back in batched INSERTs), then
+        # their revisions: a flush per row made 9,000 ratings take 20 s
+        s.flush()
+        s.add_all([RatingRevision(rating_id=r.id, score=r.score, comment=r.comment,
+                                  flags=list(r.flags), rubric_version=version, changed_at=now)
+                   for r in changed])
     return ImportResult(added, unchanged, updated)
 
 

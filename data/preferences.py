@@ -205,16 +205,17 @@ def import_preference_records(engine: Engine, records: list[PreferenceRecord], *
         scen = dict(s.exec(select(Item.id, Item.scenario)).all())
         pos = (s.exec(select(func.max(Pair.position))).one() or 0) + 1
         now = utcnow()
+        new_pairs: dict[frozenset, Pair] = {}
         for rec in records:  # a pair named for the first time: stored as the row writes it
             key = frozenset((rec.item_a, rec.item_b))
-            if key not in pairs:
-                p = Pair(item_a=rec.item_a, item_b=rec.item_b, scenario=scen[rec.item_a],
-                         source="import", position=pos, created_at=now)
-                s.add(p)
+            if key not in pairs and key not in new_pairs:
+                new_pairs[key] = Pair(item_a=rec.item_a, item_b=rec.item_b,
+                                      scenario=scen[rec.item_a], source="import",
+                                      position=pos, created_at=now)
                 pos += 1
-                s.flush()
-                pairs[key] = (p.id, rec.item_a)
-        s.flush()
+        s.add_all(new_pairs.values())
+        s.flush()  # one flush: the new pairs' ids come back from batched INSERTs
+        pairs.update({key: (p.id, p.item_a) for key, p in new_pairs.items()})
         stored = {}
         for name in sorted({r.rater for r in records}):
             for p in s.exec(select(Preference).where(Preference.rater_id == raters[name].id,
@@ -240,6 +241,7 @@ def import_preference_records(engine: Engine, records: list[PreferenceRecord], *
                     b=rec.item_b, dimension=rec.dimension)))
         if conflicts:
             raise FormatError(conflicts)
+        changed: list[Preference] = []
         for rec in records:
             pid, winner, left = canonical(rec)
             rid = raters[rec.rater].id
@@ -261,10 +263,12 @@ def import_preference_records(engine: Engine, records: list[PreferenceRecord], *
                 pref.rubric_version, pref.updated_at = version, now
                 updated += 1
             s.add(pref)
-            s.flush()
-            s.add(PreferenceRevision(preference_id=pref.id, winner=pref.winner,
-                                     strength=pref.strength, comment=pref.comment,
-                                     rubric_version=version, changed_at=now))
+            changed.append(pref)
+        s.flush()  # once for all, then the revisions (a flush per row is slow at scale)
+        s.add_all([PreferenceRevision(preference_id=p.id, winner=p.winner,
+                                      strength=p.strength, comment=p.comment,
+                                      rubric_version=version, changed_at=now)
+                   for p in changed])
     return ImportResult(added, unchanged, updated)
 
 
