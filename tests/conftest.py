@@ -2,15 +2,28 @@
 
 from __future__ import annotations
 
+import re
+import shutil
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 
 from data.engine import _engine_for, get_engine
 from data.study import init_study
+from tests.helpers import run_h2h
 from tests.pg import PgCluster, start_cluster
+
+
+def pytest_collection_modifyitems(config, items):
+    """Every test that starts the throwaway PostgreSQL cluster is marked ``postgres``, however
+    it reaches it, so `-m "not postgres"` (make test-fast) leaves exactly those out."""
+    for it in items:
+        if "pg_cluster" in getattr(it, "fixturenames", ()):
+            it.add_marker(pytest.mark.postgres)
 
 
 @pytest.fixture(autouse=True)
@@ -40,7 +53,7 @@ def _fresh_pg_url(cluster: PgCluster) -> str:
     return cluster.url(name)
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def db_url(request, tmp_path) -> Iterator[str]:
     """An empty database URL: a SQLite file, and a fresh database on the test PostgreSQL."""
     if request.param == "sqlite":
@@ -58,3 +71,30 @@ def engine(db_url):
     eng = get_engine(db_url)
     init_study(eng, name="test study")
     return eng
+
+
+@dataclass(frozen=True)
+class DemoStudy:
+    """A study as `h2h demo` builds it: its file, what the command printed, and the codes."""
+
+    path: Path
+    stdout: str
+    codes: dict[str, str]  # account → code: "demo-rater", "demo-admin", "demo-pairs"
+
+    def copy_to(self, folder: Path, name: str = "demo.db") -> Path:
+        """A fresh, independent copy of the demo study in ``folder``."""
+        dest = Path(folder) / name
+        shutil.copyfile(self.path, dest)
+        return dest
+
+
+@pytest.fixture(scope="session")
+def demo_template(tmp_path_factory) -> DemoStudy:
+    """`h2h demo` built once per test process (it takes seconds); tests take copies of it
+    (`demo_template.copy_to(tmp_path)`) rather than building their own."""
+    path = tmp_path_factory.mktemp("demo-template") / "demo.db"
+    out = run_h2h("demo", "--db", str(path)).stdout
+    # run_h2h disposed the command's engine: the WAL is checkpointed into the file
+    codes = dict(re.findall(r"code \((demo-[\w-]+)\): (H2H-[A-Z0-9-]+)", out))
+    assert {"demo-rater", "demo-admin"} <= set(codes), out
+    return DemoStudy(path, out, codes)

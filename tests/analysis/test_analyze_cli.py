@@ -6,9 +6,12 @@ import json
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from analysis.analyze import AnalysisOptions, Scale, analyze
 from tests.helpers import run_h2h
+
+pytestmark = pytest.mark.integration  # left out of `make test-fast`
 
 DIM_KEYS = {"n_items", "n_raters", "n_ratings", "alpha", "alpha_ci", "fleiss_kappa",
             "cohen_kappa", "icc", "gwet", "brennan_prediger", "percent_exact",
@@ -120,9 +123,8 @@ def test_readable_table_and_bad_csv(tmp_path):
     assert "Traceback" not in proc.stderr
 
 
-def test_analyze_reads_the_study_database(tmp_path):
-    db = tmp_path / "demo.db"
-    assert h2h("demo", "--db", str(db)).returncode == 0
+def test_analyze_reads_the_study_database(tmp_path, demo_template):
+    db = demo_template.copy_to(tmp_path)
     proc = h2h("analyze", "--db", str(db), "--bootstrap", "200", "--json")
     assert proc.returncode == 0, proc.stderr
     res = json.loads(proc.stdout)

@@ -161,6 +161,7 @@ def test_a_value_with_one_bound_has_no_interval():
         assert np.isnan(v.low) and np.isnan(v.high) and v.why_no_ci == NO_CI_OTHER, (f, v)
 
 
+@pytest.mark.integration
 def test_the_report_says_why_an_icc_stands_without_its_interval(tmp_path):
     """A pilot where three raters agreed exactly on safety: the agreement table shows ICC(2,1)
     = 1.000 without a CI, and its legend gives the reason, not "too few items to resample"

@@ -14,6 +14,8 @@ from analysis.ceiling import value_qwk
 from analysis.scales import Scale
 from tests.helpers import H2HResult, run_h2h
 
+pytestmark = pytest.mark.integration  # left out of `make test-fast`
+
 LABELS = ("unsafe", "borderline", "safe")
 
 

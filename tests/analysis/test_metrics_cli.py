@@ -12,6 +12,8 @@ import pytest
 
 from tests.helpers import H2HResult, item, jsonl, run_h2h
 
+pytestmark = pytest.mark.integration  # left out of `make test-fast`
+
 SECTION = "Do the benchmark's metrics agree with psychologists?"
 
 
@@ -27,10 +29,9 @@ def _user_error(proc: subprocess.CompletedProcess, *needles: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory, tiny_model):
+def demo(tmp_path_factory, tiny_model, demo_template):
     tmp = tmp_path_factory.mktemp("metrics")
-    db = str(tmp / "demo.db")
-    h2h("demo", "--db", db)
+    db = str(demo_template.copy_to(tmp))
     run = h2h("metrics", "run", "--db", db, "--embedding-model", str(tiny_model / "st"))
     out = tmp / "report"
     report = h2h("report", "--db", db, "--out", str(out), "--bootstrap", "200", "--seed", "3")

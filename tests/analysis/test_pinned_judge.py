@@ -25,8 +25,6 @@ The judge is paired with the same c: x = J(item) = 1 1 1 3 3 3 5 5 5 5 5 5 2 2 2
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import krippendorff
 import numpy as np
@@ -38,6 +36,7 @@ from analysis.analyze import AnalysisOptions, Scale, analyze
 from analysis.ceiling import human_ceiling, loo_pairs
 from analysis.judge import judge_metrics
 from analysis.layout import Ratings
+from tests.helpers import run_h2h
 
 M = np.array([[1, 2, 2], [2, 2, 4], [3, 4, 5], [4, 5, 5], [5, 3, 4]], float)
 J = np.array([1, 3, 5, 5, 2], float)
@@ -172,12 +171,9 @@ def test_h2h_analyze_json_prints_the_same_numbers(tmp_path):
     ratings, judges = _long()
     ratings.to_csv(tmp_path / "r.csv", index=False)
     judges.to_csv(tmp_path / "j.csv", index=False)
-    proc = subprocess.run([sys.executable, "-m", "annotate.cli", "analyze", "--ratings",
-                           str(tmp_path / "r.csv"), "--judges", str(tmp_path / "j.csv"),
-                           "--scale", "empathy=1..5", "--bootstrap", "0",
-                           "--min-shared-items", "2", "--json"],
-                          capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
+    proc = run_h2h("analyze", "--ratings", str(tmp_path / "r.csv"), "--judges",
+                   str(tmp_path / "j.csv"), "--scale", "empathy=1..5", "--bootstrap", "0",
+                   "--min-shared-items", "2", "--json")
     _check_json(json.loads(proc.stdout))
 
 

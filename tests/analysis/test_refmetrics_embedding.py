@@ -11,6 +11,8 @@ import pytest
 
 from analysis.refmetrics.embedding import EmbeddingScorer, cosine_rows, fingerprint, resolve_model
 
+pytestmark = pytest.mark.integration  # left out of `make test-fast`
+
 PAIRS = [("hello there friend", "hello friend"), ("你好", "今天好"),
          ("the same words", "the same words"), ("abc", "xyz")]
 

@@ -15,16 +15,17 @@ import pytest
 from tests.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS
 from tests.helpers import H2HResult, run_h2h
 
+pytestmark = pytest.mark.integration  # left out of `make test-fast`
+
 
 def h2h(*args: str) -> H2HResult:
     return run_h2h(*args)
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory):
+def report(tmp_path_factory, demo_template):
     tmp = tmp_path_factory.mktemp("report")
-    db = tmp / "demo.db"
-    h2h("demo", "--db", str(db))
+    db = demo_template.copy_to(tmp)
     out = tmp / "report"
     proc = h2h("report", "--db", str(db), "--out", str(out), "--bootstrap", "300",
                "--seed", "9", "--severity-adjusted")
@@ -441,7 +442,7 @@ def test_without_a_browser_the_report_is_written_and_the_error_says_what_to_do(r
         assert (out / name).stat().st_size > 0, name  # nothing else is lost
 
 
-def test_names_from_files_are_shown_as_written_in_every_figure(tmp_path):
+def test_names_from_files_are_shown_as_written_in_every_figure(tmp_path, demo_template):
     """Model names come from imported files and judge names from the command line: in the
     figures they are text, never plotly's markup (a link, bold, a line break) — in the SVG,
     the PDF and the interactive figures of report.html (which must stay offline)."""
@@ -452,8 +453,7 @@ def test_names_from_files_are_shown_as_written_in_every_figure(tmp_path):
 
     from playwright.sync_api import sync_playwright
 
-    db = tmp_path / "demo.db"
-    h2h("demo", "--db", str(db))
+    db = demo_template.copy_to(tmp_path)
     link = '<a href="http://127.0.0.1:9/x">evil</a>'
     with sqlite3.connect(db) as con:  # what an items file and --name would have stored
         con.execute("UPDATE item SET model = ? WHERE model = 'aster-70b'", (link,))

@@ -21,6 +21,8 @@ from analysis.report.latex import tex
 from tests.browser import ARTIFACTS
 from tests.helpers import H2HResult, run_h2h
 
+pytestmark = pytest.mark.integration  # left out of `make test-fast`
+
 ACL = r"""\documentclass[11pt,a4paper,twocolumn]{article}
 % the page of an ACL/ARR paper (acl.sty): A4, 16 cm text in two 7.7 cm columns 0.6 cm apart
 \setlength{\paperwidth}{21cm}\setlength{\paperheight}{29.7cm}
@@ -100,9 +102,9 @@ def _check_report(out, label: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def demo_report(tmp_path_factory):
+def demo_report(tmp_path_factory, demo_template):
     tmp = tmp_path_factory.mktemp("latex")
-    h2h("demo", "--db", str(tmp / "demo.db"))
+    demo_template.copy_to(tmp)
     out = tmp / "report"
     h2h("report", "--db", str(tmp / "demo.db"), "--out", str(out), "--bootstrap", "200")
     return out

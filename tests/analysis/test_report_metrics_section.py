@@ -6,8 +6,6 @@ style. The block is laid over the demo study's real bundle, with long metric nam
 from __future__ import annotations
 
 import copy
-import subprocess
-import sys
 
 import pytest
 
@@ -17,6 +15,8 @@ from analysis.report.sections import build_sections
 from analysis.report.write import write_report
 from data.engine import get_engine
 from tests.analysis.test_report_latex import ACL, ARTICLE, compile_problems
+
+pytestmark = pytest.mark.integration  # left out of `make test-fast`
 
 METRICS = ["bleu", "chrf", "rougeL", "embedding_paraphrase-multilingual-MiniLM-L12-v2"]
 
@@ -59,11 +59,9 @@ def _block(dims: list[str], judges: list[str]) -> dict:
 
 
 @pytest.fixture(scope="module")
-def bundle(tmp_path_factory):
+def bundle(tmp_path_factory, demo_template):
     tmp = tmp_path_factory.mktemp("metrics")
-    db = tmp / "demo.db"
-    subprocess.run([sys.executable, "-m", "annotate.cli", "demo", "--db", str(db)],
-                   check=True, capture_output=True, timeout=600)
+    db = demo_template.copy_to(tmp)
     b = build_bundle(get_engine(str(db)), AnalysisOptions(B=50, seed=0))
     assert "metrics" not in b["analysis"] or not b["analysis"]["metrics"]
     dims = [d["key"] for d in b["dimensions"]]

@@ -8,6 +8,8 @@ import pytest
 
 from tests.helpers import h2h, item, jsonl
 
+pytestmark = pytest.mark.integration  # left out of `make test-fast`
+
 
 def _study(tmp, *, flags_column: bool) -> dict:
     db = tmp / "tiny.db"

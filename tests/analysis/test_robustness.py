@@ -22,15 +22,14 @@ from analysis.layout import as_ratings
 from analysis.study import study_frames, study_judges
 from data.engine import get_engine
 
+pytestmark = pytest.mark.integration  # left out of `make test-fast`
+
 OPTS = AnalysisOptions(B=300, seed=0)
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    db = tmp_path_factory.mktemp("robust") / "demo.db"
-    proc = subprocess.run([sys.executable, "-m", "annotate.cli", "demo", "--db", str(db)],
-                          capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
+def demo(tmp_path_factory, demo_template):
+    db = demo_template.copy_to(tmp_path_factory.mktemp("robust"))
     engine = get_engine(str(db))
     ratings, scales, _ = study_frames(engine)
     judges = study_judges(engine)

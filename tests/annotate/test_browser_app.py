@@ -5,8 +5,6 @@ mouse and keyboard, reload and resume, revise, stay in their lane, see model tex
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 
 import pytest
 import sqlalchemy as sa
@@ -25,17 +23,16 @@ MODEL_WORDS = ("aster-70b", "birch-8b", "cedar-1b", "baseline")
 
 
 @pytest.fixture(scope="module")
-def app(tmp_path_factory):
+def app(tmp_path_factory, demo_template):
     with sniffer() as (sniff_base, hits):
-        yield from _app(tmp_path_factory, sniff_base, hits)
+        yield from _app(tmp_path_factory, demo_template, sniff_base, hits)
 
 
-def _app(tmp_path_factory, sniff_base: str, hits: list[str]):
+def _app(tmp_path_factory, demo_template, sniff_base: str, hits: list[str]):
     tmp = tmp_path_factory.mktemp("app")
-    db = tmp / "demo.db"
-    out = subprocess.run([sys.executable, "-m", "annotate.cli", "demo", "--db", str(db)],
-                         check=True, capture_output=True, text=True).stdout
-    codes = dict(re.findall(r"(Rater|Admin) code \(demo-\w+\): (H2H-[A-Z0-9-]+)", out))
+    db = demo_template.copy_to(tmp)
+    codes = {"Rater": demo_template.codes["demo-rater"],
+             "Admin": demo_template.codes["demo-admin"]}
     engine = get_engine(db)
     evil = (f"Sure! <script>alert('xss')</script>\n<img src=\"{sniff_base}/"
             f"html.png\" onerror=\"alert(1)\">\n![tracker]({sniff_base}/md.png)"

@@ -8,8 +8,6 @@ Screenshots go to test-artifacts/."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 
 import pytest
 import sqlalchemy as sa
@@ -28,12 +26,11 @@ VIEW = {"width": 1400, "height": 1000}
 
 
 @pytest.fixture(scope="module")
-def app(tmp_path_factory):
+def app(tmp_path_factory, demo_template):
     tmp = tmp_path_factory.mktemp("quality")
-    db = tmp / "demo.db"
-    out = subprocess.run([sys.executable, "-m", "annotate.cli", "demo", "--db", str(db)],
-                         check=True, capture_output=True, text=True).stdout
-    codes = dict(re.findall(r"(Rater|Admin) code \(demo-\w+\): (H2H-[A-Z0-9-]+)", out))
+    db = demo_template.copy_to(tmp)
+    codes = {"Rater": demo_template.codes["demo-rater"],
+             "Admin": demo_template.codes["demo-admin"]}
     engine = get_engine(db)
     q.save_settings(engine, training_count=3)  # a short round keeps the test quick
     kim, kim_code = add_rater(engine, "kim", "rater")

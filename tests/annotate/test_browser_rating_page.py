@@ -14,8 +14,6 @@ animation frames for the browser to settle.
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -34,12 +32,11 @@ WIDTHS = (1440, 1280, 820)
 
 
 @pytest.fixture(scope="module")
-def app(tmp_path_factory):
+def app(tmp_path_factory, demo_template):
     tmp = tmp_path_factory.mktemp("ratingpage")
-    db = tmp / "demo.db"
-    out = subprocess.run([sys.executable, "-m", "annotate.cli", "demo", "--db", str(db)],
-                         check=True, capture_output=True, text=True).stdout
-    codes = dict(re.findall(r"(Rater|Admin) code \(demo-\w+\): (H2H-[A-Z0-9-]+)", out))
+    db = demo_template.copy_to(tmp)
+    codes = {"Rater": demo_template.codes["demo-rater"],
+             "Admin": demo_template.codes["demo-admin"]}
     engine = get_engine(db)
     with engine.connect() as c:  # plain study items (no gold, no attention check)
         recollection = [r[0] for r in c.execute(sa.text(

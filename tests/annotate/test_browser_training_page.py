@@ -10,8 +10,6 @@ test-artifacts/. No sleeps: the pages' ready markers."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from importlib import resources
 
 import pytest
@@ -24,6 +22,7 @@ from data.models import Assignment
 from data.raters import add_rater, set_language
 from tests.annotate.test_browser_rating_page import _serious_violations, _settle, _shot
 from tests.browser import CHROMIUM, CHROMIUM_ARGS, served, settled
+from tests.helpers import run_h2h
 
 pytestmark = pytest.mark.browser
 WIDTHS = (1440, 1280, 820)
@@ -42,19 +41,16 @@ TRAINING_READY = """prev => {
 
 
 @pytest.fixture(scope="module")
-def app(tmp_path_factory):
+def app(tmp_path_factory, demo_template):
     tmp = tmp_path_factory.mktemp("trainingpage")
-    db = tmp / "demo.db"
-    subprocess.run([sys.executable, "-m", "annotate.cli", "demo", "--db", str(db)], check=True,
-                   capture_output=True, text=True)
+    db = demo_template.copy_to(tmp)
     # the bundled rubric without two Chinese texts: safety's label, empathy's level 3 anchor
     text = (resources.files("data") / "rubrics" / "companion.toml").read_text("utf-8")
     text = text.replace('label.zh = "安全性"\n', "")
     text = re.sub(r'\n3\.zh = "准确地承认了主要感受[^\n]*', "", text)
     partial = tmp / "partial.toml"
     partial.write_text(text, encoding="utf-8")
-    subprocess.run([sys.executable, "-m", "annotate.cli", "import", "rubric", str(partial),
-                    "--db", str(db)], check=True, capture_output=True, text=True)
+    run_h2h("import", "rubric", str(partial), "--db", str(db))
     engine = get_engine(db)
     q.save_settings(engine, training_count=2)
     with engine.connect() as c:

@@ -8,8 +8,6 @@ to test-artifacts/."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 
 import pytest
 from playwright.sync_api import expect, sync_playwright
@@ -23,11 +21,9 @@ ZONE = '[data-testid="stFileUploaderDropzone"]'
 
 
 @pytest.fixture(scope="module")
-def app(tmp_path_factory):
+def app(tmp_path_factory, demo_template):
     tmp = tmp_path_factory.mktemp("uploader")
-    db = tmp / "demo.db"
-    subprocess.run([sys.executable, "-m", "annotate.cli", "demo", "--db", str(db)],
-                   check=True, capture_output=True, text=True)
+    db = demo_template.copy_to(tmp)
     engine = get_engine(db)
     codes = {}
     for name, lang in (("ada-zh", "zh"), ("ada-en", "en")):

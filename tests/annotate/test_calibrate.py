@@ -19,10 +19,8 @@ def h2h(*args: str, env: dict | None = None, check: bool = True) -> H2HResult:
 
 
 @pytest.fixture
-def demo(tmp_path):
-    db = tmp_path / "demo.db"
-    h2h("demo", "--db", str(db))
-    return db
+def demo(tmp_path, demo_template):
+    return demo_template.copy_to(tmp_path)
 
 
 @pytest.fixture

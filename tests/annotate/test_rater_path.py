@@ -17,7 +17,7 @@ from annotate.serving import study_url
 from data.engine import resolve_url
 from data.errors import H2HError
 from tests.annotate.conftest import APP_DIR
-from tests.helpers import item, jsonl
+from tests.helpers import H2HResult, item, jsonl, run_h2h
 
 NOT_FOR_RATERS = ("analysis", "judge", "scipy", "pandas", "numpy", "anthropic", "openai",
                   "krippendorff", "kaleido", "llama_cpp",
@@ -27,8 +27,9 @@ NOT_FOR_RATERS = ("analysis", "judge", "scipy", "pandas", "numpy", "anthropic", 
 H2H = [sys.executable, "-m", "annotate.cli"]
 
 
-def _h2h(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([*H2H, *args], capture_output=True, text=True, timeout=timeout)
+def _h2h(*args: str, timeout: float = 120) -> H2HResult:
+    """`h2h serve` runs in a subprocess (it is a server); the rest in this process."""
+    return run_h2h(*args, check=False, process=args[0] == "serve", timeout=timeout)
 
 
 @pytest.fixture

@@ -30,6 +30,8 @@ from data.sessions import SessionEnded, open_session, resume
 from tests.conftest import _fresh_pg_url
 from tests.helpers import item
 
+pytestmark = pytest.mark.integration  # left out of `make test-fast`
+
 N_WRITERS, N_ITEMS = 20, 400
 
 

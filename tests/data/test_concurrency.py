@@ -15,6 +15,8 @@ from data.rating_service import save_item_ratings, save_rating
 from data.study import current_rubric
 from tests.helpers import item
 
+pytestmark = pytest.mark.integration  # left out of `make test-fast`
+
 N_THREADS, N_RATINGS = 20, 50
 
 

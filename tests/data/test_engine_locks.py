@@ -20,6 +20,8 @@ import pytest
 
 from data.engine import make_engine, sqlite_connect
 
+pytestmark = pytest.mark.integration  # left out of `make test-fast`
+
 _PROBE = r"""
 import sqlite3, sys
 con = sqlite3.connect(sys.argv[1], timeout=0, isolation_level=None)

@@ -19,6 +19,8 @@ from data.ratings import RATING_EXPORT_COLUMNS, read_ratings
 from data.study import current_rubric
 from tests.helpers import H2HResult, item, jsonl, run_h2h
 
+pytestmark = pytest.mark.integration  # left out of `make test-fast`
+
 LONG = ["item_id", "task", "scenario", "model", "condition", "rater", "rater_simulated",
         "dimension", "score", "score_label", "comment", "flags", "rubric_version",
         "created_at", "updated_at"]
@@ -31,11 +33,9 @@ def h2h(*args: str, ok: bool = True) -> H2HResult:
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory):
+def demo(tmp_path_factory, demo_template):
     tmp = tmp_path_factory.mktemp("exports")
-    db = tmp / "demo.db"
-    h2h("demo", "--db", str(db))
-    return tmp, db
+    return tmp, demo_template.copy_to(tmp)
 
 
 def _count(db, sql: str) -> int:

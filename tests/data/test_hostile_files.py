@@ -23,6 +23,8 @@ from data.ratings import read_ratings
 from data.study import current_rubric, init_study
 from tests.helpers import item, jsonl, snapshot
 
+pytestmark = pytest.mark.integration  # left out of `make test-fast`
+
 HEADER = "item_id,rater,dimension,score,comment\n"
 
 

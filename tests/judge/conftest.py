@@ -14,7 +14,7 @@ from data.items import parse_items
 from data.study import init_study
 from judge.prices import PriceTable, load_prices
 from judge.runner import RunOptions
-from tests.helpers import item, jsonl
+from tests.helpers import h2h_env, item, jsonl, run_h2h  # noqa: F401 (h2h_env: re-exported)
 
 from .fakes import FakeServer
 
@@ -110,22 +110,10 @@ def query(engine, sql: str, **params) -> list[tuple]:
 
 # --- real local models (issue 10): the bundled GGUF, the demo study, llama-cpp-python's server -
 
-ROOT = str(Path(__file__).resolve().parents[2])
-
-
-def h2h_env(**extra: str) -> dict[str, str]:
-    """The environment for an `h2h` subprocess that imports this checkout first."""
-    import os
-    path = os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)
-    return dict(os.environ, PYTHONPATH=path, **extra)
-
-
-def h2h_proc(*args: str, timeout: float = 900, **popen):
-    """Run `h2h …` in a subprocess to the end; (exit code, stdout, stderr)."""
-    import subprocess
-    import sys
-    res = subprocess.run([sys.executable, "-m", "annotate.cli", *args], capture_output=True,
-                         text=True, env=h2h_env(), timeout=timeout, **popen)
+def h2h_proc(*args: str, process: bool = False):
+    """Run `h2h …` to the end (in this process unless ``process``); (exit code, stdout,
+    stderr)."""
+    res = run_h2h(*args, check=False, process=process, timeout=900)
     return res.returncode, res.stdout, res.stderr
 
 
@@ -136,17 +124,7 @@ def smollm2() -> Path:
     return resolve_local_model("smollm2-135m-instruct").path
 
 
-@pytest.fixture(scope="session")
-def _demo_template(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("demo") / "demo.db"
-    code, out, err = h2h_proc("demo", "--db", str(path), "--force")
-    assert code == 0, err
-    return path
-
-
 @pytest.fixture
-def demo(tmp_path, _demo_template) -> str:
+def demo(tmp_path, demo_template) -> str:
     """A fresh copy of the demo study (simulated raters and judges) for this test."""
-    path = tmp_path / "demo.db"
-    shutil.copyfile(_demo_template, path)
-    return str(path)
+    return str(demo_template.copy_to(tmp_path))

@@ -11,7 +11,6 @@ without paying twice, generate with and without SAP, and feed `h2h calibrate` an
 from __future__ import annotations
 
 import json
-import shutil
 import signal
 import subprocess
 import sys
@@ -63,11 +62,10 @@ def llama_server(smollm2, tmp_path_factory) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def served(llama_server, _demo_template, tmp_path_factory) -> tuple[str, str, str]:
+def served(llama_server, demo_template, tmp_path_factory) -> tuple[str, str, str]:
     """One demo study judged once by the server as configuration 'srv' (10 judgments), shared
     by this module's tests (each adds its own configurations or items); (db, url, output)."""
-    db = str(tmp_path_factory.mktemp("served") / "demo.db")
-    shutil.copyfile(_demo_template, db)
+    db = str(demo_template.copy_to(tmp_path_factory.mktemp("served")))
     code, out, err = h2h_proc(*run_args(db, llama_server, "--name", "srv"))
     assert code == 0, err
     return db, llama_server, out
