@@ -22,7 +22,7 @@ PORT   ?= 8501
 POTATO_VERSION := 2.12.1
 POTATO_STAMP   := .bench/potato/.installed-$(POTATO_VERSION)
 
-.PHONY: demo test bench bench-potato mutate lint setup local embed system-deps clean
+.PHONY: demo test test-fast bench bench-potato mutate lint setup local embed system-deps clean
 
 setup: $(STAMP)
 
@@ -54,9 +54,20 @@ system-deps:
 demo: $(STAMP)
 	$(VENV)/bin/h2h demo --db $(DEMO_DB) --force --serve --port $(PORT)
 
+# Two workers (pytest-xdist), a test file at a time each (--dist loadfile): a file's module
+# fixtures (a served app, a built study) are made once, and every worker has its own
+# PostgreSQL cluster, Streamlit servers and browsers on free ports.
+TEST_JOBS ?= 2
 test: $(STAMP) $(EMBED_STAMP) system-deps $(LOCAL_STAMP)
 	$(PY) -m ruff check .
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_JOBS) --dist loadfile
+
+# The inner loop: the unit tests of the statistics, the data layer and the judge's parsing and
+# prompts (no browser, PostgreSQL, local model, report or whole-command tests), in seconds.
+FAST_TESTS := tests/analysis tests/data tests/judge/test_parse.py tests/judge/test_prompts.py \
+	analysis data judge/parse.py judge/prompts.py
+test-fast: $(STAMP)
+	$(PY) -m pytest -n $(TEST_JOBS) --dist loadfile -m "not integration and not browser and not postgres" $(FAST_TESTS)
 
 # The benchmarks' side-by-side reference, Potato (GPL), in its own venv: never a dependency of
 # h2htalk. When it cannot be installed the benchmarks print h2htalk's figures alone.
