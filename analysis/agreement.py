@@ -27,10 +27,11 @@ from .chance import multi_rater, pairwise_cohen, percent_agreement
 from .icc import ICC_FORMS, icc
 from .layout import as_ratings, counts_matrix
 from .messages import Msg, join_msgs, nMsg
+from .options import AnalysisOptions
 from .raters import binary_checks, rater_diagnostics
+from .serialize import clean, finite
 
 if TYPE_CHECKING:
-    from .analyze import AnalysisOptions
     from .scales import Scale
 
 __all__ = ["human_block", "LEVELS"]
@@ -57,14 +58,8 @@ def _empty(res: dict, opt: AnalysisOptions) -> dict:
     return res
 
 
-def _none(x: float) -> float | None:
-    return float(x) if x is not None and np.isfinite(x) else None
-
-
 def human_block(sub: pd.DataFrame, sc: Scale, opt: AnalysisOptions) -> dict[str, Any]:
     """The agreement block of one dimension from its long ratings (item, rater, score)."""
-    from .analyze import clean
-
     notes: list[str] = []
     vals = sc.values
     scored = sub.dropna(subset=["score"])
@@ -99,7 +94,7 @@ def human_block(sub: pd.DataFrame, sc: Scale, opt: AnalysisOptions) -> dict[str,
     counts = counts_matrix(r.matrix, vals)
     if res["n_items_pairable"]:
         exact, within = percent_agreement(r, vals)
-        res["percent_exact"], res["percent_within1"] = _none(exact), _none(within)
+        res["percent_exact"], res["percent_within1"] = finite(exact), finite(within)
     diag = rater_diagnostics(r, sc.level, vals)
     res["raters"] = {k: vars(v) for k, v in diag.items()}
     if reason:

@@ -11,58 +11,25 @@ full scale. Every value that cannot be computed is ``None`` with a note saying w
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from .agreement import human_block
-from .alpha import CIMethod
-from .alttest import Scoring
 from .ceiling import human_ceiling
 from .judge import aggregate_samples, judge_metrics
 from .layout import as_ratings
-from .messages import Msg
+from .options import AnalysisOptions
 from .raters import retest_agreement
 from .scales import Scale, encode_scores, infer_scales, label_of
+from .serialize import clean
 
-__all__ = ["Scale", "AnalysisOptions", "analyze", "infer_scales", "scales_from_rubric",
-           "clean"]
+__all__ = ["Scale", "AnalysisOptions", "analyze", "infer_scales", "scales_from_rubric"]
 
 CEILING_DESIGN = ("pooled leave-one-out: each human's rating against the mean of the other "
                   "humans' ratings of the same item, over all (human, item) pairs")
-
-
-@dataclass(frozen=True)
-class AnalysisOptions:
-    """``B = 0`` skips every bootstrap (point estimates only). ``margin`` is the
-    non-inferiority margin on QWK for the verdict; ``min_units`` the fewest items rated by two
-    or more raters for alpha, kappa, AC1/AC2 and ICC; ``min_shared_items`` the fewest shared
-    items for a rater pair to count in Cohen's kappa, and for a human to count in the human
-    ceiling (items that another human also rated)."""
-
-    B: int = 1000
-    seed: int = 0
-    alpha_min: float = 0.667
-    ci: float = 0.95
-    ci_method: CIMethod = "unit"
-    alt_epsilon: float = 0.2
-    alt_scoring: Scoring | None = None
-    margin: float = 0.05
-    min_units: int = 5
-    min_shared_items: int = 10
-
-    def __post_init__(self):
-        if self.B < 0:
-            raise ValueError(f"B must be 0 (no bootstrap) or more; got {self.B}")
-        if self.margin < 0:
-            raise ValueError(f"margin must be 0 or more; got {self.margin}")
-        if self.min_units < 2 or self.min_shared_items < 2:
-            raise ValueError("min_units and min_shared_items must be at least 2")
 
 
 def _pkg_versions() -> dict[str, str]:
@@ -154,9 +121,7 @@ def _metrics_block(ratings, scales, metrics, judges, items, configs, opt: Analys
     enc = None
     if judges is not None and not judges.empty:
         enc, _ = encode_scores(judges, scales)  # off-scale scores are unscored, as above
-    res = metric_comparison(ratings, scales, metrics, judges=enc, items=items, B=opt.B,
-                            seed=opt.seed, ci=opt.ci, min_items=opt.min_units,
-                            min_human_items=opt.min_shared_items)
+    res = metric_comparison(ratings, scales, metrics, judges=enc, items=items, options=opt)
     res["configurations"] = [dict(c) for c in configs] if configs else [
         {"name": n} for n in sorted(metrics["metric"].astype(str).unique())]
     notes = res["notes"]
@@ -168,7 +133,7 @@ def _metrics_block(ratings, scales, metrics, judges, items, configs, opt: Analys
 def _ceiling_block(r, opt: AnalysisOptions) -> dict:
     notes: list[str] = []
     c = human_ceiling(r.matrix, B=opt.B, seed=opt.seed, ci=opt.ci,
-                      min_items=opt.min_shared_items)
+                      min_shared_items=opt.min_shared_items)
     c["design"] = CEILING_DESIGN
     c["left_out"] = [str(r.raters[j]) for j in c["left_out"]]
     if c["left_out"]:
@@ -199,11 +164,7 @@ def _judge_blocks(jname: str, jg: pd.DataFrame, scales: Mapping[str, Scale], hum
         sc = scales[dim]
         js = dg.rename(columns={"item_id": "item"})
         per_item, samples = aggregate_samples(js, sc.level, r.items)
-        jm = judge_metrics(r, per_item, sc.level, sc.values, samples=samples,
-                           alt_epsilon=opt.alt_epsilon, alt_scoring=opt.alt_scoring,
-                           B=opt.B, seed=opt.seed, ci=opt.ci, margin=opt.margin,
-                           min_items=opt.min_units, min_human_items=opt.min_shared_items,
-                           alpha_min=opt.alpha_min)
+        jm = judge_metrics(r, per_item, sc.level, sc.values, samples=samples, options=opt)
         res = dict(jm.metrics)
         res["alt_test"] = jm.alt.as_dict() if jm.alt else None
         res["confusion"] = _labelled(jm.confusion, sc)
@@ -250,39 +211,6 @@ def _retest_block(repeats: tuple[pd.DataFrame, pd.DataFrame], dim: str, sc: Scal
         notes.append("retest: no repeated item was rated twice on this dimension")
     block["notes"] = notes
     return block
-
-
-def clean(obj: Any, notes: list[str], what: str = "") -> Any:
-    """Replace NaN/inf by None. The top-level fields that turned out undefined without a
-    stated reason get **one** note listing them (``what`` is only for the reader's sake)."""
-    missing: list[str] = []
-    out = _clean(obj, missing, "")
-    if missing:
-        tops = list(dict.fromkeys(p.split(".")[0] for p in missing))
-        notes.append(Msg("{fields}: not estimable on these data (no variance or too few "
-                         "paired ratings)", fields=", ".join(tops)))
-    return out
-
-
-def _clean(obj: Any, missing: list[str], path: str) -> Any:
-    if isinstance(obj, dict):
-        # an interval whose absence is explained (``why_no_ci``) is not reported again
-        stated = ("low", "high") if obj.get("why_no_ci") else ()
-        return {k: _clean(v, [] if k in stated else missing, f"{path}.{k}" if path else str(k))
-                for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_clean(v, missing, path) for v in obj]
-    if isinstance(obj, (np.floating, float)):
-        f = float(obj)
-        if math.isfinite(f):
-            return f
-        missing.append(path)
-        return None
-    if isinstance(obj, np.integer):
-        return int(obj)
-    if isinstance(obj, np.bool_):
-        return bool(obj)
-    return obj
 
 
 def scales_from_rubric(dimensions: Sequence) -> dict[str, Scale]:

@@ -24,11 +24,11 @@ import numpy as np
 from scipy import stats
 
 from .alpha import Level, alpha_from_matrix
-from .alttest import Scoring
 from .ceiling import loo_pairs, mae_from_sums, pair_sums, pooled_metrics, qwk_from_sums
 from .judge import judge_metrics, lower_medians
 from .layout import Ratings
 from .messages import Msg
+from .options import AnalysisOptions
 from .resample import item_weights, percentile_ci, two_sided_p, weighted_alpha
 
 __all__ = ["JudgeRun", "compare_dimension", "holm", "calibrate", "METRICS"]
@@ -94,11 +94,8 @@ def _no_scores(run: JudgeRun, margin: float, why: str = Msg("no scored judgments
 
 def compare_dimension(dim: str, humans: Ratings, runs: Mapping[str, JudgeRun], level: Level,
                       values: Sequence[float], *, lengths: np.ndarray | None = None,
-                      binary: bool = False, B: int = 1000, seed: int = 0,
-                      alt_epsilon: float = 0.2, alt_scoring: Scoring | None = None,
-                      margin: float = 0.05, ci: float = 0.95, min_items: int = 5,
-                      min_human_items: int = 10, known: Mapping[str, dict] | None = None,
-                      alpha_min: float | None = None) -> dict:
+                      binary: bool = False, options: AnalysisOptions = AnalysisOptions(),
+                      known: Mapping[str, dict] | None = None) -> dict:
     """Every configuration on one dimension, on the items all of them scored.
 
     A configuration without any scored judgment on the dimension is listed as such (with its
@@ -107,6 +104,7 @@ def compare_dimension(dim: str, humans: Ratings, runs: Mapping[str, JudgeRun], l
     with the same options); a configuration whose scored items are exactly the common items
     takes its metrics, CIs, test and verdict from there instead of computing them again.
     """
+    B, seed, margin, ci = options.B, options.seed, options.margin, options.ci
     n_h = np.sum(~np.isnan(humans.matrix), axis=1)
     scored = {n: r for n, r in runs.items() if np.any(~np.isnan(r.scores) & (n_h > 0))}
     names = sorted(scored)
@@ -138,7 +136,7 @@ def compare_dimension(dim: str, humans: Ratings, runs: Mapping[str, JudgeRun], l
     # The same leave-one-out pairs as `h2h analyze` forms for one judge on these items (the
     # humans left out for too few items are chosen on all items), so with one configuration
     # the numbers and the verdict are those of `h2h analyze`.
-    pairs = loo_pairs(humans.matrix, rows=common, min_items=min_human_items)
+    pairs = loo_pairs(humans.matrix, rows=common, min_shared_items=options.min_shared_items)
     ceiling = pooled_metrics(pairs)
     n_rows = humans.n_items
     out: dict = {"n_items": int(common.sum()), "B": B, "seed": seed, "margin": margin,
@@ -159,10 +157,8 @@ def compare_dimension(dim: str, humans: Ratings, runs: Mapping[str, JudgeRun], l
         # same as `h2h analyze` gives it); the comparison with the other configurations is
         # on the items all of them scored. One judge, one verdict, wherever it is shown.
         def metrics(scores: np.ndarray, samples: np.ndarray | None) -> dict:
-            return _block(judge_metrics(
-                humans, scores, level, values, samples=samples, alt_epsilon=alt_epsilon,
-                alt_scoring=alt_scoring, B=B, seed=seed, margin=margin, ci=ci,
-                min_items=min_items, min_human_items=min_human_items, alpha_min=alpha_min))
+            return _block(judge_metrics(humans, scores, level, values, samples=samples,
+                                        options=options))
 
         own = (known or {}).get(name)
         if not (own and own.get("n_scored_items") == int(own_rows.sum())):

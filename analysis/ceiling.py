@@ -40,6 +40,7 @@ import numpy as np
 from scipy import stats
 
 from .resample import item_bootstrap_sums, percentile_ci
+from .serialize import finite
 
 __all__ = ["LooPairs", "loo_pairs", "value_qwk", "pooled_metrics", "Interval",
            "CeilingComparison", "compare_with_ceiling", "human_ceiling", "pair_sums",
@@ -75,14 +76,14 @@ class LooPairs:
                         self.matrix, self.kept, self.left_out)
 
 
-def _enough(m: np.ndarray, min_items: int) -> np.ndarray:
-    """Columns (humans) that rated at least ``min_items`` items that another kept human also
-    rated; leaving a human out can take others below the minimum, hence the loop."""
+def _enough(m: np.ndarray, min_shared_items: int) -> np.ndarray:
+    """Columns (humans) that rated at least ``min_shared_items`` items that another kept human
+    also rated; leaving a human out can take others below the minimum, hence the loop."""
     keep = np.ones(m.shape[1], bool)
     while True:
         has = ~np.isnan(m[:, keep])
         shared = has & (has.sum(axis=1) >= 2)[:, None]
-        ok = shared.sum(axis=0) >= min_items
+        ok = shared.sum(axis=0) >= min_shared_items
         if ok.all():
             return keep
         idx = np.flatnonzero(keep)
@@ -90,17 +91,17 @@ def _enough(m: np.ndarray, min_items: int) -> np.ndarray:
 
 
 def loo_pairs(matrix: np.ndarray, rows: np.ndarray | None = None,
-              min_items: int = 1) -> LooPairs:
+              min_shared_items: int = 1) -> LooPairs:
     """The pooled leave-one-out design of an items × humans matrix (nan = not rated),
     optionally only on the items where ``rows`` is true.
 
-    A human who rated fewer than ``min_items`` items that another human also rated is left
+    A human who rated fewer than ``min_shared_items`` items that another human also rated is left
     out — as a rater and as part of the others' consensus — because a handful of items cannot
     say how well that human agrees (the alternative annotator test has the same rule at 30
     items); the choice of humans is made on all items, before ``rows`` restricts them.
     """
     m = np.asarray(matrix, float)
-    keep = _enough(m, min_items)
+    keep = _enough(m, min_shared_items)
     left_out = tuple(int(j) for j in np.flatnonzero(~keep))
     m = m[:, keep]
     has = ~np.isnan(m)
@@ -220,10 +221,6 @@ class Interval:
         return {"value": self.value, "low": self.low, "high": self.high}
 
 
-def _num(v) -> float | None:
-    return float(v) if v is not None and np.isfinite(v) else None
-
-
 @dataclass(frozen=True)
 class CeilingComparison:
     """The judge's QWK and the human ceiling's on the same items, and their paired difference
@@ -254,8 +251,8 @@ def compare_with_ceiling(pairs: LooPairs, judge: np.ndarray, *, B: int, seed: in
     n_rows = pairs.matrix.shape[0]
     s_h = pair_sums(sub, sub.x, n_rows)
     s_j = pair_sums(sub, judge[sub.item], n_rows)
-    j_val = _num(qwk_from_sums(s_j.sum(axis=0)))
-    c_val = _num(qwk_from_sums(s_h.sum(axis=0)))
+    j_val = finite(qwk_from_sums(s_j.sum(axis=0)))
+    c_val = finite(qwk_from_sums(s_h.sum(axis=0)))
     d_val = None if j_val is None or c_val is None else j_val - c_val
     boot = None
     if B > 0 and sub.n_items >= 2:
@@ -268,19 +265,20 @@ def compare_with_ceiling(pairs: LooPairs, judge: np.ndarray, *, B: int, seed: in
                                  None, sub.n_items, sub.n_pairs, B, seed)
     qc, qj = qwk_from_sums(boot[:, :_N_SUMS]), qwk_from_sums(boot[:, _N_SUMS:])
     diff = qj - qc
-    finite = diff[np.isfinite(diff)]
+    ok = diff[np.isfinite(diff)]
     return CeilingComparison(Interval(j_val, *percentile_ci(qj, ci)),
                              Interval(c_val, *percentile_ci(qc, ci)),
                              Interval(d_val, *percentile_ci(diff, ci)),
-                             float(np.std(finite, ddof=1)) if finite.size > 1 else None,
+                             float(np.std(ok, ddof=1)) if ok.size > 1 else None,
                              sub.n_items, sub.n_pairs, B, seed)
 
 
 def human_ceiling(matrix: np.ndarray, *, B: int = 0, seed: int = 0, ci: float = 0.95,
-                  min_items: int = 1) -> dict:
+                  min_shared_items: int = 1) -> dict:
     """Pooled leave-one-out metrics of the humans, with item-bootstrap CIs of QWK and MAE;
-    ``left_out`` lists the humans (column indices) with fewer than ``min_items`` items."""
-    pairs = loo_pairs(matrix, min_items=min_items)
+    ``left_out`` lists the humans (column indices) with fewer than ``min_shared_items`` items
+    rated together with another human."""
+    pairs = loo_pairs(matrix, min_shared_items=min_shared_items)
     out = pooled_metrics(pairs)
     out["n_humans"] = int(np.unique(pairs.human).size)
     out["left_out"] = list(pairs.left_out)

@@ -117,8 +117,9 @@ def analyze_cmd(
 
     Example: h2h analyze --ratings ratings.csv --judges judges.csv --scale safety=1..5 --json
     """
-    from .analyze import AnalysisOptions, analyze
+    from .analyze import analyze
     from .io import JUDGES_REQUIRED, RATINGS_REQUIRED, check_scores, read_long_csv
+    from .options import AnalysisOptions
     from .scales import infer_scales
     from .text import print_tables
 
@@ -277,7 +278,7 @@ def report_cmd(
     try:
         from data.engine import get_engine
 
-        from .analyze import AnalysisOptions
+        from .options import AnalysisOptions
         from .report import write_report
         from .report.bundle import start_bundle
 

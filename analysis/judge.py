@@ -24,9 +24,11 @@ import numpy as np
 import pandas as pd
 
 from .alpha import Level, alpha, alpha_from_matrix
-from .alttest import AltTestResult, Scoring, alt_test
+from .alttest import AltTestResult, alt_test
 from .ceiling import CeilingComparison, compare_with_ceiling, loo_pairs, pooled_metrics
 from .layout import Ratings
+from .options import AnalysisOptions
+from .serialize import finite
 from .verdict import Verdict, replacement_verdict
 
 __all__ = ["aggregate_samples", "JudgeMetrics", "judge_metrics", "METRIC_NAMES",
@@ -97,10 +99,12 @@ def _bland_altman(judge: np.ndarray, m: np.ndarray) -> dict | None:
 
 
 def verdict_for(comparison: CeilingComparison | None, alt: AltTestResult | None,
-                matrix: np.ndarray, judge: np.ndarray, *, margin: float, ci: float,
-                min_items: int, humans_alpha: float | None = None,
-                alpha_min: float | None = None) -> Verdict:
-    """The replacement verdict of one judge on one dimension (the one rule everywhere)."""
+                matrix: np.ndarray, judge: np.ndarray, *, options: AnalysisOptions,
+                humans_alpha: float | None = None) -> Verdict:
+    """The replacement verdict of one judge on one dimension (the one rule everywhere): at
+    least ``options.min_units`` items with a judge score and two or more human ratings; with
+    the humans' α below ``options.alpha_min`` the verdict says so."""
+    margin, min_items = options.margin, options.min_units
     if comparison is None or comparison.n_items == 0:
         return replacement_verdict(None, None, margin=margin,
                                    not_estimable="no scored judgments on items that two or "
@@ -112,22 +116,19 @@ def verdict_for(comparison: CeilingComparison | None, alt: AltTestResult | None,
     rows = ~np.isnan(judge) & (np.sum(~np.isnan(matrix), axis=1) >= 2)
     share = float(np.max(np.sum(~np.isnan(matrix[rows]), axis=0)) / rows.sum())
     return replacement_verdict(comparison.as_dict(), alt.as_dict() if alt else None,
-                               margin=margin, ci=ci, max_human_share=share,
-                               humans_alpha=humans_alpha, alpha_min=alpha_min)
+                               margin=margin, ci=options.ci, max_human_share=share,
+                               humans_alpha=humans_alpha, alpha_min=options.alpha_min)
 
 
 def judge_metrics(humans: Ratings, judge: np.ndarray, level: Level, values: Sequence[float],
-                  *, samples: np.ndarray | None = None, alt_epsilon: float = 0.2,
-                  alt_scoring: Scoring | None = None, B: int = 0, seed: int = 0,
-                  ci: float = 0.95, margin: float = 0.05, min_items: int = 5,
-                  min_human_items: int = 1, alpha_min: float | None = None
-                  ) -> JudgeMetrics:
+                  *, samples: np.ndarray | None = None,
+                  options: AnalysisOptions = AnalysisOptions()) -> JudgeMetrics:
     """Every judge–human metric for one judge (per-item scores aligned to ``humans.items``),
-    its comparison with the human ceiling (paired item bootstrap with ``B`` resamples; none
-    when ``B`` is 0) and the verdict. Humans with fewer than ``min_human_items`` items rated
-    together with another human are left out of the ceiling comparison (see
-    :func:`analysis.ceiling.loo_pairs`). With ``alpha_min``, a verdict says so when the
-    humans' α is below it."""
+    its comparison with the human ceiling (paired item bootstrap with ``options.B``
+    resamples; none when it is 0) and the verdict. Humans with fewer than
+    ``options.min_shared_items`` items rated together with another human are left out of the
+    ceiling comparison (see :func:`analysis.ceiling.loo_pairs`); a verdict says so when the
+    humans' α is below ``options.alpha_min``."""
     notes: list[str] = []
     m = humans.matrix
     judge = np.asarray(judge, float)
@@ -138,40 +139,35 @@ def judge_metrics(humans: Ratings, judge: np.ndarray, level: Level, values: Sequ
         notes.append("no scored judgments on the human-rated items: nothing to compare")
         metrics = {k: None for k in METRIC_NAMES}
         metrics.update(n_items=0, n_pairs=0, n_scored_items=0, bland_altman=None,
-                       alpha_humans=_nn(alpha(humans, level, values)), alpha_with_judge=None,
+                       alpha_humans=finite(alpha(humans, level, values)), alpha_with_judge=None,
                        self_consistency_alpha=None)
-        v = verdict_for(None, None, m, judge, margin=margin, ci=ci, min_items=min_items)
+        v = verdict_for(None, None, m, judge, options=options)
         return JudgeMetrics(metrics, None, None, None, v, notes)
     if missing:
         notes.append(f"{missing} human-rated items have no judge score (unscored or missing)")
-    pairs = loo_pairs(m, rows=scored, min_items=min_human_items)
+    pairs = loo_pairs(m, rows=scored, min_shared_items=options.min_shared_items)
     metrics = pooled_metrics(pairs, judge)
     metrics["n_scored_items"] = int(scored.sum())
     metrics["bland_altman"] = _bland_altman(judge, m)
-    metrics["alpha_humans"] = _nn(alpha(humans, level, values))
-    metrics["alpha_with_judge"] = _nn(alpha_from_matrix(np.column_stack([m, judge]), level,
+    metrics["alpha_humans"] = finite(alpha(humans, level, values))
+    metrics["alpha_with_judge"] = finite(alpha_from_matrix(np.column_stack([m, judge]), level,
                                                         values))
     if samples is not None:
-        metrics["self_consistency_alpha"] = _nn(alpha_from_matrix(samples, level, values))
+        metrics["self_consistency_alpha"] = finite(alpha_from_matrix(samples, level, values))
     else:
         metrics["self_consistency_alpha"] = None
         notes.append("self_consistency_alpha: one sample per item")
     if pairs.n_pairs == 0:
         notes.append("no judge-scored item has two or more human ratings: the leave-one-out "
                      "comparison is not possible")
-    scoring: Scoring = alt_scoring or ("accuracy" if level == "nominal" else "neg_rmse")
-    alt = alt_test(m, judge, scoring=scoring, epsilon=alt_epsilon,
+    alt = alt_test(m, judge, scoring=options.scoring_for(level), epsilon=options.alt_epsilon,
                    human_names=tuple(str(r) for r in humans.raters))
     notes.extend(alt.notes)
-    comparison = compare_with_ceiling(pairs, judge, B=B, seed=seed, ci=ci) \
-        if pairs.n_pairs else None
-    v = verdict_for(comparison, alt, m, judge, margin=margin, ci=ci, min_items=min_items,
-                    humans_alpha=metrics["alpha_humans"], alpha_min=alpha_min)
+    comparison = compare_with_ceiling(pairs, judge, B=options.B, seed=options.seed,
+                                      ci=options.ci) if pairs.n_pairs else None
+    v = verdict_for(comparison, alt, m, judge, options=options,
+                    humans_alpha=metrics["alpha_humans"])
     return JudgeMetrics(metrics, alt, _confusion(m, judge, values), comparison, v, notes)
-
-
-def _nn(x: float | None) -> float | None:
-    return float(x) if x is not None and np.isfinite(x) else None
 
 
 def _confusion(m: np.ndarray, judge: np.ndarray, values: Sequence[float]) -> dict | None:

@@ -153,7 +153,7 @@ def calibrate_cmd(
 
     Example: h2h calibrate --configs sonnet-v1,sonnet-v2,bleu --run --sample 200 --seed 1
     """
-    from analysis.analyze import AnalysisOptions
+    from analysis.options import AnalysisOptions
     from annotate.services.calibration import (
         calibration_items,
         compare_configs,

@@ -53,7 +53,7 @@ def _run(args: list[str]) -> tuple[float, str]:
 
 
 def _figures(db: Path):
-    from analysis.analyze import AnalysisOptions
+    from analysis.options import AnalysisOptions
     from analysis.report import build_bundle
     from analysis.report.sections import build_sections
     from data.engine import get_engine

@@ -44,7 +44,7 @@ def main() -> None:
     ap.add_argument("--bootstrap", type=int, default=200)
     a = ap.parse_args()
 
-    from analysis.analyze import AnalysisOptions
+    from analysis.options import AnalysisOptions
     from annotate.services.calibration import compare_configs
     from data.engine import get_engine
 

@@ -29,11 +29,12 @@ import pandas as pd
 
 from ..ceiling import loo_pairs
 from ..layout import Ratings, as_ratings
+from ..options import AnalysisOptions
 from ..resample import item_weights, percentile_ci
 from .correlation import STATS, PairDesign, weighted_correlations
 from .system import system_agreement
 
-__all__ = ["Scored", "compare_dimension", "metric_comparison", "DESIGN", "KAPPA_NOTE"]
+__all__ = ["Scored", "metric_dimension", "metric_comparison", "DESIGN", "KAPPA_NOTE"]
 
 DESIGN = ("each score (a human's, a judge's, a metric's) against the mean of the other humans "
           "on the same item, pooled over every (human, item) pair; correlations only, on the "
@@ -63,13 +64,16 @@ def _interval(point: float, boots: np.ndarray | None, ci: float) -> dict:
     return {"value": float(point), "low": lo, "high": hi}
 
 
-def compare_dimension(humans: Ratings, scored: Sequence[Scored], *, models=None,
-                      scenarios=None, ordered: bool = True, B: int = 1000, seed: int = 0,
-                      ci: float = 0.95, min_items: int = 5, min_human_items: int = 10) -> dict:
+def metric_dimension(humans: Ratings, scored: Sequence[Scored], *, models=None,
+                     scenarios=None, ordered: bool = True,
+                     options: AnalysisOptions = AnalysisOptions()) -> dict:
     """Item- and system-level agreement of each judge and metric with the humans on one
     dimension (see the module). ``models``/``scenarios`` (aligned to ``humans.items``) enable
     the system level; ``ordered`` False (a nominal scale of three or more categories) makes
-    correlations meaningless, and the block says so."""
+    correlations meaningless, and the block says so. Uses ``options``' B, seed, ci,
+    min_units (the fewest items) and min_shared_items (see :func:`analysis.ceiling.loo_pairs`)."""
+    B, seed, ci = options.B, options.seed, options.ci
+    min_items, min_shared_items = options.min_units, options.min_shared_items
     out: dict = {"status": "ok", "n_items": 0, "n_pairs": 0, "B": B, "seed": seed,
                  "level": ci, "rows": [], "notes": [], "system": None}
     if not ordered:
@@ -91,10 +95,10 @@ def compare_dimension(humans: Ratings, scored: Sequence[Scored], *, models=None,
         out["notes"].append(f"{dropped} items rated by two or more humans lack a score from some "
                             "judge or metric and are left out, so every row is on the same "
                             "items")
-    pairs = loo_pairs(m, rows=common, min_items=min_human_items)
+    pairs = loo_pairs(m, rows=common, min_shared_items=min_shared_items)
     if pairs.left_out:
         out["notes"].append(f"{len(pairs.left_out)} humans left out (fewer than "
-                            f"{min_human_items} items rated together with another human)")
+                            f"{min_shared_items} items rated together with another human)")
     out.update(n_items=pairs.n_items, n_pairs=pairs.n_pairs,
                n_humans=int(np.unique(pairs.human).size))
     rows = [("human ceiling", "ceiling", None)] + [(r.name, r.kind, r) for r in present]
@@ -172,8 +176,7 @@ def _per_item(df: pd.DataFrame, items: Sequence) -> np.ndarray:
 
 def metric_comparison(ratings: pd.DataFrame, scales: Mapping, metrics: pd.DataFrame, *,
                       judges: pd.DataFrame | None = None, items: pd.DataFrame | None = None,
-                      B: int = 1000, seed: int = 0, ci: float = 0.95, min_items: int = 5,
-                      min_human_items: int = 10) -> dict:
+                      options: AnalysisOptions = AnalysisOptions()) -> dict:
     """Every dimension's comparison from long frames: ``ratings`` (item_id, rater, dimension,
     score; numeric codes), ``metrics`` (item_id, metric, score), ``judges`` (item_id, judge,
     dimension, score[, sample]; numeric codes, nan = unscored) and ``items`` (item_id, model,
@@ -206,7 +209,6 @@ def metric_comparison(ratings: pd.DataFrame, scales: Mapping, metrics: pd.DataFr
             models = ix["model"].reindex(list(humans.items)).to_numpy(object)
             scen = ix["scenario"].reindex(list(humans.items)).to_numpy(object)
         ordered = sc.level != "nominal" or sc.binary or len(sc.values) == 2
-        out["dimensions"][dim] = compare_dimension(
-            humans, scored, models=models, scenarios=scen, ordered=ordered, B=B, seed=seed,
-            ci=ci, min_items=min_items, min_human_items=min_human_items)
+        out["dimensions"][dim] = metric_dimension(
+            humans, scored, models=models, scenarios=scen, ordered=ordered, options=options)
     return out

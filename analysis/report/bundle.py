@@ -20,11 +20,12 @@ from data.engine import read_session
 from data.models import AttentionCheck, Item, JudgeConfigRow, Rater, Rating
 from data.ratings import NO_FLAGS_SOURCE
 
-from ..analyze import AnalysisOptions, analyze
+from ..analyze import analyze
 from ..calibration import JudgeRun, calibrate, compare_dimension
 from ..judge import aggregate_samples
 from ..layout import Ratings, as_ratings
 from ..leaderboard import leaderboard
+from ..options import AnalysisOptions
 from ..rater_model import fair_scores, fit_dimensions
 from ..study import study_frames, study_judges, study_metrics, study_repeats, study_systems
 
@@ -185,10 +186,7 @@ def start_bundle(engine: Engine, options: AnalysisOptions = AnalysisOptions(),
             calib[dim] = compare_dimension(
                 dim, humans, runs, sc.level, sc.values,
                 lengths=lengths.reindex(list(humans.items)).to_numpy(float),
-                binary=sc.binary, B=options.B, seed=options.seed,
-                alt_epsilon=options.alt_epsilon, alt_scoring=options.alt_scoring,
-                margin=options.margin, ci=options.ci, min_items=options.min_units,
-                min_human_items=options.min_shared_items, alpha_min=options.alpha_min,
+                binary=sc.binary, options=options,
                 known={j: analysis["judges"].get(j, {}).get(dim) or {} for j in runs})
         calibrate(calib)
         fair = None

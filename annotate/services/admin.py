@@ -9,7 +9,8 @@ from sqlalchemy import func
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
-from analysis.analyze import AnalysisOptions, analyze, scales_from_rubric
+from analysis.analyze import analyze, scales_from_rubric
+from analysis.options import AnalysisOptions
 from annotate.services.i18n import N_
 from data.engine import read_session, write_session
 from data.errors import H2HError

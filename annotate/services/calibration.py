@@ -14,10 +14,10 @@ from sqlalchemy import func
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
-from analysis.analyze import AnalysisOptions
 from analysis.calibration import JudgeRun, calibrate, compare_dimension
 from analysis.judge import aggregate_samples
 from analysis.layout import as_ratings
+from analysis.options import AnalysisOptions
 from analysis.report.bundle import study_items
 from analysis.study import study_frames, study_judges, study_metrics
 from annotate.services.admin import item_of
@@ -137,10 +137,7 @@ def compare_configs(engine: Engine, configs: list[str], *, items: list[str] | No
         per_dim[dim] = compare_dimension(
             dim, humans, runs, sc.level, sc.values,
             lengths=lengths.reindex(list(humans.items)).to_numpy(float), binary=sc.binary,
-            B=options.B, seed=options.seed, alt_epsilon=options.alt_epsilon,
-            alt_scoring=options.alt_scoring, margin=options.margin, ci=options.ci,
-            min_items=options.min_units, min_human_items=options.min_shared_items,
-            alpha_min=options.alpha_min)
+            options=options)
     return calibrate(per_dim)
 
 
@@ -187,11 +184,9 @@ def compare_metrics(engine: Engine, metrics: list[str], judges: list[str] = (), 
     ratings, _ = encode_scores(ratings, scales)
     jdf, _ = encode_scores(jdf, scales)
     res = metric_comparison(ratings, scales, mdf, judges=jdf, items=study_systems(engine),
-                            B=options.B, seed=options.seed, ci=options.ci,
-                            min_items=options.min_units,
-                            min_human_items=options.min_shared_items)
+                            options=options)
     res["configurations"] = [c for c in configs if c["name"] in metrics]
-    from analysis.analyze import clean
+    from analysis.serialize import clean
 
     notes = res["notes"]
     out = clean(res, notes, "metrics")

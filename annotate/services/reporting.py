@@ -10,7 +10,7 @@ from pathlib import Path
 
 from sqlalchemy.engine import Engine
 
-from analysis.analyze import AnalysisOptions
+from analysis.options import AnalysisOptions
 from analysis.report import build_bundle, write_report
 from analysis.report.format import dim_labels
 from analysis.report.sections import build_sections, glance_table

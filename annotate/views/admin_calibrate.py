@@ -5,7 +5,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from analysis.analyze import AnalysisOptions
+from analysis.options import AnalysisOptions
 from analysis.report.figures import calibration_figure
 from annotate import state
 from annotate.components.pairwise_calibration import pairwise_section

@@ -91,9 +91,9 @@ def test_a_judge_block_is_judge_metrics_with_the_same_options(study):
     per_item, samples = aggregate_samples(js.rename(columns={"item_id": "item"}), "ordinal",
                                           r.items)
     assert samples is not None and samples.shape == (60, 3)
-    jm = judge_metrics(r, per_item, "ordinal", FIVE.values, samples=samples, alt_epsilon=0.15,
-                       alt_scoring="accuracy", B=120, seed=5, ci=0.9, margin=0.1,
-                       min_items=6, min_human_items=3, alpha_min=0.7)
+    jm = judge_metrics(r, per_item, "ordinal", FIVE.values, samples=samples,
+                       options=AnalysisOptions(alt_epsilon=0.15, alt_scoring="accuracy", B=120,
+                       seed=5, ci=0.9, margin=0.1, min_units=6, min_shared_items=3, alpha_min=0.7))
     for k, v in jm.metrics.items():
         assert got[k] == (pytest.approx(v, abs=1e-12) if isinstance(v, float) else v), k
     assert got["alt_test"] == jm.alt.as_dict()

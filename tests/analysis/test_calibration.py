@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -9,6 +11,7 @@ import pytest
 from analysis.calibration import JudgeRun, calibrate, compare_dimension, holm
 from analysis.layout import Ratings
 from analysis.leaderboard import leaderboard
+from analysis.options import AnalysisOptions
 
 VALUES = [1.0, 2.0, 3.0, 4.0, 5.0]
 
@@ -33,9 +36,9 @@ def _pair(res, a, b, metric):
 
 def test_verdict_picks_the_closer_judge_and_the_paired_ci_excludes_zero(case):
     humans, close, far, lengths = case
-    res = compare_dimension("empathy", humans, {"close-v2": JudgeRun(close),
-                                                "far-v1": JudgeRun(far)},
-                            "ordinal", VALUES, lengths=lengths, B=1000, seed=4)
+    res = compare_dimension("empathy", humans,
+                            {"close-v2": JudgeRun(close), "far-v1": JudgeRun(far)}, "ordinal",
+                            VALUES, lengths=lengths, options=AnalysisOptions(B=1000, seed=4))
     assert res["verdict"]["best"] == "close-v2"
     assert "close-v2" in res["verdict"]["text"]
     q = _pair(res, "close-v2", "far-v1", "qwk")
@@ -51,9 +54,8 @@ def test_verdict_picks_the_closer_judge_and_the_paired_ci_excludes_zero(case):
 
 def test_identical_configurations_are_indistinguishable(case):
     humans, close, _, _ = case
-    res = compare_dimension("empathy", humans, {"a": JudgeRun(close),
-                                                "b": JudgeRun(close.copy())},
-                            "ordinal", VALUES, B=500, seed=4)
+    res = compare_dimension("empathy", humans, {"a": JudgeRun(close), "b": JudgeRun(close.copy())},
+                            "ordinal", VALUES, options=AnalysisOptions(B=500, seed=4))
     for metric in ("qwk", "alpha_with_judge", "mae"):
         p = _pair(res, "a", "b", metric)
         assert p["low"] <= 0 <= p["high"] and p["p"] == 1.0
@@ -74,11 +76,11 @@ def test_bias_verbosity_unscored_and_misses(case):
     verbose = np.clip(np.rint(1 + 4 * (lengths - lengths.min()) / np.ptp(lengths)), 1, 5)
     gaps = close.copy()
     gaps[:26] = np.nan
-    res = compare_dimension("safety", humans, {"lenient": JudgeRun(lenient),
-                                               "verbose": JudgeRun(verbose),
-                                               "gappy": JudgeRun(gaps, n_unscored=26,
-                                                                 n_judgments=260)},
-                            "ordinal", VALUES, lengths=lengths, B=200, seed=1)
+    res = compare_dimension("safety", humans,
+                            {"lenient": JudgeRun(lenient), "verbose": JudgeRun(verbose),
+                             "gappy": JudgeRun(gaps, n_unscored=26, n_judgments=260)},
+                            "ordinal", VALUES, lengths=lengths,
+                            options=AnalysisOptions(B=200, seed=1))
     assert res["configs"]["lenient"]["bias"] > 0.5
     v = res["configs"]["verbose"]["verbosity"]
     assert v["judge"] > 0.9 and abs(v["humans"]) < 0.2
@@ -121,13 +123,13 @@ def test_a_configuration_has_one_verdict_on_all_the_items_it_scored(case):
     humans, close, far, _ = case
     partial = far.copy()
     partial[:120] = np.nan  # scored 140 of the 260 items
-    res = compare_dimension("empathy", humans, {"close": JudgeRun(close),
-                                                "partial": JudgeRun(partial)},
-                            "ordinal", VALUES, B=300, seed=3, min_human_items=10)
+    res = compare_dimension("empathy", humans,
+                            {"close": JudgeRun(close), "partial": JudgeRun(partial)}, "ordinal",
+                            VALUES, options=AnalysisOptions(B=300, seed=3, min_shared_items=10))
     assert res["n_items"] == 140  # the comparison: on the items both scored
     for name, scores in (("close", close), ("partial", partial)):
-        own = judge_metrics(humans, scores, "ordinal", VALUES, B=300, seed=3,
-                            min_human_items=10)
+        own = judge_metrics(humans, scores, "ordinal", VALUES, options=AnalysisOptions(B=300,
+                            seed=3, min_shared_items=10))
         c = res["configs"][name]
         assert c["verdict"] == own.verdict.as_dict(), name
         assert c["vs_ceiling"] == own.comparison.as_dict(), name
@@ -203,9 +205,9 @@ def test_configurations_that_share_no_item_are_listed_not_compared(case):
     a = np.where(np.arange(n) < n // 2, close, np.nan)   # the first half only
     b = np.where(np.arange(n) >= n // 2, far, np.nan)    # the second half only
     res = compare_dimension("empathy", humans,
-                            {"b": JudgeRun(b, n_unscored=3, n_judgments=n),
-                             "a": JudgeRun(a), "none": JudgeRun(np.full(n, np.nan))},
-                            "ordinal", VALUES, B=7, seed=3, margin=0.1)
+                            {"b": JudgeRun(b, n_unscored=3, n_judgments=n), "a": JudgeRun(a),
+                             "none": JudgeRun(np.full(n, np.nan))},
+                            "ordinal", VALUES, options=AnalysisOptions(B=7, seed=3, margin=0.1))
     assert set(res) == COMPARISON_KEYS
     assert (res["n_items"], res["B"], res["seed"], res["margin"]) == (0, 7, 3, 0.1)
     assert res["pairs"] == [] and list(res["configs"]) == ["a", "b", "none"]
@@ -230,9 +232,9 @@ def test_configurations_that_share_no_item_are_listed_not_compared(case):
 
 def test_every_path_gives_every_key_and_the_options_travel(case):
     humans, close, _, _ = case
-    res = compare_dimension("empathy", humans, {"a": JudgeRun(close),
-                                                "none": JudgeRun(np.full(len(close), np.nan))},
-                            "ordinal", VALUES, B=0, seed=9, margin=0.07)
+    res = compare_dimension("empathy", humans,
+                            {"a": JudgeRun(close), "none": JudgeRun(np.full(len(close), np.nan))},
+                            "ordinal", VALUES, options=AnalysisOptions(B=0, seed=9, margin=0.07))
     assert set(res) == COMPARISON_KEYS
     assert (res["B"], res["seed"], res["margin"]) == (0, 9, 0.07)
     assert set(res["configs"]["none"]) == CONFIG_KEYS
@@ -269,8 +271,8 @@ def test_misses_by_hand_on_a_binary_and_an_ordinal_scale():
 
 # --- every option reaches every number, on items some configurations skip -----------------
 
-OPTS = {"B": 120, "seed": 5, "ci": 0.90, "margin": 0.1, "min_items": 4, "min_human_items": 6,
-        "alt_epsilon": 0.15, "alt_scoring": "accuracy", "alpha_min": 0.9}
+OPTS = AnalysisOptions(B=120, seed=5, ci=0.90, margin=0.1, min_units=4, min_shared_items=6,
+                       alt_epsilon=0.15, alt_scoring="accuracy", alpha_min=0.9)
 
 
 @pytest.fixture(scope="module")
@@ -313,7 +315,7 @@ def test_every_option_reaches_every_number(uneven):
 
     humans, runs = uneven
     m = humans.matrix
-    res = compare_dimension("empathy", humans, runs, "ordinal", VALUES, **OPTS)
+    res = compare_dimension("empathy", humans, runs, "ordinal", VALUES, options=OPTS)
     common = np.zeros(62, bool)
     common[:60] = True
     common[5:10] = False
@@ -323,18 +325,18 @@ def test_every_option_reaches_every_number(uneven):
     assert res["configs"]["c"]["status"] == "no scored judgments"
     assert res["verdict"]["text"].startswith("empathy: best configuration ")
     # the ceiling: leave-one-out pairs on the common items, h3 left out (4 shared items < 6)
-    want = pooled_metrics(loo_pairs(m, rows=common, min_items=6))
+    want = pooled_metrics(loo_pairs(m, rows=common, min_shared_items=6))
     assert res["human_ceiling"]["qwk"]["value"] == pytest.approx(want["qwk"], abs=1e-12)
     assert want["qwk"] != pytest.approx(pooled_metrics(loo_pairs(m, rows=common))["qwk"])
-    assert want["qwk"] != pytest.approx(pooled_metrics(loo_pairs(m, min_items=6))["qwk"])
+    assert want["qwk"] != pytest.approx(pooled_metrics(loo_pairs(m, min_shared_items=6))["qwk"])
     assert res["human_ceiling"]["n_items"] == 54  # item 50 has one human: no pair
-    opts = dict(OPTS)
+    opts = OPTS
     for name in ("a", "b"):
         run, cfg = runs[name], res["configs"][name]
         # the verdict, the test and the comparison with the ceiling are the configuration's
         # own, on every human-rated item it scored, with the options given
         own = _block(judge_metrics(humans, run.scores, "ordinal", VALUES, samples=run.samples,
-                                   **opts))
+                                   options=opts))
         assert cfg["verdict"] == own["verdict"] and cfg["alt_test"] == own["alt_test"]
         assert cfg["vs_ceiling"] == own["vs_ceiling"]
         assert cfg["verdict"]["margin"] == 0.1
@@ -357,14 +359,14 @@ def test_every_option_reaches_every_number(uneven):
         reliability_data=runs["a"].samples[common].T, level_of_measurement="ordinal",
         value_domain=VALUES), abs=1e-9)
     own_b = _block(judge_metrics(humans, runs["b"].scores, "ordinal", VALUES,
-                                 samples=runs["b"].samples, **opts))
+                                 samples=runs["b"].samples, options=opts))
     assert b["self_consistency_alpha"] == pytest.approx(own_b["self_consistency_alpha"])
     assert b["mae"]["value"] == pytest.approx(own_b["mae"])
     assert (b["qwk"]["low"], b["qwk"]["high"]) == (own_b["vs_ceiling"]["judge_qwk"]["low"],
                                                    own_b["vs_ceiling"]["judge_qwk"]["high"])
     # the level of the intervals is the one asked for: 90% is narrower than 95%
     wide = compare_dimension("empathy", humans, runs, "ordinal", VALUES,
-                             **{**OPTS, "ci": 0.95})
+                             options=replace(OPTS, ci=0.95))
     for name in ("a", "b"):
         for metric in ("mae", "alpha_with_judge"):
             assert _width(res["configs"][name][metric]) < \
@@ -383,16 +385,16 @@ def test_known_blocks_are_used_only_when_they_cover_the_same_items(uneven):
 
     humans, runs = uneven
     own_b = _block(judge_metrics(humans, runs["b"].scores, "ordinal", VALUES,
-                                 samples=runs["b"].samples, **OPTS))
+                                 samples=runs["b"].samples, options=OPTS))
     assert own_b["n_scored_items"] == 55
     marker = {**own_b["verdict"], "text": "from h2h analyze"}
     known = {"b": {**own_b, "verdict": marker, "mae": 9.99}}
-    res = compare_dimension("empathy", humans, runs, "ordinal", VALUES, known=known, **OPTS)
+    res = compare_dimension("empathy", humans, runs, "ordinal", VALUES, known=known, options=OPTS)
     assert res["configs"]["b"]["verdict"]["text"] == "from h2h analyze"
     assert res["configs"]["b"]["mae"]["value"] == 9.99
     # a block computed on other items (here: one item fewer) is not taken
     stale = {"b": {**known["b"], "n_scored_items": 54}}
-    res = compare_dimension("empathy", humans, runs, "ordinal", VALUES, known=stale, **OPTS)
+    res = compare_dimension("empathy", humans, runs, "ordinal", VALUES, known=stale, options=OPTS)
     assert res["configs"]["b"]["verdict"] == own_b["verdict"]
     assert res["configs"]["b"]["mae"]["value"] == pytest.approx(own_b["mae"])
 
@@ -401,8 +403,6 @@ def test_called_without_options_it_gives_h2h_analyzes_defaults():
     # 10 items rated by three humans (each shares exactly 10 items: min_shared_items), a judge
     # that scored 5 of them (exactly min_units): called without options, compare_dimension
     # gives what h2h analyze's defaults give, spelt out
-    from analysis.analyze import AnalysisOptions
-
     rng = np.random.default_rng(8)
     lat = rng.integers(1, 6, 10)
     m = np.clip(lat[:, None] + rng.integers(-1, 2, (10, 3)), 1, 5).astype(float)
@@ -410,10 +410,7 @@ def test_called_without_options_it_gives_h2h_analyzes_defaults():
     judge = np.where(np.arange(10) < 5, np.clip(lat + 0.0, 1, 5), np.nan)
     runs = {"j": JudgeRun(judge)}
     o = AnalysisOptions()
-    spelt = compare_dimension("empathy", humans, runs, "ordinal", VALUES, B=o.B, seed=o.seed,
-                              alt_epsilon=o.alt_epsilon, alt_scoring=o.alt_scoring,
-                              margin=o.margin, ci=o.ci, min_items=o.min_units,
-                              min_human_items=o.min_shared_items)
+    spelt = compare_dimension("empathy", humans, runs, "ordinal", VALUES, options=o)
     assert compare_dimension("empathy", humans, runs, "ordinal", VALUES) == spelt
     assert (spelt["B"], spelt["seed"]) == (1000, 0)
     # every human kept (chosen on all 10 items), on the 5 compared items: 3 × 5 pairs
@@ -421,7 +418,8 @@ def test_called_without_options_it_gives_h2h_analyzes_defaults():
     assert spelt["configs"]["j"]["verdict"]["n_items"] == 5
     assert spelt["configs"]["j"]["verdict"]["outcome"] != "not_estimable"  # 5 items suffice
     # one more item asked for than the judge scored: no verdict, for that reason
-    six = compare_dimension("empathy", humans, runs, "ordinal", VALUES, min_items=6)
+    six = compare_dimension("empathy", humans, runs, "ordinal", VALUES,
+                            options=AnalysisOptions(min_units=6))
     assert six["configs"]["j"]["verdict"]["outcome"] == "not_estimable"
 
 
@@ -432,27 +430,27 @@ def test_bootstrap_edges_two_items_three_for_verbosity_and_no_pairs_without_resa
     y = np.array([2, 4, np.nan, np.nan])
     runs = {"x": JudgeRun(x), "y": JudgeRun(y)}
     lengths = np.array([10.0, 50.0, 30.0, 20.0])
-    two = compare_dimension("empathy", humans, runs, "ordinal", VALUES, lengths=lengths, B=50,
-                            min_human_items=2)
+    two = compare_dimension("empathy", humans, runs, "ordinal", VALUES, lengths=lengths,
+                            options=AnalysisOptions(B=50, min_shared_items=2))
     assert two["n_items"] == 2 and len(two["pairs"]) == 3    # two items can be resampled
     assert "verbosity" not in two["configs"]["x"]            # but ρ needs three
     three = compare_dimension("empathy", humans, {"x": JudgeRun(x)}, "ordinal", VALUES,
-                              lengths=lengths, B=50, min_human_items=2)
+                              lengths=lengths, options=AnalysisOptions(B=50, min_shared_items=2))
     assert three["n_items"] == 3
     assert three["configs"]["x"]["verbosity"] == {"judge": pytest.approx(1.0),
                                                   "humans": pytest.approx(1.0)}
     # B = 0: no resamples, so no intervals and no paired differences; B = 1 is a resample
     # (paired differences are listed) but no interval (a percentile needs two)
-    none = compare_dimension("empathy", humans, runs, "ordinal", VALUES, B=0,
-                             min_human_items=2)
+    none = compare_dimension("empathy", humans, runs, "ordinal", VALUES,
+                             options=AnalysisOptions(B=0, min_shared_items=2))
     assert none["pairs"] == [] and none["configs"]["x"]["mae"]["low"] is None
-    one = compare_dimension("empathy", humans, runs, "ordinal", VALUES, B=1,
-                            min_human_items=2)
+    one = compare_dimension("empathy", humans, runs, "ordinal", VALUES, options=AnalysisOptions(B=1,
+                            min_shared_items=2))
     assert len(one["pairs"]) == 3 and one["pairs"][0]["low"] is None
     assert one["configs"]["x"]["mae"]["low"] is None
     # all configurations score every human-rated item: nothing is said to be left out
     full = compare_dimension("empathy", humans, {"x": JudgeRun(np.array([1, 5, 3, 2.0]))},
-                             "ordinal", VALUES, B=0, min_human_items=2)
+                             "ordinal", VALUES, options=AnalysisOptions(B=0, min_shared_items=2))
     assert not any("left out" in n for n in full["notes"])
 
 
@@ -461,7 +459,7 @@ def test_misses_follow_the_binary_flag():
     humans = Ratings(m, tuple(range(5)), ("h1", "h2"))
     judge = np.array([1, 0, 0, 0, 1], float)
     res = compare_dimension("safety", humans, {"j": JudgeRun(judge)}, "nominal", [0.0, 1.0],
-                            binary=True, B=0, min_human_items=2)
+                            binary=True, options=AnalysisOptions(B=0, min_shared_items=2))
     # flagged by the humans (lower median 1): items 0 and 1; the judge missed item 1
     assert res["configs"]["j"]["misses"] == {"missed": 1, "of": 2,
                                              "what": "items the humans flagged"}
@@ -472,30 +470,32 @@ def test_edges_single_human_items_undefined_metrics_and_the_no_scores_record():
     m = np.array([[2, np.nan], [1, 1], [2, 3], [3, 3], [4, 5]], float)
     humans = Ratings(m, tuple(range(5)), ("h1", "h2"))
     only = np.array([2, np.nan, np.nan, np.nan, np.nan])
-    res = compare_dimension("empathy", humans, {"j": JudgeRun(only)}, "ordinal", VALUES, B=20,
-                            min_human_items=2)
+    res = compare_dimension("empathy", humans, {"j": JudgeRun(only)}, "ordinal", VALUES,
+                            options=AnalysisOptions(B=20, min_shared_items=2))
     cfg = res["configs"]["j"]
     assert cfg["status"] == "ok" and res["n_items"] == 1
     assert cfg["vs_ceiling"] is None and cfg["qwk"]["low"] is None
     # nobody varies: alpha with the judge is undefined for both configurations, and so is
     # their difference
     flat = Ratings(np.full((4, 2), 3.0), tuple(range(4)), ("h1", "h2"))
-    res = compare_dimension("empathy", flat, {"x": JudgeRun(np.full(4, 3.0)),
-                                              "y": JudgeRun(np.full(4, 3.0))},
-                            "ordinal", VALUES, B=20, min_human_items=2)
+    res = compare_dimension("empathy", flat,
+                            {"x": JudgeRun(np.full(4, 3.0)), "y": JudgeRun(np.full(4, 3.0))},
+                            "ordinal", VALUES, options=AnalysisOptions(B=20, min_shared_items=2))
     assert res["configs"]["x"]["alpha_with_judge"]["value"] is None
     pair = _pair(res, "x", "y", "alpha_with_judge")
     assert pair["diff"] is None
     assert res["human_ceiling"]["alpha_humans"] is None
     # one configuration varies (its alpha is defined), the other does not: no difference
-    res = compare_dimension("empathy", flat, {"x": JudgeRun(np.full(4, 3.0)),
-                                              "y": JudgeRun(np.array([1.0, 5.0, 3.0, 2.0]))},
-                            "ordinal", VALUES, B=20, min_human_items=2)
+    res = compare_dimension("empathy", flat,
+                            {"x": JudgeRun(np.full(4, 3.0)),
+                             "y": JudgeRun(np.array([1.0, 5.0, 3.0, 2.0]))},
+                            "ordinal", VALUES, options=AnalysisOptions(B=20, min_shared_items=2))
     assert res["configs"]["y"]["alpha_with_judge"]["value"] is not None
     assert _pair(res, "x", "y", "alpha_with_judge")["diff"] is None
     # a configuration without scores: the whole verdict record says why
     none = compare_dimension("empathy", humans, {"j": JudgeRun(np.full(5, np.nan))}, "ordinal",
-                             VALUES, B=0, margin=0.08)["configs"]["j"]["verdict"]
+                             VALUES, options=AnalysisOptions(B=0, margin=0.08)
+                             )["configs"]["j"]["verdict"]
     assert none == {"outcome": "not_estimable", "phrase": "no verdict",
                     "text": "no verdict — no scored judgments on this dimension.",
                     "reasons": ["no scored judgments on this dimension"], "margin": 0.08,

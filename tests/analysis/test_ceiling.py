@@ -98,12 +98,12 @@ def test_a_human_with_too_few_items_is_left_out_everywhere():
     d = np.full((3, 1), np.nan)
     d[0, 0] = 3.0  # human D rated one item, which others rated too
     with_d = np.hstack([M, d])
-    pairs = loo_pairs(with_d, min_items=2)
+    pairs = loo_pairs(with_d, min_shared_items=2)
     assert pairs.left_out == (3,)
     assert pooled_metrics(pairs)["qwk"] == pytest.approx(92 / 173, abs=1e-12)
     # with the minimum at 1, D counts as a rater and in A, B, C's consensus on i1
     assert pooled_metrics(loo_pairs(with_d))["qwk"] != pytest.approx(92 / 173, abs=1e-3)
-    res = human_ceiling(with_d, min_items=2)
+    res = human_ceiling(with_d, min_shared_items=2)
     assert res["left_out"] == [3] and res["n_humans"] == 3
 
 

@@ -9,8 +9,10 @@ import pytest
 from analysis.ceiling import human_ceiling
 from analysis.judge import aggregate_samples, judge_metrics
 from analysis.layout import Ratings
+from analysis.options import AnalysisOptions
 
 VALUES = [1.0, 2.0, 3.0, 4.0, 5.0]
+NO_BOOT = AnalysisOptions(B=0)
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +31,7 @@ def study():
 
 def test_good_judge_beats_the_ceiling_and_passes(study):
     humans, good, _, _ = study
-    jm = judge_metrics(humans, good, "ordinal", VALUES)
+    jm = judge_metrics(humans, good, "ordinal", VALUES, options=NO_BOOT)
     ceiling = human_ceiling(humans.matrix)
     assert jm.metrics["qwk"] > ceiling["qwk"]
     assert jm.metrics["mae"] < ceiling["mae"]
@@ -42,7 +44,7 @@ def test_good_judge_beats_the_ceiling_and_passes(study):
 
 def test_lenient_judge_shows_its_bias(study):
     humans, _, lenient, _ = study
-    m = judge_metrics(humans, lenient, "ordinal", VALUES).metrics
+    m = judge_metrics(humans, lenient, "ordinal", VALUES, options=NO_BOOT).metrics
     assert 0.6 < m["bias"] < 1.1
     ba = m["bland_altman"]
     assert ba["low"] < m["bias"] < ba["high"]
@@ -51,7 +53,7 @@ def test_lenient_judge_shows_its_bias(study):
 
 def test_random_judge_fails(study):
     humans, _, _, rand = study
-    jm = judge_metrics(humans, rand, "ordinal", VALUES)
+    jm = judge_metrics(humans, rand, "ordinal", VALUES, options=NO_BOOT)
     assert abs(jm.metrics["qwk"]) < 0.2
     assert jm.alt.passed is False
     assert jm.metrics["alpha_with_judge"] < jm.metrics["alpha_humans"]
@@ -61,7 +63,7 @@ def test_unscored_items_are_counted_not_dropped_silently(study):
     humans, good, _, _ = study
     j = good.copy()
     j[:7] = np.nan
-    jm = judge_metrics(humans, j, "ordinal", VALUES)
+    jm = judge_metrics(humans, j, "ordinal", VALUES, options=NO_BOOT)
     assert jm.metrics["n_items"] == int(np.sum(~np.isnan(humans.matrix).all(axis=1))) - 7
     assert any("7 human-rated items have no judge score" in n for n in jm.notes)
 

@@ -14,6 +14,7 @@ from scipy import stats
 from analysis.calibration import JudgeRun, compare_dimension
 from analysis.ceiling import loo_pairs, value_qwk
 from analysis.layout import Ratings
+from analysis.options import AnalysisOptions
 from analysis.resample import item_weights
 from tests.analysis.test_pinned_judge import HUMAN, HUMANS, ITEMS, JUDGE, VALUES, J, M
 
@@ -23,9 +24,10 @@ J2 = np.array([2, 2, 4, 5, 4], float)
 def test_point_values_by_hand():
     humans = Ratings(M, ITEMS, HUMANS)
     lengths = np.array([10.0, 40, 20, 50, 30])
-    res = compare_dimension("empathy", humans, {"J": JudgeRun(J, n_unscored=1, n_judgments=6),
-                                                "K": JudgeRun(J2)},
-                            "ordinal", VALUES, lengths=lengths, B=0, min_human_items=2)
+    res = compare_dimension("empathy", humans,
+                            {"J": JudgeRun(J, n_unscored=1, n_judgments=6), "K": JudgeRun(J2)},
+                            "ordinal", VALUES, lengths=lengths, options=AnalysisOptions(B=0,
+                            min_shared_items=2))
     j = res["configs"]["J"]
     assert j["qwk"]["value"] == pytest.approx(JUDGE["qwk"], abs=1e-12)
     assert j["mae"]["value"] == pytest.approx(JUDGE["mae"], abs=1e-12)
@@ -70,8 +72,8 @@ def test_intervals_and_paired_differences_match_a_loop_over_the_same_resamples()
     assert np.all(np.sum(~np.isnan(m), axis=1) >= 2)
     B, seed = 300, 5
     res = compare_dimension("d", Ratings(m, tuple(range(n)), tuple("pqrs")),
-                            {"a": JudgeRun(a), "b": JudgeRun(b)}, "ordinal", VALUES, B=B,
-                            seed=seed, min_human_items=2)
+                            {"a": JudgeRun(a), "b": JudgeRun(b)}, "ordinal", VALUES,
+                            options=AnalysisOptions(B=B, seed=seed, min_shared_items=2))
     pairs = loo_pairs(m)
     w = item_weights(n, B, seed).astype(int)
     kw = {"level_of_measurement": "ordinal", "value_domain": VALUES}

@@ -66,6 +66,9 @@ def _brute_linear_kappa(x, y):
 #     i1 0 .5 .5, i2 0 0 0, i3 .5 .5 0, i4 1 .5 .5, i5 0 0 0  -> 4 / 15
 #   within one: i1 1 1 1, i2 1 1 1, i3 1 .5 .5, i4 1 1 1, i5 .5 0 .5 -> 12 / 15
 #     (within two would give 14 / 15)
+# five items: every human shares them all, so none is left out of the ceiling (the
+# options' minimum of shared items is lowered to 2 for this case); no bootstrap
+TINY = AnalysisOptions(B=0, min_shared_items=2)
 JUDGE = {"mae": 13 / 15, "rmse": np.sqrt(19 / 15), "bias": -0.2, "qwk": 198 / 293,
          "exact": 4 / 15, "within1": 12 / 15, "n_items": 5, "n_pairs": 15}
 # The humans' own: d = x - c:  -1 .5 .5 | -1 -1 2 | -1.5 0 1.5 | -1 .5 .5 | 1.5 -1.5 0
@@ -103,7 +106,7 @@ def test_the_wrong_twins_are_far_apart_on_this_case():
 
 
 def test_judge_metrics_by_hand():
-    jm = judge_metrics(Ratings(M, ITEMS, HUMANS), J, "ordinal", VALUES)
+    jm = judge_metrics(Ratings(M, ITEMS, HUMANS), J, "ordinal", VALUES, options=TINY)
     _check(jm.metrics, JUDGE, X_JUDGE)
     assert jm.metrics["n_scored_items"] == 5
 
@@ -119,7 +122,8 @@ def test_bland_altman_by_hand():
     # J - mean = -2/3, 1/3, 1, 1/3, -2; mean -1/5; deviations (-7, 8, 18, 8, -27) / 15,
     # sum of squares 1230 / 225, SD (n - 1) = sqrt(1230 / 900) = 1.169045;
     # limits -0.2 -+ 1.96 * 1.169045 = -2.491329, 2.091329 (at 1 SD: -1.369, 0.969).
-    ba = judge_metrics(Ratings(M, ITEMS, HUMANS), J, "ordinal", VALUES).metrics["bland_altman"]
+    ba = judge_metrics(Ratings(M, ITEMS, HUMANS), J, "ordinal", VALUES,
+                       options=TINY).metrics["bland_altman"]
     sd = np.sqrt(1230 / 900)
     assert ba["bias"] == pytest.approx(-0.2, abs=1e-12)
     assert ba["low"] == pytest.approx(-0.2 - 1.96 * sd, abs=1e-12)
@@ -130,7 +134,8 @@ def test_bland_altman_by_hand():
 
 def test_alphas_and_confusion_by_reference():
     samples = np.column_stack([J, [1, 3, 4, 5, 2], [2, 3, 5, 5, 2]])
-    jm = judge_metrics(Ratings(M, ITEMS, HUMANS), J, "ordinal", VALUES, samples=samples)
+    jm = judge_metrics(Ratings(M, ITEMS, HUMANS), J, "ordinal", VALUES, samples=samples,
+                       options=TINY)
     kw = {"level_of_measurement": "ordinal", "value_domain": VALUES}
     # the krippendorff package wants raters × units
     assert jm.metrics["alpha_humans"] == pytest.approx(krippendorff.alpha(M.T, **kw), abs=1e-12)

@@ -9,7 +9,8 @@ from scipy import stats
 
 from analysis.ceiling import loo_pairs, pooled_metrics
 from analysis.layout import Ratings
-from analysis.refmetrics.compare import Scored, compare_dimension
+from analysis.options import AnalysisOptions
+from analysis.refmetrics.compare import Scored, metric_dimension
 from analysis.refmetrics.correlation import PairDesign, weighted_correlations
 from analysis.refmetrics.system import rank_agreement, system_agreement
 from analysis.resample import item_weights
@@ -62,8 +63,8 @@ def test_a_metric_is_paired_with_the_leave_one_out_consensus_worked_by_hand():
     and (10,1) (20,2) (30,3) (40,4) (50,5) for h2. A metric held against the mean of all
     humans instead (1.5, 1.5, 3.5, 3.5, 5) would give other values."""
     metric = np.array([10, 20, 30, 40, 50], float)
-    res = compare_dimension(_tiny(), [Scored("bleu", "metric", metric)], B=0, min_items=5,
-                            min_human_items=2)
+    res = metric_dimension(_tiny(), [Scored("bleu", "metric", metric)], options=AnalysisOptions(B=0,
+                           min_units=5, min_shared_items=2))
     x = [10, 20, 30, 40, 50, 10, 20, 30, 40, 50]
     c = [2, 1, 4, 3, 5, 1, 2, 3, 4, 5]
     row = next(r for r in res["rows"] if r["name"] == "bleu")
@@ -97,8 +98,9 @@ def _study(seed: int = 3, n: int = 60, raters: int = 5, per_item: int = 3):
 def test_the_ceiling_row_equals_the_human_ceiling_of_h2h_analyze():
     humans, quality, rng = _study()
     metric = quality + rng.normal(0, 1, quality.size)
-    res = compare_dimension(humans, [Scored("m", "metric", metric)], B=0, min_human_items=5)
-    ref = pooled_metrics(loo_pairs(humans.matrix, min_items=5))
+    res = metric_dimension(humans, [Scored("m", "metric", metric)], options=AnalysisOptions(B=0,
+                           min_shared_items=5))
+    ref = pooled_metrics(loo_pairs(humans.matrix, min_shared_items=5))
     for k in ("pearson", "spearman", "kendall_tau_b"):
         assert res["rows"][0][k]["value"] == pytest.approx(ref[k], abs=1e-12)
 
@@ -108,9 +110,10 @@ def test_rank_statistics_and_their_cis_ignore_a_monotone_rescaling():
     values and CIs (ranks), a different Pearson; an identical copy gets identical numbers."""
     humans, quality, rng = _study()
     m = quality + rng.normal(0, 1, quality.size)
-    res = compare_dimension(humans, [Scored("m", "metric", m), Scored("m3", "metric", m ** 3),
-                                     Scored("copy", "judge", m.copy())], B=300, seed=4,
-                            min_human_items=5)
+    res = metric_dimension(humans,
+                           [Scored("m", "metric", m), Scored("m3", "metric", m ** 3),
+                            Scored("copy", "judge", m.copy())],
+                           options=AnalysisOptions(B=300, seed=4, min_shared_items=5))
     rows = {r["name"]: r for r in res["rows"]}
     for k in ("spearman", "kendall_tau_b"):
         assert rows["m"][k] == pytest.approx(rows["m3"][k])
@@ -126,9 +129,11 @@ def test_every_row_is_on_the_same_items_and_missing_rows_are_named():
     humans, quality, _ = _study()
     judge = np.rint(np.clip(quality, 1, 5))
     judge[:4] = np.nan  # unscored
-    res = compare_dimension(humans, [Scored("j", "judge", judge),
-                                     Scored("empty", "metric", np.full(quality.size, np.nan)),
-                                     Scored("m", "metric", quality)], B=0, min_human_items=5)
+    res = metric_dimension(humans,
+                           [Scored("j", "judge", judge),
+                            Scored("empty", "metric", np.full(quality.size, np.nan)),
+                            Scored("m", "metric", quality)],
+                           options=AnalysisOptions(B=0, min_shared_items=5))
     assert res["n_items"] == 56
     assert any("4 items" in n and "left out" in n for n in res["notes"])
     assert any(n.startswith("empty: no score") for n in res["notes"])
@@ -137,8 +142,8 @@ def test_every_row_is_on_the_same_items_and_missing_rows_are_named():
 
 def test_a_metric_that_does_not_vary_is_not_estimable_and_says_why():
     humans, quality, _ = _study()
-    res = compare_dimension(humans, [Scored("flat", "metric", np.full(quality.size, 7.0))],
-                            B=100, min_human_items=5)
+    res = metric_dimension(humans, [Scored("flat", "metric", np.full(quality.size, 7.0))],
+                           options=AnalysisOptions(B=100, min_shared_items=5))
     flat = next(r for r in res["rows"] if r["name"] == "flat")
     assert flat["spearman"] == {"value": None, "low": None, "high": None}
     assert flat["minus_ceiling"]["spearman"]["value"] is None
@@ -148,13 +153,13 @@ def test_a_metric_that_does_not_vary_is_not_estimable_and_says_why():
 
 def test_too_few_items_and_nominal_scales_are_not_estimable():
     humans = _tiny()
-    res = compare_dimension(humans, [Scored("m", "metric", np.arange(5.0))], B=0,
-                            min_items=6, min_human_items=2)
+    res = metric_dimension(humans, [Scored("m", "metric", np.arange(5.0))],
+                           options=AnalysisOptions(B=0, min_units=6, min_shared_items=2))
     assert res["status"] == "not estimable"
     assert all(r["spearman"]["value"] is None for r in res["rows"])
     assert any("only 5 items" in n for n in res["notes"])
-    nominal = compare_dimension(humans, [Scored("m", "metric", np.arange(5.0))], B=0,
-                                ordered=False)
+    nominal = metric_dimension(humans, [Scored("m", "metric", np.arange(5.0))], ordered=False,
+                               options=AnalysisOptions(B=0))
     assert nominal["status"] == "not estimable" and nominal["rows"] == []
 
 

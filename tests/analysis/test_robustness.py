@@ -107,8 +107,8 @@ def test_analyze_and_calibrate_give_the_same_verdict(demo):
         per_item, samples = aggregate_samples(js.rename(columns={"item_id": "item"}),
                                               scales[dim].level, humans.items)
         cal = compare_dimension(dim, humans, {"sim-judge-plain": JudgeRun(per_item, samples)},
-                                scales[dim].level, scales[dim].values, B=OPTS.B,
-                                seed=OPTS.seed)
+                                scales[dim].level, scales[dim].values,
+                                options=OPTS)
         got = cal["configs"]["sim-judge-plain"]
         want = base["judges"]["sim-judge-plain"][dim]
         assert got["verdict"] == want["verdict"]

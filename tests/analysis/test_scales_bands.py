@@ -145,7 +145,7 @@ def test_a_configuration_without_scores_is_listed_not_skipped():
                             {"ok": JudgeRun(np.clip(np.rint(m.mean(axis=1)), 1, 5)),
                              "none": JudgeRun(np.full(30, np.nan), n_unscored=30,
                                               n_judgments=30)},
-                            "ordinal", FIVE, B=50, min_human_items=2)
+                            "ordinal", FIVE, options=AnalysisOptions(B=50, min_shared_items=2))
     none = res["configs"]["none"]
     assert none["status"] == "no scored judgments" and none["n_items"] == 0
     assert none["qwk"] == none["mae"] == none["alpha_with_judge"] == {
@@ -156,7 +156,8 @@ def test_a_configuration_without_scores_is_listed_not_skipped():
     assert "none: no scored judgments on empathy" in res["notes"]
     assert res["verdict"]["best"] == "ok" and res["n_items"] == 30
     empty = JudgeRun(np.full(30, np.nan))
-    assert compare_dimension("e", humans, {"z": empty}, "ordinal", FIVE, B=0)[
+    assert compare_dimension("e", humans, {"z": empty}, "ordinal", FIVE,
+                             options=AnalysisOptions(B=0))[
         "configs"]["z"]["unscored_rate"] is None
 
 

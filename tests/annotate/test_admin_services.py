@@ -191,8 +191,8 @@ def test_compare_configs_is_the_analysis_on_the_study(study):
     runs = {n: JudgeRun(np.array([j[i] for i in humans.items]), None, 0, 4)
             for n, j in (("j1", j1), ("j2", j2))}
     want = compare_dimension("empathy", humans, runs, "ordinal", [1, 2, 3, 4, 5],
-                             lengths=np.array([10.0, 20, 30, 40]), B=0, min_items=2,
-                             min_human_items=2)
+                             lengths=np.array([10.0, 20, 30, 40]), options=AnalysisOptions(B=0,
+                             min_units=2, min_shared_items=2))
     for name in ("j1", "j2"):
         for metric in ("qwk", "mae", "alpha_with_judge"):
             assert res["empathy"]["configs"][name][metric] == want["configs"][name][metric]
