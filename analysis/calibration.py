@@ -127,7 +127,7 @@ def compare_dimension(dim: str, humans: Ratings, runs: Mapping[str, JudgeRun], l
         out = {"n_items": 0, "B": B, "seed": seed, "margin": margin,
                "configs": dict(sorted(cfgs.items())), "pairs": [], "notes": notes,
                "human_ceiling": {"qwk": {"value": None, "low": None, "high": None}}}
-        out["verdict"] = _verdict(dim, out)
+        out["verdict"] = _best_configuration(dim, out)
         return out
     sub = Ratings(humans.matrix[common], tuple(np.array(humans.items, dtype=object)[common]),
                   humans.raters)
@@ -210,7 +210,7 @@ def compare_dimension(dim: str, humans: Ratings, runs: Mapping[str, JudgeRun], l
                                  "diff": None if va is None or vb is None else va - vb,
                                  "low": lo, "high": hi, "p": two_sided_p(diff)})
     out["configs"] = dict(sorted(out["configs"].items()))
-    out["verdict"] = _verdict(dim, out)
+    out["verdict"] = _best_configuration(dim, out)
     return out
 
 
@@ -234,7 +234,7 @@ def _spearman(x: np.ndarray, y: np.ndarray) -> float | None:
     return float(stats.spearmanr(x[ok], y[ok]).statistic)
 
 
-def _verdict(dim: str, res: dict) -> dict:
+def _best_configuration(dim: str, res: dict) -> dict:
     """The dimension's summary: the best configuration (highest QWK) and its verdict, which
     comes from :func:`analysis.verdict.replacement_verdict` like every other verdict."""
     cfgs = {n: c for n, c in res["configs"].items() if c.get("status") == "ok"}

@@ -1,12 +1,13 @@
-"""The calibration page's summary of a dimension (`analysis.calibration._verdict`): which
-configuration is best, the sentence that says so, and the caveats under it — each checked
-word for word on configurations built by hand, at the edges of every rule."""
+"""The calibration page's summary of a dimension
+(`analysis.calibration._best_configuration`): which configuration is best, the sentence that
+says so, and the caveats under it — each checked word for word on configurations built by
+hand, at the edges of every rule."""
 
 from __future__ import annotations
 
 import pytest
 
-from analysis.calibration import _verdict
+from analysis.calibration import _best_configuration
 
 
 def _cfg(qwk=0.7, alpha=0.6, *, outcome="can_replace", text="can replace the raters",
@@ -19,7 +20,7 @@ def _cfg(qwk=0.7, alpha=0.6, *, outcome="can_replace", text="can replace the rat
 
 
 def _v(**cfgs) -> dict:
-    return _verdict("empathy", {"configs": cfgs})
+    return _best_configuration("empathy", {"configs": cfgs})
 
 
 def test_no_configuration_with_scores():
@@ -28,7 +29,7 @@ def test_no_configuration_with_scores():
         "best": None, "outcome": "not_estimable", "can_replace": None,
         "text": "empathy: no verdict — no configuration has scored judgments here.",
         "caveats": []}
-    assert _verdict("safety", {"configs": {}})["text"] == \
+    assert _best_configuration("safety", {"configs": {}})["text"] == \
         "safety: no verdict — no configuration has scored judgments here."
 
 
