@@ -22,11 +22,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from messages import Msg, join_msgs, nMsg
+
 from .alpha import alpha, alpha_bootstrap
 from .chance import multi_rater, pairwise_cohen, percent_agreement
 from .icc import ICC_FORMS, icc
 from .layout import as_ratings, counts_matrix
-from .messages import Msg, join_msgs, nMsg
 from .options import AnalysisOptions
 from .raters import binary_checks, rater_diagnostics
 from .serialize import clean, finite

@@ -35,8 +35,9 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from messages import Msg
+
 from .bradley_terry import BTResult, bradley_terry, kendall_tau_b
-from .messages import Msg
 from .resample import item_weights
 
 __all__ = ["By", "BY", "Inconsistent", "INCONSISTENT", "player", "human_comparisons",

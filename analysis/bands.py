@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .messages import Msg
+from messages import Msg
 
 __all__ = ["krippendorff_band", "landis_koch_band", "koo_li_band"]
 

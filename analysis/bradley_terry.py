@@ -75,7 +75,8 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 
-from .messages import Msg
+from messages import Msg
+
 from .resample import item_weights
 
 __all__ = ["BTResult", "GroupRelation", "bradley_terry", "elo", "ELO_SCALE", "ELO_BASE",

@@ -23,11 +23,12 @@ from itertools import combinations
 import numpy as np
 from scipy import stats
 
+from messages import Msg
+
 from .alpha import Level, alpha_from_matrix
 from .ceiling import loo_pairs, mae_from_sums, pair_sums, pooled_metrics, qwk_from_sums
 from .judge import judge_metrics, lower_medians
 from .layout import Ratings
-from .messages import Msg
 from .options import AnalysisOptions
 from .resample import item_weights, percentile_ci, two_sided_p, weighted_alpha
 

@@ -35,8 +35,9 @@ from typing import Literal
 import numpy as np
 from scipy import stats
 
+from messages import Msg
+
 from .layout import Ratings
-from .messages import Msg
 from .reml import VarianceComponents, crossed_components
 
 __all__ = ["ICCValue", "ICCResult", "ICCMethod", "icc", "icc_from_matrix", "icc_mixed",

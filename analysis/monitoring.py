@@ -11,8 +11,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from messages import Msg
+
 from .chance import cohen_kappa
-from .messages import Msg
 
 __all__ = ["GoldAgreement", "gold_agreement", "reading_seconds", "speeders", "Drift",
            "leniency_drift"]

@@ -61,7 +61,7 @@ from scipy import optimize, sparse
 from scipy.sparse.csgraph import connected_components
 from scipy.special import logsumexp
 
-from .messages import Msg
+from messages import Msg
 
 __all__ = ["RaterModel", "fit_rater_model", "fit_dimensions", "fair_scores", "FIT_RANGE",
            "EXTREME_ADJUSTMENT"]

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .messages import Msg
+from messages import Msg
 
 __all__ = ["finite", "clean"]
 

@@ -44,7 +44,7 @@ from typing import Literal
 
 from scipy import stats
 
-from .messages import Msg, join_msgs
+from messages import Msg, join_msgs
 
 __all__ = ["Outcome", "Verdict", "replacement_verdict", "items_needed", "OUTCOME_TEXT"]
 

@@ -14,8 +14,9 @@ import math
 from pathlib import Path
 from typing import Any
 
+from messages import N_, Msg
+
 from .errors import FormatError, Problem
-from .messages import N_, Msg
 
 __all__ = ["read_text", "decode", "read_csv", "loads_json", "value_problem", "MAX_DEPTH",
            "short"]

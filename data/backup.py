@@ -41,6 +41,8 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.pool import NullPool
 from sqlmodel import SQLModel
 
+from messages import Msg, message_of
+
 from .engine import (
     SQLITE_HEADER,
     create_sqlite_file,
@@ -51,7 +53,6 @@ from .engine import (
     sqlite_path,
 )
 from .errors import H2HError
-from .messages import Msg, message_of
 from .migrate import ensure_current, schema_state, upgrade
 from .models import AuthSession, utcnow
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .messages import Msg
+from messages import Msg
 
 __all__ = ["H2HError", "FormatError", "Problem"]
 

@@ -16,10 +16,11 @@ from sqlalchemy import func
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
+from messages import Msg
+
 from .engine import read_session, write_session
 from .errors import FormatError, Problem
 from .items import ItemRecord, item_hash
-from .messages import Msg
 from .migrate import ensure_current
 from .models import Item, Rater, Rating, RatingRevision, utcnow
 from .ratings import NO_FLAGS_SOURCE, RatingRecord

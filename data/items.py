@@ -31,9 +31,10 @@ from pydantic import (
     model_serializer,
 )
 
+from messages import Msg, message_of
+
 from ._files import decode, loads_json, read_csv, read_text, short, value_problem
 from .errors import FormatError, Problem
-from .messages import Msg, message_of
 
 __all__ = ["Turn", "Context", "ItemRecord", "parse_items", "parse_items_csv", "read_items",
            "parse_item_bytes", "ITEM_FIELDS", "CSV_ITEM_COLUMNS", "CONTEXT_FIELDS", "item_hash",

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
+from messages import Msg
+
 from .engine import read_session, write_session
 from .errors import H2HError
-from .messages import Msg
 from .models import (
     Item,
     NormingItem,

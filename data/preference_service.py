@@ -16,9 +16,10 @@ from sqlalchemy import insert, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
+from messages import Msg
+
 from .engine import write_session
 from .errors import H2HError
-from .messages import Msg
 from .models import (
     PAIR_WINNERS,
     AttentionResult,

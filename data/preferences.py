@@ -24,12 +24,13 @@ from sqlalchemy import func
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
+from messages import Msg
+
 from ._files import read_csv, read_text, short
 from .engine import read_session, write_session
 from .errors import FormatError, Problem
 from .exports import _Writer
 from .importing import ImportResult
-from .messages import Msg
 from .migrate import ensure_current
 from .models import Item, Pair, Preference, PreferenceRevision, Rater, utcnow
 from .raters import name_problem

@@ -22,10 +22,11 @@ from pathlib import Path
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
+from messages import Msg, message_of
+
 from ._files import decode, read_text
 from .engine import read_session, write_session
 from .errors import FormatError, H2HError, Problem
-from .messages import Msg, message_of
 from .models import (
     QUALIFICATION_STATUSES,
     AttentionCheck,

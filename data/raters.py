@@ -8,10 +8,11 @@ from sqlalchemy import func
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
+from messages import Msg
+
 from .codes import codes_match, hash_code, new_code
 from .engine import read_session, write_session
 from .errors import H2HError
-from .messages import Msg
 from .models import ROLES, Rater, Rating
 from .sessions import revoke_rater_sessions
 

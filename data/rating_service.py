@@ -18,9 +18,10 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
+from messages import Msg
+
 from .engine import write_session
 from .errors import H2HError
-from .messages import Msg
 from .models import Assignment, Item, Rating, RatingRevision, RepeatRating, utcnow
 from .sessions import check_in
 from .study import current_rubric_in

@@ -13,9 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from messages import Msg, message_of
+
 from ._files import decode, read_csv, read_text, short
 from .errors import FormatError, Problem
-from .messages import Msg, message_of
 from .raters import name_problem
 from .rubric import Rubric
 

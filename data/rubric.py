@@ -30,9 +30,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
+from messages import Msg
+
 from ._files import short, value_problem
 from .errors import FormatError, Problem
-from .messages import Msg
 from .rubric_languages import DEFAULT_LANGUAGE, RUBRIC_LANGUAGES, read_text, shown_in
 
 __all__ = [

@@ -45,7 +45,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .messages import Msg
+from messages import Msg
 
 if TYPE_CHECKING:
     from .rubric import Dimension, Rubric

@@ -8,9 +8,10 @@ from pathlib import Path
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
+from messages import Msg
+
 from .engine import read_session, write_session
 from .errors import H2HError
-from .messages import Msg
 from .migrate import ensure_current, upgrade
 from .models import DimensionRow, RubricRow, Study, utcnow
 from .rubric import Rubric, load_default_rubric, load_rubric, rubric_from_definition

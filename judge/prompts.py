@@ -29,8 +29,8 @@ from typing import Any
 
 from data._files import read_text
 from data.errors import FormatError, H2HError, Problem
-from data.messages import Msg
 from data.rubric import Dimension, Rubric
+from messages import Msg
 
 __all__ = ["JudgeTemplate", "GenerationTemplate", "load_judge_template",
            "load_pairwise_template", "PAIRWISE_PLACEHOLDERS",

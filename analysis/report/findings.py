@@ -8,7 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..messages import Msg
+from messages import Msg
+
 from .figures import Figure
 from .paper import PaperTable
 from .tables import Table

@@ -3,8 +3,9 @@ number rests on."""
 
 from __future__ import annotations
 
+from messages import Msg
+
 from ..bands import krippendorff_band
-from ..messages import Msg
 from .figures import agreement_figure
 from .findings import Finding, Glance, SectionOutput, boot_words
 from .format import dim_labels, dim_order, fmt, fmt_est, is_missing

@@ -4,8 +4,9 @@ differences between configurations)."""
 
 from __future__ import annotations
 
+from messages import Msg
+
 from ..alttest import MIN_ITEMS
-from ..messages import Msg
 from .figures import (
     bland_altman_figures,
     calibration_pairs_figure,

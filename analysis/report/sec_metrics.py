@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..messages import Msg
+from messages import Msg
+
 from .figures import Figure, _base, _cat_axis, _ci_words, _dodge, _err, _legend_height
 from .findings import Finding, Glance, SectionOutput, ci3, sim
 from .format import dim_labels, dim_order, fmt, fmt_est, is_missing

@@ -3,7 +3,8 @@ and task family, Secure Attachment Persona versus baseline, safety red flags."""
 
 from __future__ import annotations
 
-from ..messages import Msg, join_msgs
+from messages import Msg, join_msgs
+
 from .figures import leaderboard_figure, sap_figure
 from .findings import Finding, Glance, SectionOutput, ci3, ordered
 from .format import dim_labels, dim_order, fmt, fmt_est, is_missing, natural_key

@@ -11,7 +11,7 @@ from streamlit.runtime.uploaded_file_manager import UploadedFile
 from annotate.i18n import _, language, tr
 from annotate.services.i18n import DEFAULT
 from annotate.services.render import UPLOADER_TEXTS, uploader_css
-from data.messages import join_msgs
+from messages import join_msgs
 
 __all__ = ["file_uploader"]
 

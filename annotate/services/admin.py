@@ -14,9 +14,9 @@ from analysis.options import AnalysisOptions
 from annotate.services.i18n import N_
 from data.engine import read_session, write_session
 from data.errors import H2HError
-from data.messages import Msg
 from data.models import Adjudication, Assignment, Item, Rater, Rating, utcnow
 from data.study import current_rubric
+from messages import Msg
 
 __all__ = ["item_of", "rater_progress", "dimension_progress", "live_agreement",
            "agreement_rows", "Disagreement", "RATER_PROGRESS_COLUMNS",

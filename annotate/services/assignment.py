@@ -30,8 +30,8 @@ from sqlmodel import delete, select
 
 from data.engine import write_session
 from data.errors import H2HError
-from data.messages import Msg, join_msgs
 from data.models import Assignment, Item, Rater, Rating, utcnow
+from messages import Msg, join_msgs
 
 __all__ = ["AssignmentPlan", "AssignResult", "assign", "counterbalanced_order", "plan"]
 

@@ -24,8 +24,8 @@ from annotate.services.admin import item_of
 from annotate.services.i18n import N_
 from data.engine import read_session
 from data.errors import H2HError
-from data.messages import Msg
 from data.models import PAIRWISE_MODES, JudgeConfigRow, Judgment
+from messages import Msg
 
 __all__ = ["calibration_items", "compare_configs", "compare_metrics", "split_names",
            "verdict_rows", "VERDICT_COLUMNS", "Disagreement",

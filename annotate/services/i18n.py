@@ -6,8 +6,8 @@ Every string the app shows is written in English in the code and wrapped in ``_(
 and ``tests/annotate/test_i18n.py`` fails for it, so none ships untranslated.
 
 Messages made elsewhere — the data layer's errors, the analysis package's verdicts, readings
-and reasons, the judge package's messages — are :class:`data.messages.Msg` (or
-:class:`analysis.messages.Msg`): English text that keeps its template and parameters.
+and reasons, the judge package's messages — are :class:`messages.Msg`: English text that
+keeps its template and parameters.
 :func:`translate` shows one in a catalog's language.
 
 Pure: no Streamlit here; :mod:`annotate.i18n` picks the signed-in rater's language.
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from data.errors import FormatError
-from data.messages import message_of, nMsg
+from messages import message_of, nMsg
 
 __all__ = ["LANGUAGES", "DEFAULT", "CATALOGS", "translations", "language_or_default", "N_",
            "translate", "translate_error", "problem_lines", "message_frame", "LABELLED"]

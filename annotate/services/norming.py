@@ -17,8 +17,8 @@ from sqlalchemy.engine import Engine
 from analysis.alpha import alpha
 from analysis.layout import as_ratings
 from data import norming as nm
-from data.messages import Msg
 from data.rubric import Rubric
+from messages import Msg
 
 __all__ = ["AlphaRow", "norming_alpha", "revealed_table", "my_scores", "saved_counts"]
 

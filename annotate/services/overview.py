@@ -14,9 +14,9 @@ from sqlmodel import select
 
 from annotate.services.i18n import N_
 from data.engine import read_session
-from data.messages import Msg, join_msgs
 from data.models import Item, Rater, Rating
 from data.study import current_rubric, get_study
+from messages import Msg, join_msgs
 
 __all__ = ["StudyOverview", "study_overview", "TASK_NAMES"]
 

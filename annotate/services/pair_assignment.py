@@ -23,8 +23,8 @@ from sqlmodel import delete, select
 
 from data.engine import write_session
 from data.errors import H2HError
-from data.messages import Msg
 from data.models import Pair, PairAssignment, Preference, Rater, utcnow
+from messages import Msg
 
 from .assignment import AssignResult, _insert_attention, plan
 

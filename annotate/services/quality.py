@@ -19,9 +19,9 @@ from annotate.services.i18n import message_frame
 from annotate.services.training import gold_scales
 from data import quality as q
 from data.engine import read_session
-from data.messages import Msg, join_msgs
 from data.models import Assignment, Item, Qualification, Rater, Rating, RepeatRating
 from data.study import current_rubric
+from messages import Msg, join_msgs
 
 __all__ = ["rater_quality", "quality_display", "attention_failures", "rater_models",
            "gold_table", "checks_table", "QUALITY_COLUMNS", "QUALIFICATION_NAMES"]

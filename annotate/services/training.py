@@ -21,9 +21,9 @@ from annotate.services.auth import Identity
 from annotate.services.queue import ItemView
 from data import quality as q
 from data.engine import read_session
-from data.messages import Msg
 from data.models import GoldScore, Item
 from data.rubric import Rubric
+from messages import Msg
 
 if TYPE_CHECKING:  # the statistics load only for a rater in training (the rater's path stays light)
     from analysis.monitoring import GoldAgreement

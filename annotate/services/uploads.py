@@ -7,10 +7,10 @@ from sqlalchemy.engine import Engine
 from data._files import decode
 from data.importing import import_item_records, import_rating_records, item_tasks, study_tasks
 from data.items import parse_item_bytes
-from data.messages import Msg
 from data.ratings import parse_rating_bytes
 from data.rubric import parse_rubric
 from data.study import current_rubric, set_rubric
+from messages import Msg
 
 __all__ = ["import_upload"]
 

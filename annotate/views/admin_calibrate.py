@@ -22,7 +22,7 @@ from annotate.services.render import (
 )
 from annotate.session import require
 from data.errors import H2HError
-from data.messages import with_params
+from messages import with_params
 
 require("admin")
 st.title(_("Judge calibration"))

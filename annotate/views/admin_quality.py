@@ -14,7 +14,7 @@ from annotate.services.render import md_text
 from annotate.session import require
 from data import quality as q
 from data.errors import FormatError, H2HError
-from data.messages import Msg, nMsg
+from messages import Msg, nMsg
 
 ORDERS = {"fixed": N_("fixed"), "random": N_("random")}
 

@@ -11,8 +11,8 @@ from annotate.services.i18n import N_
 from annotate.services.render import md_text
 from annotate.session import require
 from data.errors import H2HError
-from data.messages import nMsg
 from data.raters import add_rater, deactivate_rater, list_raters
+from messages import nMsg
 
 ROLES = {"rater": N_("rater"), "admin": N_("admin")}
 

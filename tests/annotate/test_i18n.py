@@ -15,8 +15,7 @@ import pytest
 from babel.messages.extract import extract_from_dir
 from babel.messages.pofile import read_po
 
-import analysis.messages
-import data.messages
+import messages
 from annotate.services.i18n import CATALOGS, N_, problem_lines, translate, translations
 from data.errors import FormatError, Problem
 from data.ratings import parse_ratings
@@ -24,7 +23,7 @@ from data.rubric import load_default_rubric
 
 ROOT = Path(__file__).resolve().parents[2]
 # every package whose strings reach the app, and the markers they use (docs/app.md)
-PACKAGES = ("annotate", "data", "analysis", "judge")
+PACKAGES = ("annotate", "data", "analysis", "judge", "messages")
 KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2), "Msg": None, "nMsg": (1, 2)}
 FIELD = re.compile(r"\{([^{}]*)\}")
 
@@ -124,24 +123,22 @@ def test_translations_are_read_from_the_catalog():
     assert N_("Cannot rate") == "Cannot rate"
 
 
-@pytest.mark.parametrize("module", [data.messages, analysis.messages],
-                         ids=["data", "analysis"])
-def test_a_message_is_its_english_text_and_keeps_its_template(module):
-    m = module.Msg("no item '{item_id}'", item_id="a{b}")
+def test_a_message_is_its_english_text_and_keeps_its_template():
+    m = messages.Msg("no item '{item_id}'", item_id="a{b}")
     assert m == "no item 'a{b}'" and str(m) == "no item 'a{b}'" and f"{m}" == str(m)
     assert type(str(m)) is str and isinstance(m, str)
     assert (m.template, m.params) == ("no item '{item_id}'", {"item_id": "a{b}"})
-    one = module.nMsg("{n} item", "{n} items", 1)
-    many = module.nMsg("{n} item", "{n} items", 3)
+    one = messages.nMsg("{n} item", "{n} items", 1)
+    many = messages.nMsg("{n} item", "{n} items", 3)
     assert (one, many) == ("1 item", "3 items")
     assert (many.template, many.plural, many.n) == ("{n} item", "{n} items", 3)
     for back in (pickle.loads(pickle.dumps(many)), copy.deepcopy(many)):
         assert back == "3 items" and (back.template, back.plural, back.n) == \
             ("{n} item", "{n} items", 3)
-    joined = module.join_msgs("; ", [m, "plain {text}"])
+    joined = messages.join_msgs("; ", [m, "plain {text}"])
     assert joined == "no item 'a{b}'; plain {text}" and joined.params["p0"] is m
-    assert module.message_of(ValueError(m)) is m
-    assert module.message_of(KeyError("a", "b")) == str(KeyError("a", "b"))
+    assert messages.message_of(ValueError(m)) is m
+    assert messages.message_of(KeyError("a", "b")) == str(KeyError("a", "b"))
 
 
 def test_messages_are_shown_translated_with_their_message_parameters():
@@ -169,28 +166,23 @@ def test_messages_are_shown_translated_with_their_message_parameters():
 
 
 def test_with_params_replaces_a_parameter_and_keeps_the_template():
-    from analysis.messages import Msg as AMsg
-    from data.messages import Msg, nMsg, with_params
+    from messages import Msg, nMsg, with_params
 
-    for cls in (Msg, AMsg):
-        m = with_params(cls("{dim}: best configuration {best}", dim="empathy", best="j"),
-                        dim="共情")
-        assert type(m) is cls and m == "共情: best configuration j"
-        assert m.template == "{dim}: best configuration {best}" and m.params["best"] == "j"
+    m = with_params(Msg("{dim}: best configuration {best}", dim="empathy", best="j"), dim="共情")
+    assert type(m) is Msg and m == "共情: best configuration j"
+    assert m.template == "{dim}: best configuration {best}" and m.params["best"] == "j"
     p = with_params(nMsg("{dim}: {n} item", "{dim}: {n} items", 2, dim="safety"), dim="Safety")
     assert p == "Safety: 2 items" and p.plural == "{dim}: {n} items"
     assert with_params("plain empathy", dim="x") == "plain empathy"
     assert with_params(Msg("no {x}", x=1), dim="y") == "no 1"
 
 
-@pytest.mark.parametrize("module", [data.messages, analysis.messages],
-                         ids=["data", "analysis"])
-def test_joined_messages_take_the_readers_punctuation(module):
+def test_joined_messages_take_the_readers_punctuation():
     """'; ' and ', ' between messages are Chinese '；' and '、' in Chinese (a verdict's reasons
     read '…−0.05; 替代标注者检验通过…'), the English text unchanged."""
     zh = translations("zh")
-    parts = [module.Msg("no ratings"), module.Msg("no variance")]
-    assert module.join_msgs("; ", parts) == "no ratings; no variance"
-    assert translate(module.join_msgs("; ", parts), zh) == "暂无评分；无变异"
-    assert translate(module.join_msgs(", ", parts), zh) == "暂无评分、无变异"
-    assert translate(module.join_msgs(" / ", parts), zh) == "暂无评分 / 无变异"
+    parts = [messages.Msg("no ratings"), messages.Msg("no variance")]
+    assert messages.join_msgs("; ", parts) == "no ratings; no variance"
+    assert translate(messages.join_msgs("; ", parts), zh) == "暂无评分；无变异"
+    assert translate(messages.join_msgs(", ", parts), zh) == "暂无评分、无变异"
+    assert translate(messages.join_msgs(" / ", parts), zh) == "暂无评分 / 无变异"

@@ -1,10 +1,20 @@
-"""Messages a person reads, kept translatable (the analysis core's copy of
-:mod:`data.messages`).
+"""Messages a person reads, kept translatable: an English template and its parameters.
 
-The analysis core imports nothing of ours, so it has its own :class:`Msg`: the same
-behaviour (``tests/annotate/test_i18n.py`` holds the two to it). A ``Msg`` *is* its English
-text, as the CLI, JSON output and the report print it; the app translates it by its
-``template`` and ``params``. Mark templates with ``Msg("…")`` / ``nMsg("…", "…", n)``.
+A :class:`Msg` *is* its English text (a ``str``): the CLI prints it, ``str(exc)`` gives it,
+JSON writes it and tests compare it exactly as before. It also keeps the ``template`` and
+the ``params`` it was made from, so the app can show it in the reader's language
+(``annotate.i18n.tr``): the template is looked up in the catalog, a parameter that is a
+message itself is translated too, and every other parameter (numbers, item ids, rater
+names, file names, text from files) goes in as it is.
+
+``Msg("…")`` and ``nMsg("…", "…", n)`` mark their templates for the catalog (pybabel
+keywords ``Msg`` and ``nMsg:1,2``; see docs/app.md, "Languages"); :func:`N_` marks a
+constant that is translated where it is shown. Joining messages (``"; ".join``) or adding
+to one gives a plain ``str``, which the app shows untranslated: use :func:`join_msgs`.
+
+This module is the lowest floor of the house: it imports only the standard library, and every
+package (``data``, ``analysis``, ``judge``, ``annotate``) may import it — the analysis core
+included, which imports nothing else of ours (the import contracts in ``.importlinter``).
 """
 
 from __future__ import annotations
@@ -47,6 +57,18 @@ def nMsg(singular: str, plural: str, n: int, /, **params: Any) -> Msg:  # noqa: 
 
 def _rebuild(template: str, plural: str | None, n: int | None, params: dict) -> Msg:
     return Msg(template, **params) if plural is None else nMsg(template, plural, n, **params)
+
+
+def with_params(message: str, /, **changes: Any) -> str:
+    """``message`` with some parameters replaced (e.g. a dimension key by the rubric's label in
+    the reader's language); a plain ``str`` is returned as it is. Works on any message that
+    keeps its template this way, rebuilt as its own class."""
+    params = getattr(message, "params", None)
+    if not isinstance(params, dict) or not set(changes) & set(params):
+        return message
+    rebuild, (template, plural, n, _) = message.__reduce__()
+    return rebuild(template, plural, n, {**params, **{k: v for k, v in changes.items()
+                                                       if k in params}})
 
 
 # the separators of a list, a message of their own: Chinese joins reasons with "；" and the
