@@ -3,6 +3,8 @@
 The very same parsed rubric is shown to raters and rendered into judge prompts, so it carries
 an anchor text for every scale level. Its ``version`` is a hash of the parsed content, so a
 whitespace-only edit of the file keeps the version and any change of wording makes a new one.
+The rubric itself (dimensions, levels, the version, a rubric in one language) is
+:mod:`data.rubric_model`; every name of it is exported here too.
 
 Example
 -------
@@ -20,21 +22,35 @@ Texts may be given per language (``label.zh = "…"``): see :mod:`data.rubric_la
 
 from __future__ import annotations
 
-import hashlib
-import json
-import math
 import re
 import tomllib
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from messages import Msg
 
 from ._files import short, value_problem
 from .errors import FormatError, Problem
-from .rubric_languages import DEFAULT_LANGUAGE, RUBRIC_LANGUAGES, read_text, shown_in
+from .rubric_languages import read_text
+from .rubric_model import (
+    BUILTIN_TASKS,
+    CANNOT_RATE,
+    DEFAULT_LANGUAGE,
+    PAIRWISE_SCALES,
+    RUBRIC_LANGUAGES,
+    Dimension,
+    Level,
+    MeasurementLevel,
+    Rubric,
+    ScaleKind,
+    ShownDimension,
+    ShownLevel,
+    ShownRubric,
+    rubric_from_definition,
+    versioned,
+)
 
 __all__ = [
     "BUILTIN_TASKS",
@@ -55,10 +71,6 @@ __all__ = [
     "rubric_from_definition",
 ]
 
-BUILTIN_TASKS: tuple[str, ...] = ("dialogue", "recollection", "itinerary")
-MeasurementLevel = Literal["nominal", "ordinal", "interval", "ratio"]
-ScaleKind = Literal["ordinal", "binary", "categorical"]
-
 _KEY_RE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 _RANGE_RE = re.compile(r"^\s*(-?\d{1,9})\s*\.\.\s*(-?\d{1,9})\s*$")
 # A Markdown image, inline ![alt](url) or by reference ![alt][ref]: rubric text is shown as
@@ -66,217 +78,12 @@ _RANGE_RE = re.compile(r"^\s*(-?\d{1,9})\s*\.\.\s*(-?\d{1,9})\s*$")
 _MD_IMAGE_RE = re.compile(r"!\[[^\]]*\]\s*[\[(]")
 _TOP_FIELDS = {"name", "description", "guidelines", "tasks", "dimensions", "language",
                "pairwise_scale"}
-PAIRWISE_SCALES = (5, 3)
-"""The preference scale of side-by-side comparisons: 5 points (A much better, A better, about
-the same, B better, B much better; the default) or 3 (A better, about the same, B better)."""
 _DIM_FIELDS = {"key", "label", "description", "scale", "anchors", "labels", "tasks", "level",
                "ordered"}
 _MAX_LEVELS = 101
-_NUMBER_RE = re.compile(r"[+-]?\d{1,20}(\.\d{0,20})?")
-CANNOT_RATE = "NA"
-"""The keyword for "cannot rate" in a ratings file (an empty score means the same)."""
+_LEVELS = ("nominal", "ordinal", "interval", "ratio")
 
-
-@dataclass(frozen=True)
-class Level:
-    """One point of a scale: the stored numeric ``value``, a short ``label`` and its anchor."""
-
-    value: int
-    label: str
-    anchor: str
-
-
-@dataclass(frozen=True)
-class Dimension:
-    """A rated dimension: its scale, the anchor for every level, and the tasks it applies to."""
-
-    key: str
-    label: str
-    description: str
-    kind: ScaleKind
-    level: MeasurementLevel
-    levels: tuple[Level, ...]
-    tasks: tuple[str, ...] | None = None
-
-    @property
-    def values(self) -> tuple[int, ...]:
-        return tuple(lv.value for lv in self.levels)
-
-    @property
-    def min(self) -> int:
-        return self.levels[0].value
-
-    @property
-    def max(self) -> int:
-        return self.levels[-1].value
-
-    def applies_to(self, task: str) -> bool:
-        return self.tasks is None or task in self.tasks
-
-    def parse_score(self, raw: str | float | int | None) -> int | None:
-        """Turn a written score into the stored value; ``None`` means "cannot rate".
-
-        Accepts the numeric value or, for named categories, the category name.
-        Raises ``ValueError`` with the allowed values when the score is off the scale.
-        """
-        if raw is None:
-            return None
-        shown = str(raw) if len(str(raw)) <= 40 else str(raw)[:37] + "…"
-        if isinstance(raw, str):
-            text = raw.strip()
-            if text == "" or text.upper() == CANNOT_RATE:
-                return None
-            for lv in self.levels:
-                if self.kind == "categorical" and text.casefold() == lv.label.casefold():
-                    return lv.value
-            # Only plain decimal numbers: float() would also take "nan", "inf" and "1e0",
-            # and a "nan" must not pass for "cannot rate" (that is an empty score or NA).
-            if not _NUMBER_RE.fullmatch(text):
-                raise ValueError(Msg("score '{shown}' is not {scale} (leave it empty or write "
-                                     '{cannot} for "cannot rate")', shown=shown,
-                                     scale=self.describe_scale(), cannot=CANNOT_RATE))
-            number = float(text)
-        else:
-            number = float(raw)
-        if not math.isfinite(number) or not number.is_integer() \
-                or int(number) not in self.values:
-            raise ValueError(Msg("score '{shown}' is off the scale; allowed: {scale}",
-                                 shown=shown, scale=self.describe_scale()))
-        return int(number)
-
-    def describe_scale(self) -> str:
-        if self.kind == "ordinal":
-            return Msg("an integer from {min} to {max}", min=self.min, max=self.max)
-        if self.kind == "binary":
-            return Msg("0 or 1")
-        names = ", ".join(f"{lv.value}={lv.label}" for lv in self.levels)
-        return Msg("one of {names}", names=names)
-
-
-@dataclass(frozen=True)
-class Rubric:
-    """A parsed, validated rubric. ``version`` hashes its content (not the file's layout)."""
-
-    name: str
-    description: str
-    guidelines: str
-    tasks: tuple[str, ...]
-    dimensions: tuple[Dimension, ...]
-    version: str = field(default="", compare=False)
-    language: str = DEFAULT_LANGUAGE
-    """The language the texts above are written in (the base language)."""
-    translations: dict[str, dict[str, str]] = field(default_factory=dict, hash=False)
-    """Per other language, its texts by path (``"dimensions.empathy.anchors.1"``; see
-    :func:`data.rubric_languages.text_paths`)."""
-    pairwise_scale: int = 5
-    """Points of the preference scale when two replies are compared side by side (5 or 3)."""
-
-    def in_language(self, language: str) -> Rubric:
-        """This rubric with its texts in ``language``, the base text where a translation is
-        missing (named in each object's ``fallback``). Made once per rubric and language."""
-        cache = self.__dict__.setdefault("_shown", {})
-        shown = cache.get(language)
-        if shown is None:
-            shown = cache[language] = shown_in(self, language)
-        return shown
-
-    @property
-    def languages(self) -> tuple[str, ...]:
-        """The base language, then every language with at least one translated text."""
-        return (self.language,) + tuple(lang for lang in RUBRIC_LANGUAGES
-                                        if lang != self.language and self.translations.get(lang))
-
-    def dimension(self, key: str) -> Dimension:
-        for d in self.dimensions:
-            if d.key == key:
-                return d
-        keys = ", ".join(d.key for d in self.dimensions)
-        raise KeyError(Msg("unknown dimension '{key}' (this rubric has: {keys})", key=key,
-                           keys=keys))
-
-    def dimensions_for(self, task: str) -> tuple[Dimension, ...]:
-        return tuple(d for d in self.dimensions if d.applies_to(task))
-
-    def definition(self) -> dict[str, Any]:
-        """The canonical JSON-able content that is stored and hashed. A rubric without
-        translations in the default language has exactly the definition (and so the version)
-        it had before rubrics could carry languages."""
-        out = asdict(self)
-        out.pop("version")
-        if out["language"] == DEFAULT_LANGUAGE:
-            out.pop("language")
-        if not out["translations"]:
-            out.pop("translations")
-        if out["pairwise_scale"] == 5:  # the default: versions stay what they were
-            out.pop("pairwise_scale")
-        return out
-
-
-@dataclass(frozen=True)
-class ShownLevel(Level):
-    """A level as shown in one language (:meth:`Rubric.in_language`); ``fallback`` names the
-    texts (``label``, ``anchor``) shown in the rubric's base language for want of a
-    translation."""
-
-    fallback: frozenset[str] = field(default=frozenset(), compare=False)
-
-
-@dataclass(frozen=True)
-class ShownDimension(Dimension):
-    """A dimension as shown in one language; ``fallback`` names its texts (``label``,
-    ``description``) in ``fallback_language`` (the rubric's base language) instead."""
-
-    fallback: frozenset[str] = field(default=frozenset(), compare=False)
-    shown_language: str = DEFAULT_LANGUAGE
-    fallback_language: str = DEFAULT_LANGUAGE
-
-
-@dataclass(frozen=True)
-class ShownRubric(Rubric):
-    """A rubric as shown in one language: a view of the stored rubric (same version), never
-    stored itself; ``fallback`` names the rubric's texts (``name``, ``description``,
-    ``guidelines``) shown in the base language."""
-
-    fallback: frozenset[str] = field(default=frozenset(), compare=False)
-    shown_language: str = DEFAULT_LANGUAGE
-
-    def definition(self) -> dict[str, Any]:
-        raise ValueError("a rubric shown in one language is a view; store the rubric itself "
-                         "(its definition holds every language)")
-
-    def in_language(self, language: str) -> Rubric:
-        if language == self.shown_language:
-            return self
-        raise ValueError("show the rubric itself in another language, not a view of it")
-
-
-def _hash_definition(defn: dict[str, Any]) -> str:
-    canonical = json.dumps(defn, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
-
-
-def rubric_from_definition(defn: dict[str, Any]) -> Rubric:
-    """Rebuild a :class:`Rubric` from :meth:`Rubric.definition` output (as stored)."""
-    dims = tuple(
-        Dimension(
-            key=d["key"], label=d["label"], description=d["description"], kind=d["kind"],
-            level=d["level"], levels=tuple(Level(**lv) for lv in d["levels"]),
-            tasks=tuple(d["tasks"]) if d.get("tasks") is not None else None,
-        )
-        for d in defn["dimensions"]
-    )
-    r = Rubric(name=defn["name"], description=defn["description"],
-               guidelines=defn["guidelines"], tasks=tuple(defn["tasks"]), dimensions=dims,
-               language=defn.get("language", DEFAULT_LANGUAGE),
-               translations={lang: dict(texts)
-                             for lang, texts in (defn.get("translations") or {}).items()},
-               pairwise_scale=int(defn.get("pairwise_scale", 5)))
-    return _with_version(r)
-
-
-def _with_version(r: Rubric) -> Rubric:
-    object.__setattr__(r, "version", _hash_definition(r.definition()))
-    return r
+Where = Callable[[str], "int | None"]
 
 
 class _Locator:
@@ -353,8 +160,13 @@ def parse_rubric(text: str, file: str = "<rubric>") -> Rubric:
     Every text may be a plain string (in the rubric's ``language``, default ``en``) or one
     string per language (``label.en = "…"``, ``label.zh = "…"``); see
     :mod:`data.rubric_languages`."""
+    return _RubricParser(text, file).parse()
+
+
+def _toml(text: str, file: str) -> dict[str, Any]:
+    """The parsed TOML, or a FormatError that says what is wrong with it."""
     try:
-        raw = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"line (\d+)", str(exc))
         line = int(m.group(1)) if m else None
@@ -370,214 +182,302 @@ def parse_rubric(text: str, file: str = "<rubric>") -> Rubric:
         why = Msg("a number with more than 4,300 digits") if "digits" in str(exc) else str(exc)
         raise FormatError([Problem(file, None, None, Msg("not valid TOML: {reason}",
                                                          reason=why))]) from None
-    loc = _Locator(text)
-    problems: list[Problem] = []
 
-    def bad(line: int | None, fld: str | None, msg: str) -> None:
-        problems.append(Problem(file, line, fld, msg))
 
-    found = value_problem(raw)
-    if found is not None:
-        bad(None, found[0] or None, found[1])
-    for fld, val in _texts(raw) if found is None else ():
-        if _MD_IMAGE_RE.search(val):  # in every language
-            bad(loc.line_of(fld), fld,
-                Msg("images are not allowed in rubric text (the browser would fetch them from "
-                    "elsewhere); describe the example in words"))
-    if problems:
-        raise FormatError(problems)
+class _RubricParser:
+    """One rubric file being read: every problem is collected (with its line) and reported
+    together, so that one round of fixes makes the file load."""
 
-    for k in sorted(set(raw) - _TOP_FIELDS):
-        bad(loc.top_line(k), k, Msg("unknown field (allowed: {fields})",
-                                    fields=", ".join(sorted(_TOP_FIELDS))))
-    base = raw.get("language", DEFAULT_LANGUAGE)
-    if base not in RUBRIC_LANGUAGES:
-        bad(loc.top_line("language"), "language",
-            Msg("{language} is not a language rubric texts can be written in (one of: "
-                "{languages}); it names the language of the plain texts", language=short(base),
-                languages=", ".join(RUBRIC_LANGUAGES)))
-        base = DEFAULT_LANGUAGE
-    translations: dict[str, dict[str, str]] = {}
+    def __init__(self, text: str, file: str):
+        self.text, self.file = text, file
+        self.loc = _Locator(text)
+        self.problems: list[Problem] = []
+        self.base = DEFAULT_LANGUAGE
+        self.translations: dict[str, dict[str, str]] = {}
 
-    def text_of(value: Any, fld: str, path: str, where) -> str | None:
+    def bad(self, line: int | None, fld: str | None, msg: str) -> None:
+        self.problems.append(Problem(self.file, line, fld, msg))
+
+    def raise_problems(self) -> None:
+        if self.problems:
+            raise FormatError(self.problems)
+
+    def text_of(self, value: Any, fld: str, path: str, where: Where) -> str | None:
         """A text field's base text (None after a problem); its translations are kept."""
-        got, others = read_text(value, fld, base, lambda f, m: bad(where(f), f, m))
+        got, others = read_text(value, fld, self.base, lambda f, m: self.bad(where(f), f, m))
         for lang, t in others.items():
-            translations.setdefault(lang, {})[path] = t
+            self.translations.setdefault(lang, {})[path] = t
         return got
 
-    def top_where(fld: str) -> int | None:
-        return loc.top_line(fld)
+    def parse(self) -> Rubric:
+        raw = _toml(self.text, self.file)
+        self._check_values(raw)
+        self.raise_problems()
+        for k in sorted(set(raw) - _TOP_FIELDS):
+            self.bad(self.loc.top_line(k), k, Msg("unknown field (allowed: {fields})",
+                                                  fields=", ".join(sorted(_TOP_FIELDS))))
+        self.base = self._language(raw)
+        name = self._name(raw)
+        top = self.loc.top_line
+        description = self.text_of(raw.get("description", ""), "description", "description",
+                                   top)
+        guidelines = self.text_of(raw.get("guidelines", ""), "guidelines", "guidelines", top)
+        tasks = self._tasks(raw)
+        dims = self._dimensions(raw, tasks)
+        pairwise = self._pairwise_scale(raw)
+        self.raise_problems()
+        return versioned(Rubric(
+            name=name.strip(), description=description.strip(), guidelines=guidelines.strip(),
+            tasks=tuple(tasks), dimensions=tuple(dims), language=self.base,
+            translations={lang: dict(sorted(t.items()))
+                          for lang, t in sorted(self.translations.items())},
+            pairwise_scale=pairwise))
 
-    name = text_of(raw.get("name"), "name", "name", top_where) if "name" in raw else None
-    if name is not None and not name.strip() or "name" not in raw:
-        bad(loc.top_line("name"), "name", Msg("required: a non-empty string naming the rubric"))
-    description = text_of(raw.get("description", ""), "description", "description", top_where)
-    guidelines = text_of(raw.get("guidelines", ""), "guidelines", "guidelines", top_where)
-    tasks_raw = raw.get("tasks", list(BUILTIN_TASKS))
-    tasks: list[str] = []
-    if not isinstance(tasks_raw, list) or not all(isinstance(t, str) for t in tasks_raw):
-        bad(loc.top_line("tasks"), "tasks", Msg("must be a list of task family names"))
-    else:
+    def _pairwise_scale(self, raw: dict[str, Any]) -> int:
+        pairwise = raw.get("pairwise_scale", 5)
+        if isinstance(pairwise, bool) or pairwise not in PAIRWISE_SCALES:
+            self.bad(self.loc.top_line("pairwise_scale"), "pairwise_scale",
+                     Msg("{value} is not a preference scale: 5 (A much better … B much better, "
+                         "the default) or 3 (A better, about the same, B better)",
+                         value=short(pairwise)))
+            return 5
+        return int(pairwise)
+
+    def _check_values(self, raw: dict[str, Any]) -> None:
+        """Values TOML allows that a rubric does not (see :func:`data._files.value_problem`),
+        and Markdown images in any text of any language."""
+        found = value_problem(raw)
+        if found is not None:
+            self.bad(None, found[0] or None, found[1])
+            return
+        for fld, val in _texts(raw):
+            if _MD_IMAGE_RE.search(val):
+                self.bad(self.loc.line_of(fld), fld,
+                         Msg("images are not allowed in rubric text (the browser would fetch "
+                             "them from elsewhere); describe the example in words"))
+
+    def _language(self, raw: dict[str, Any]) -> str:
+        base = raw.get("language", DEFAULT_LANGUAGE)
+        if base in RUBRIC_LANGUAGES:
+            return base
+        self.bad(self.loc.top_line("language"), "language",
+                 Msg("{language} is not a language rubric texts can be written in (one of: "
+                     "{languages}); it names the language of the plain texts",
+                     language=short(base), languages=", ".join(RUBRIC_LANGUAGES)))
+        return DEFAULT_LANGUAGE
+
+    def _name(self, raw: dict[str, Any]) -> str | None:
+        name = self.text_of(raw.get("name"), "name", "name", self.loc.top_line) \
+            if "name" in raw else None
+        if name is not None and not name.strip() or "name" not in raw:
+            self.bad(self.loc.top_line("name"), "name",
+                     Msg("required: a non-empty string naming the rubric"))
+        return name
+
+    def _tasks(self, raw: dict[str, Any]) -> list[str]:
+        """The built-in task families, then the file's own (in its order)."""
+        tasks_raw = raw.get("tasks", list(BUILTIN_TASKS))
+        if not isinstance(tasks_raw, list) or not all(isinstance(t, str) for t in tasks_raw):
+            self.bad(self.loc.top_line("tasks"), "tasks",
+                     Msg("must be a list of task family names"))
+            return []
         for t in tasks_raw:
             if not _KEY_RE.match(t):
-                bad(loc.top_line("tasks"), "tasks", Msg(
+                self.bad(self.loc.top_line("tasks"), "tasks", Msg(
                     "'{task}' is not a valid task name (lower-case letters, digits, underscore)",
                     task=t))
-        tasks = list(dict.fromkeys(list(BUILTIN_TASKS) + list(tasks_raw)))
-    dims_raw = raw.get("dimensions")
-    dims: list[Dimension] = []
-    if not isinstance(dims_raw, list) or not dims_raw:
-        bad(None, "dimensions", Msg("at least one [[dimensions]] table is required"))
-        dims_raw = []
-    seen: dict[str, int] = {}
-    for i, d in enumerate(dims_raw):
-        prefix = f"dimensions[{i + 1}]"
-        line = loc.dim_line(i)
-        if not isinstance(d, dict):
-            bad(line, prefix, Msg("must be a table"))
-            continue
-        dim = _parse_dimension(d, i, prefix, loc, tasks, bad, text_of)
-        if dim is None:
-            continue
-        if dim.key in seen:
-            bad(loc.dim_line(i, "key"), f"{prefix}.key",
-                Msg("duplicate dimension key '{key}' (first in dimensions[{first}])",
-                    key=dim.key, first=seen[dim.key]))
-            continue
-        seen[dim.key] = i + 1
-        dims.append(dim)
-    pairwise = raw.get("pairwise_scale", 5)
-    if isinstance(pairwise, bool) or pairwise not in PAIRWISE_SCALES:
-        bad(loc.top_line("pairwise_scale"), "pairwise_scale",
-            Msg("{value} is not a preference scale: 5 (A much better … B much better, the "
-                "default) or 3 (A better, about the same, B better)", value=short(pairwise)))
-    if problems:
-        raise FormatError(problems)
-    rub = Rubric(name=name.strip(), description=description.strip(),
-                 guidelines=guidelines.strip(), tasks=tuple(tasks), dimensions=tuple(dims),
-                 language=base,
-                 translations={lang: dict(sorted(t.items()))
-                               for lang, t in sorted(translations.items())},
-                 pairwise_scale=int(pairwise))
-    return _with_version(rub)
+        return list(dict.fromkeys(list(BUILTIN_TASKS) + list(tasks_raw)))
+
+    def _dimensions(self, raw: dict[str, Any], tasks: list[str]) -> list[Dimension]:
+        dims_raw = raw.get("dimensions")
+        if not isinstance(dims_raw, list) or not dims_raw:
+            self.bad(None, "dimensions", Msg("at least one [[dimensions]] table is required"))
+            return []
+        dims: list[Dimension] = []
+        seen: dict[str, int] = {}
+        for i, d in enumerate(dims_raw):
+            prefix = f"dimensions[{i + 1}]"
+            if not isinstance(d, dict):
+                self.bad(self.loc.dim_line(i), prefix, Msg("must be a table"))
+                continue
+            dim = _DimensionParser(self, d, i, tasks).parse()
+            if dim is None:
+                continue
+            if dim.key in seen:
+                self.bad(self.loc.dim_line(i, "key"), f"{prefix}.key",
+                         Msg("duplicate dimension key '{key}' (first in dimensions[{first}])",
+                             key=dim.key, first=seen[dim.key]))
+                continue
+            seen[dim.key] = i + 1
+            dims.append(dim)
+        return dims
 
 
-def _parse_dimension(d, i, prefix, loc: _Locator, tasks, bad, text_of) -> Dimension | None:
-    for k in sorted(set(d) - _DIM_FIELDS):
-        bad(loc.dim_line(i, k), f"{prefix}.{k}",
-            Msg("unknown field (allowed: {fields})", fields=", ".join(sorted(_DIM_FIELDS))))
-    key = d.get("key")
-    if not isinstance(key, str) or not _KEY_RE.match(key):
-        bad(loc.dim_line(i, "key"), f"{prefix}.key",
-            Msg("required: lower-case letters, digits and underscores, starting with a letter"))
-        return None
-    prefix = f"dimensions.{key}"
-    n_parts = len(prefix.split("."))
+class _DimensionParser:
+    """One ``[[dimensions]]`` table: its key, texts, scale, anchors and labels per level,
+    task families and level of measurement. ``ok`` turns false at the first problem that
+    still lets the rest of the table be checked; :meth:`parse` gives None then."""
 
-    def where(fld: str) -> int | None:  # "dimensions.empathy.anchors.3.zh" -> its line
-        return loc.field_line(i, fld.split(".")[n_parts:])
+    def __init__(self, rubric: _RubricParser, d: dict[str, Any], index: int,
+                 tasks: list[str]):
+        self.r, self.d, self.i, self.tasks = rubric, d, index, tasks
+        self.ok = True
+        self.prefix = f"dimensions[{index + 1}]"
+        self.n_parts = 0
 
-    ok = True
-    label = text_of(d.get("label", key.replace("_", " ").capitalize()), f"{prefix}.label",
-                    f"{prefix}.label", where)
-    description = text_of(d.get("description", ""), f"{prefix}.description",
-                          f"{prefix}.description", where)
-    if label is None or description is None:
-        ok = False
-    scale = d.get("scale")
-    values: list[int]
-    names: list[str] | None = None
-    kind: ScaleKind
-    if isinstance(scale, str) and scale.strip().lower() == "binary":
-        kind, values = "binary", [0, 1]
-    elif isinstance(scale, str) and (m := _RANGE_RE.match(scale)):
-        lo, hi = int(m.group(1)), int(m.group(2))
-        if hi <= lo or hi - lo + 1 > _MAX_LEVELS:
-            bad(loc.dim_line(i, "scale"), f"{prefix}.scale",
-                Msg("range '{scale}' must go from a smaller to a larger integer, at most "
-                    "{most} levels", scale=scale, most=_MAX_LEVELS))
+    def bad_at(self, field_key: str, fld: str, msg: str) -> None:
+        """A problem on the line of this dimension's field ``field_key``."""
+        self.r.bad(self.r.loc.dim_line(self.i, field_key), fld, msg)
+
+    def where(self, fld: str) -> int | None:
+        """"dimensions.empathy.anchors.3.zh" -> its line."""
+        return self.r.loc.field_line(self.i, fld.split(".")[self.n_parts:])
+
+    def text(self, value: Any, fld: str, path: str | None = None) -> str | None:
+        got = self.r.text_of(value, fld, path or fld, self.where)
+        if got is None:
+            self.ok = False
+        return got
+
+    def parse(self) -> Dimension | None:
+        for k in sorted(set(self.d) - _DIM_FIELDS):
+            self.bad_at(k, f"{self.prefix}.{k}", Msg("unknown field (allowed: {fields})",
+                                                     fields=", ".join(sorted(_DIM_FIELDS))))
+        key = self.d.get("key")
+        if not isinstance(key, str) or not _KEY_RE.match(key):
+            self.bad_at("key", f"{self.prefix}.key", Msg(
+                "required: lower-case letters, digits and underscores, starting with a letter"))
             return None
-        kind, values = "ordinal", list(range(lo, hi + 1))
-    elif isinstance(scale, list) and len(scale) >= 2 and all(isinstance(s, str) for s in scale):
-        if len(set(s.casefold() for s in scale)) != len(scale):
-            bad(loc.dim_line(i, "scale"), f"{prefix}.scale",
-                Msg("category names must be unique"))
+        self.prefix = f"dimensions.{key}"
+        self.n_parts = len(self.prefix.split("."))
+        label = self.text(self.d.get("label", key.replace("_", " ").capitalize()),
+                          f"{self.prefix}.label")
+        description = self.text(self.d.get("description", ""), f"{self.prefix}.description")
+        scale = self._scale()
+        if scale is None:
             return None
-        kind, names, values = "categorical", list(scale), list(range(len(scale)))
-    else:
-        bad(loc.dim_line(i, "scale"), f"{prefix}.scale",
-            Msg('required: an integer range like "1..5", "binary", or a list of at least two '
-                "category names; got {got}", got=short(scale)))
+        kind, values, names = scale
+        tables = self._tables()
+        if tables is None:
+            return None
+        level_keys = [names[v] if names else str(v) for v in values]
+        self._extra_levels(tables, level_keys)
+        levels = self._levels(kind, values, names, level_keys, *tables)
+        dim_tasks = self._dimension_tasks()
+        level = self._measurement_level(kind)
+        if not self.ok:
+            return None
+        return Dimension(key=key, label=label.strip(), description=description.strip(),
+                         kind=kind, level=level, levels=tuple(levels),
+                         tasks=tuple(dim_tasks) if dim_tasks is not None else None)
+
+    def _scale(self) -> tuple[ScaleKind, list[int], list[str] | None] | None:
+        """(kind, stored values, category names) from ``scale``: "binary", "1..5" or a list of
+        category names; None after a problem."""
+        scale = self.d.get("scale")
+        fld = f"{self.prefix}.scale"
+        if isinstance(scale, str) and scale.strip().lower() == "binary":
+            return "binary", [0, 1], None
+        if isinstance(scale, str) and (m := _RANGE_RE.match(scale)):
+            lo, hi = int(m.group(1)), int(m.group(2))
+            if hi <= lo or hi - lo + 1 > _MAX_LEVELS:
+                self.bad_at("scale", fld, Msg("range '{scale}' must go from a smaller to a "
+                                              "larger integer, at most {most} levels",
+                                              scale=scale, most=_MAX_LEVELS))
+                return None
+            return "ordinal", list(range(lo, hi + 1)), None
+        if isinstance(scale, list) and len(scale) >= 2 and all(isinstance(s, str)
+                                                               for s in scale):
+            if len(set(s.casefold() for s in scale)) != len(scale):
+                self.bad_at("scale", fld, Msg("category names must be unique"))
+                return None
+            return "categorical", list(range(len(scale))), list(scale)
+        self.bad_at("scale", fld, Msg('required: an integer range like "1..5", "binary", or a '
+                                      "list of at least two category names; got {got}",
+                                      got=short(scale)))
         return None
-    anchors = d.get("anchors")
-    labels = d.get("labels", {})
-    if not isinstance(anchors, dict):
-        bad(loc.dim_line(i, "anchors"), f"{prefix}.anchors",
-            Msg("required: a table with an anchor text for every scale level"))
-        return None
-    if not isinstance(labels, dict):
-        bad(loc.dim_line(i, "labels"), f"{prefix}.labels",
-            Msg('must be a table level = "label"'))
-        return None
-    level_keys = [names[v] if names else str(v) for v in values]
-    for table_name, table in (("anchors", anchors), ("labels", labels)):
-        for extra in sorted(set(map(str, table)) - set(level_keys)):
-            levels_ = ", ".join(level_keys)
-            msg = (Msg("not a level of this scale (levels: {levels}); to translate, give each "
-                       "level's text per language: {example} = \"…\"", levels=levels_,
-                       example=f"{level_keys[0]}.{extra}")
-                   if extra in RUBRIC_LANGUAGES else
-                   Msg("not a level of this scale (levels: {levels})", levels=levels_))
-            bad(where(f"{prefix}.{table_name}.{extra}"), f"{prefix}.{table_name}.{extra}", msg)
-            ok = False
-    levels: list[Level] = []
-    for v, lk in zip(values, level_keys, strict=True):
-        raw_anchor = anchors.get(lk)
-        fld = f"{prefix}.anchors.{lk}"
-        if raw_anchor is None or isinstance(raw_anchor, str) and not raw_anchor.strip():
-            bad(where(fld) or loc.dim_line(i, "anchors"), fld,
-                Msg("missing anchor text for level {level}; every level needs one", level=lk))
-            ok = False
-            continue
-        anchor = text_of(raw_anchor, fld, f"{prefix}.anchors.{v}", where)
-        default_label = names[v] if names else ("Yes" if kind == "binary" and v == 1 else
-                                                "No" if kind == "binary" else str(v))
-        raw_label = labels.get(lk, default_label)
-        if not isinstance(raw_label, str | dict):
-            raw_label = str(raw_label)
-        label_text = text_of(raw_label, f"{prefix}.labels.{lk}", f"{prefix}.labels.{v}", where)
-        if anchor is None or label_text is None:
-            ok = False
-            continue
-        levels.append(Level(value=v, label=label_text, anchor=anchor.strip()))
-    dim_tasks = d.get("tasks")
-    if dim_tasks is not None:
+
+    def _tables(self) -> tuple[dict, dict] | None:
+        """The ``anchors`` and ``labels`` tables; None after a problem."""
+        anchors = self.d.get("anchors")
+        labels = self.d.get("labels", {})
+        if not isinstance(anchors, dict):
+            self.bad_at("anchors", f"{self.prefix}.anchors",
+                        Msg("required: a table with an anchor text for every scale level"))
+            return None
+        if not isinstance(labels, dict):
+            self.bad_at("labels", f"{self.prefix}.labels", Msg('must be a table level = "label"'))
+            return None
+        return anchors, labels
+
+    def _extra_levels(self, tables: tuple[dict, dict], level_keys: list[str]) -> None:
+        """Keys of ``anchors`` or ``labels`` that are not a level (a language code there is a
+        translation written in the wrong place: the message says where it goes)."""
+        for table_name, table in zip(("anchors", "labels"), tables, strict=True):
+            for extra in sorted(set(map(str, table)) - set(level_keys)):
+                levels_ = ", ".join(level_keys)
+                msg = (Msg("not a level of this scale (levels: {levels}); to translate, give "
+                           "each level's text per language: {example} = \"…\"",
+                           levels=levels_, example=f"{level_keys[0]}.{extra}")
+                       if extra in RUBRIC_LANGUAGES else
+                       Msg("not a level of this scale (levels: {levels})", levels=levels_))
+                fld = f"{self.prefix}.{table_name}.{extra}"
+                self.r.bad(self.where(fld), fld, msg)
+                self.ok = False
+
+    def _levels(self, kind: ScaleKind, values: list[int], names: list[str] | None,
+                level_keys: list[str], anchors: dict, labels: dict) -> list[Level]:
+        """A level per value, each with its anchor (required) and label (defaults: the
+        category name, Yes/No on a binary scale, else the number)."""
+        levels: list[Level] = []
+        for v, lk in zip(values, level_keys, strict=True):
+            raw_anchor = anchors.get(lk)
+            fld = f"{self.prefix}.anchors.{lk}"
+            if raw_anchor is None or isinstance(raw_anchor, str) and not raw_anchor.strip():
+                self.r.bad(self.where(fld) or self.r.loc.dim_line(self.i, "anchors"), fld,
+                           Msg("missing anchor text for level {level}; every level needs one",
+                               level=lk))
+                self.ok = False
+                continue
+            anchor = self.text(raw_anchor, fld, f"{self.prefix}.anchors.{v}")
+            default_label = names[v] if names else ("Yes" if kind == "binary" and v == 1 else
+                                                    "No" if kind == "binary" else str(v))
+            raw_label = labels.get(lk, default_label)
+            if not isinstance(raw_label, str | dict):
+                raw_label = str(raw_label)
+            label = self.text(raw_label, f"{self.prefix}.labels.{lk}",
+                              f"{self.prefix}.labels.{v}")
+            if anchor is not None and label is not None:
+                levels.append(Level(value=v, label=label, anchor=anchor.strip()))
+        return levels
+
+    def _dimension_tasks(self) -> list[str] | None:
+        """The task families the dimension applies to (None: every one)."""
+        dim_tasks = self.d.get("tasks")
+        if dim_tasks is None:
+            return None
+        fld = f"{self.prefix}.tasks"
         if not isinstance(dim_tasks, list) or not dim_tasks:
-            bad(loc.dim_line(i, "tasks"), f"{prefix}.tasks", Msg("must be a non-empty list of "
-                                                                 "tasks"))
-            ok = False
-        else:
-            for t in dim_tasks:
-                if t not in tasks:
-                    bad(loc.dim_line(i, "tasks"), f"{prefix}.tasks",
-                        Msg("unknown task '{task}' (declared tasks: {tasks}; declare extra "
-                            "families in the top-level tasks list)", task=t,
-                            tasks=", ".join(tasks)))
-                    ok = False
-    default_level: MeasurementLevel = (
-        "ordinal" if kind == "ordinal" or (kind == "categorical" and d.get("ordered")) else
-        "nominal")
-    lvl = d.get("level", default_level)
-    if lvl not in ("nominal", "ordinal", "interval", "ratio"):
-        bad(loc.dim_line(i, "level"), f"{prefix}.level",
-            Msg("'{level}' is not one of nominal, ordinal, interval, ratio", level=lvl))
-        ok = False
-    if not ok:
-        return None
-    return Dimension(key=key, label=label.strip(), description=description.strip(), kind=kind,
-                     level=lvl, levels=tuple(levels),
-                     tasks=tuple(dim_tasks) if dim_tasks is not None else None)
+            self.bad_at("tasks", fld, Msg("must be a non-empty list of tasks"))
+            self.ok = False
+            return dim_tasks
+        for t in dim_tasks:
+            if t not in self.tasks:
+                self.bad_at("tasks", fld, Msg(
+                    "unknown task '{task}' (declared tasks: {tasks}; declare extra families "
+                    "in the top-level tasks list)", task=t, tasks=", ".join(self.tasks)))
+                self.ok = False
+        return dim_tasks
+
+    def _measurement_level(self, kind: ScaleKind) -> MeasurementLevel:
+        ordered = kind == "ordinal" or (kind == "categorical" and self.d.get("ordered"))
+        level = self.d.get("level", "ordinal" if ordered else "nominal")
+        if level not in _LEVELS:
+            self.bad_at("level", f"{self.prefix}.level",
+                        Msg("'{level}' is not one of nominal, ordinal, interval, ratio",
+                            level=level))
+            self.ok = False
+        return level
 
 
 def _texts(raw: Any, path: str = "") -> list[tuple[str, str]]:

@@ -14,9 +14,10 @@ TOML dotted keys::
 
 The parsed :class:`~data.rubric.Rubric` keeps the base texts where they always were and the
 translations beside them (``translations[lang][path]``, e.g. ``"dimensions.empathy.anchors.1"``;
-levels by their stored value). :func:`shown_in` gives the rubric in one language: the same
-rubric (same version, same values), every text in that language where it has one and in the
-base language where it has not, each such text listed in ``fallback`` so a page can mark it.
+levels by their stored value). :meth:`~data.rubric.Rubric.in_language` gives the rubric in one
+language (:func:`data.rubric_model.shown_in`): the same rubric (same version, same values),
+every text in that language where it has one and in the base language where it has not, each
+such text listed in ``fallback`` so a page can mark it.
 
 Example
 -------
@@ -43,20 +44,14 @@ Example
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from messages import Msg
 
-if TYPE_CHECKING:
-    from .rubric import Dimension, Rubric
+from .rubric_model import DEFAULT_LANGUAGE, RUBRIC_LANGUAGES, Rubric
 
-__all__ = ["RUBRIC_LANGUAGES", "DEFAULT_LANGUAGE", "shown_in", "translation_gaps", "text_paths",
+__all__ = ["RUBRIC_LANGUAGES", "DEFAULT_LANGUAGE", "translation_gaps", "text_paths",
            "read_text", "language_summary"]
-
-RUBRIC_LANGUAGES: tuple[str, ...] = ("en", "zh")
-"""The languages a rubric's texts may be given in: the app's languages (English, Simplified
-Chinese), which are also the languages a judge prompt can be rendered in."""
-DEFAULT_LANGUAGE = "en"
 
 
 def read_text(value: Any, fld: str, base: str, bad: Callable[[str, str], None]
@@ -145,55 +140,3 @@ def language_summary(rubric: Rubric, show: int = 6) -> str:
         parts.append(f"{lang} ({total - len(missing)} of {total} texts; shown in "
                      f"{rubric.language} instead: {listed})")
     return "Languages: " + "; ".join(parts)
-
-
-def shown_in(rubric: Rubric, language: str) -> Rubric:
-    """``rubric`` with every text in ``language`` (the base text where none is given, named in
-    the ``fallback`` sets). The rubric itself when ``language`` is its own."""
-    from .rubric import ShownRubric
-
-    if language == rubric.language:
-        return rubric
-    if language not in RUBRIC_LANGUAGES:
-        raise ValueError(f"unknown language '{language}' (one of "
-                         f"{', '.join(RUBRIC_LANGUAGES)})")
-    tr = rubric.translations.get(language) or {}
-
-    def pick(path: str, base: str) -> tuple[str, bool]:
-        if not base:  # nothing written: nothing to show in any language
-            return base, False
-        text = tr.get(path)
-        return (base, True) if text is None else (text, False)
-
-    dims = [_shown_dimension(d, pick, language, rubric.language) for d in rubric.dimensions]
-    texts = {f: pick(f, getattr(rubric, f)) for f in ("name", "description", "guidelines")}
-    return ShownRubric(name=texts["name"][0], description=texts["description"][0],
-                       guidelines=texts["guidelines"][0], tasks=rubric.tasks,
-                       dimensions=tuple(dims), version=rubric.version,
-                       language=rubric.language, translations=rubric.translations,
-                       pairwise_scale=rubric.pairwise_scale,
-                       fallback=frozenset(f for f, (_, fb) in texts.items() if fb),
-                       shown_language=language)
-
-
-def _shown_dimension(d: Dimension, pick, language: str, base: str) -> Dimension:
-    from .rubric import ShownDimension, ShownLevel
-
-    p = f"dimensions.{d.key}"
-    levels = []
-    for lv in d.levels:
-        label, label_fb = pick(f"{p}.labels.{lv.value}", lv.label)
-        if lv.label == str(lv.value):  # a bare number reads the same in every language
-            label_fb = False
-        anchor, anchor_fb = pick(f"{p}.anchors.{lv.value}", lv.anchor)
-        levels.append(ShownLevel(value=lv.value, label=label, anchor=anchor,
-                                 fallback=frozenset(n for n, fb in (("label", label_fb),
-                                                                    ("anchor", anchor_fb))
-                                                    if fb)))
-    label, label_fb = pick(f"{p}.label", d.label)
-    description, desc_fb = pick(f"{p}.description", d.description)
-    return ShownDimension(key=d.key, label=label, description=description, kind=d.kind,
-                          level=d.level, levels=tuple(levels), tasks=d.tasks,
-                          fallback=frozenset(n for n, fb in (("label", label_fb),
-                                                             ("description", desc_fb)) if fb),
-                          shown_language=language, fallback_language=base)
