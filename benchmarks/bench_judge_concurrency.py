@@ -26,13 +26,13 @@ from data.engine import get_engine  # noqa: E402
 from data.importing import import_item_records  # noqa: E402
 from data.items import parse_items  # noqa: E402
 from data.study import current_rubric, init_study  # noqa: E402
+from judge.calls import RunOptions  # noqa: E402
 from judge.config import JudgeSpec  # noqa: E402
 from judge.judging import Filters  # noqa: E402
 from judge.prices import load_prices  # noqa: E402
 from judge.prompts import load_judge_template  # noqa: E402
 from judge.providers import make_provider  # noqa: E402
 from judge.run import run_judge  # noqa: E402
-from judge.runner import RunOptions  # noqa: E402
 from tests.judge.fakes import FakeServer  # noqa: E402
 
 N = 1_000

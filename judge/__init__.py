@@ -40,7 +40,7 @@ _WHERE = {
     "Request": "providers", "make_provider": "providers",
     "cost_summary": "reports", "export_judgments_csv": "reports",
     "DryRun": "run", "dry_run": "run", "run_judge": "run",
-    "RunOptions": "runner", "RunStats": "runner",
+    "RunOptions": "calls", "RunStats": "calls",
     "Scenario": "scenarios", "read_scenarios": "scenarios", "study_scenarios": "scenarios",
 }
 

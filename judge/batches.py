@@ -30,11 +30,11 @@ from data.errors import H2HError
 from data.models import Item, JudgeBatch, JudgeConfigRow, Judgment, utcnow
 from data.study import rubric_by_version
 
+from .calls import RunOptions, retrying
 from .config import spec_from_row
 from .judging import ItemView, JudgePlan, JudgeSink, JudgeUnit
 from .prices import PriceTable
 from .providers.base import BatchFailure, BatchProvider, Provider
-from .runner import RunOptions, retrying
 from .store import insert_ledger, save_config, store_judgments
 
 __all__ = ["custom_id", "submit_batches", "collect_batches", "CollectReport", "open_batches"]

@@ -30,7 +30,7 @@ from typing import Generic, Protocol, TypeVar
 from data.errors import H2HError
 
 from .limits import RateLimiter
-from .progress import RunProgress
+from .progress import RunProgress, Tally
 from .providers.base import Provider, ProviderError, Reply, Request
 
 __all__ = ["RunOptions", "Tally", "RunStats", "Sink", "run_calls", "retrying", "backoff_delay"]
@@ -59,18 +59,6 @@ class RunOptions:
             v = getattr(self, name)
             if v is not None and v <= 0:
                 raise H2HError(f"--{name} must be positive, got {v}")
-
-
-@dataclass
-class Tally:
-    """What storing one call's result added."""
-
-    scored: int = 0
-    unscored: int = 0
-    failed: int = 0
-    cost: float | None = 0.0
-    reasons: Counter = field(default_factory=Counter)
-    examples: dict[str, str] = field(default_factory=dict)  # category -> one reason in full
 
 
 @dataclass

@@ -21,10 +21,10 @@ from data.errors import H2HError
 # The database layer, the runner and the SDKs are imported inside the commands that use them,
 # so that `h2h --help` and every other command start fast (issue 16).
 if TYPE_CHECKING:
+    from .calls import RunOptions, RunStats
     from .config import JudgeSpec
     from .judging import JudgePlan
     from .providers.base import Request
-    from .runner import RunOptions, RunStats
 
 __all__ = ["judge_app", "register", "generate"]
 
@@ -81,7 +81,7 @@ def _csv_list(values: list[str] | None) -> tuple[str, ...]:
 
 
 def _options(concurrency, rpm, tpm, max_retries, backoff) -> RunOptions:
-    from .runner import RunOptions
+    from .calls import RunOptions
 
     return RunOptions(concurrency=concurrency, rpm=rpm, tpm=tpm, max_retries=max_retries,
                       backoff=backoff)

@@ -35,13 +35,13 @@ from data.items import ItemRecord, item_hash
 from data.migrate import ensure_current
 from data.models import Generation, GenerationConfigRow, Item, utcnow
 
+from .calls import RunOptions, RunStats, Tally, run_calls
 from .config import slug
 from .prices import PriceTable, estimate_tokens
 from .progress import RunProgress
 from .prompts import PROTOCOLS, GenerationTemplate, item_values, render, text_hash
 from .providers.base import PROVIDERS, Message, Provider, ProviderError, Reply, Request
 from .run import run_async
-from .runner import RunOptions, RunStats, Tally, run_calls
 from .scenarios import Scenario
 from .store import insert_ledger, ledger_row
 

@@ -26,12 +26,12 @@ from data.rubric import Dimension, Rubric
 from data.study import rubric_by_version
 from data.text import item_language
 
+from .calls import Tally
 from .config import JudgeSpec
 from .parse import parse_answer, reason_category
 from .prices import PriceTable, estimate_tokens
 from .prompts import dimension_values, item_values, render, render_dimension, rubric_values
 from .providers.base import Message, ProviderError, Reply, Request
-from .runner import Tally
 from .schema import answer_schema, output_instructions, tool_name
 from .store import (
     existing_judgments,

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from collections import Counter
+from dataclasses import dataclass, field
 
 from rich.console import Console
 from rich.progress import (
@@ -15,10 +16,19 @@ from rich.progress import (
 )
 from rich.text import Text
 
-if TYPE_CHECKING:
-    from .runner import Tally
+__all__ = ["RunProgress", "Tally", "format_usd"]
 
-__all__ = ["RunProgress", "format_usd"]
+
+@dataclass
+class Tally:
+    """What storing one call's result added."""
+
+    scored: int = 0
+    unscored: int = 0
+    failed: int = 0
+    cost: float | None = 0.0
+    reasons: Counter = field(default_factory=Counter)
+    examples: dict[str, str] = field(default_factory=dict)  # category -> one reason in full
 
 
 def format_usd(value: float | None, unpriced: bool = False) -> str:

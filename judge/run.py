@@ -15,6 +15,7 @@ from sqlalchemy.engine import Engine
 from data.engine import read_session
 from data.errors import H2HError
 
+from .calls import RunOptions, RunStats, run_calls
 from .config import JudgeSpec
 from .judging import (
     Filters,
@@ -27,7 +28,6 @@ from .judging import (
 from .prices import PriceTable
 from .progress import RunProgress
 from .providers.base import Provider, Request
-from .runner import RunOptions, RunStats, run_calls
 from .store import check_name_free, record_output_form, save_config, stored_output_form
 
 __all__ = ["DryRun", "dry_run", "run_judge", "run_async"]

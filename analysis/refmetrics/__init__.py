@@ -16,7 +16,7 @@ from typing import Any
 __all__ = [
     "METRICS", "build_scorer", "MetricSpec", "Scorer", "ScoredText", "cjk_share", "language",
     "BleuScorer", "ChrfScorer", "RougeLScorer", "EmbeddingScorer", "resolve_model",
-    "Scored", "compare_dimension", "metric_comparison", "system_agreement",
+    "Scored", "metric_dimension", "metric_comparison", "system_agreement",
     "weighted_correlations", "run_metrics",
 ]
 
@@ -27,7 +27,7 @@ _WHERE = {
     "language": "spec",
     "BleuScorer": "lexical", "ChrfScorer": "lexical", "RougeLScorer": "lexical",
     "EmbeddingScorer": "embedding", "resolve_model": "embedding",
-    "Scored": "compare", "compare_dimension": "compare", "metric_comparison": "compare",
+    "Scored": "compare", "metric_dimension": "compare", "metric_comparison": "compare",
     "system_agreement": "system", "weighted_correlations": "correlation",
     "run_metrics": "run",
 }

@@ -12,8 +12,8 @@ from data.engine import _engine_for, get_engine
 from data.importing import import_item_records
 from data.items import parse_items
 from data.study import init_study
+from judge.calls import RunOptions
 from judge.prices import PriceTable, load_prices
-from judge.runner import RunOptions
 from tests.helpers import h2h_env, item, jsonl, run_h2h  # noqa: F401 (h2h_env: re-exported)
 
 from .fakes import FakeServer

@@ -12,8 +12,8 @@ from collections import Counter
 
 import pytest
 
+from judge.calls import RunOptions
 from judge.judging import Filters
-from judge.runner import RunOptions
 
 from .conftest import FAST, N_PAIRS, judge, judge_spec, query
 from .fakes import LLAMA_CPP_REFUSAL, RF_REFUSAL, TOOLS_REFUSAL, FakeServer, Scripted, openai_form

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from judge.runner import RunOptions
+from judge.calls import RunOptions
 
 from .conftest import N_PAIRS, judge, query
 from .fakes import FakeServer, Scripted
