@@ -60,6 +60,7 @@ demo: $(STAMP)
 TEST_JOBS ?= 2
 test: $(STAMP) $(EMBED_STAMP) system-deps $(LOCAL_STAMP)
 	$(PY) -m ruff check .
+	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -n $(TEST_JOBS) --dist loadfile
 
 # The inner loop: the unit tests of the statistics, the data layer and the judge's parsing and
@@ -98,6 +99,7 @@ mutate: $(STAMP) $(EMBED_STAMP)  # tests/analysis needs torch (the embedding met
 
 lint: $(STAMP)
 	$(PY) -m ruff check .
+	$(VENV)/bin/lint-imports
 
 clean:
 	rm -rf $(VENV) test-artifacts .pytest_cache .bench mutants mutants.log

@@ -17,19 +17,17 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
 from data.engine import read_session, write_connection, write_session
-from data.errors import H2HError
 from data.models import Item, JudgeBatch, JudgeConfigRow, Judgment, utcnow
 from data.study import rubric_by_version
 
+from .batch_report import CollectReport, require_batches
 from .calls import RunOptions, retrying
 from .config import spec_from_row
 from .judging import ItemView, JudgePlan, JudgeSink, JudgeUnit
@@ -37,7 +35,8 @@ from .prices import PriceTable
 from .providers.base import BatchFailure, BatchProvider, Provider
 from .store import insert_ledger, save_config, store_judgments
 
-__all__ = ["custom_id", "submit_batches", "collect_batches", "CollectReport", "open_batches"]
+__all__ = ["custom_id", "submit_batches", "collect_batches", "CollectReport",
+           "open_batches"]
 
 _GROUP = 200
 
@@ -48,18 +47,11 @@ def custom_id(config_hash: str, unit: JudgeUnit) -> str:
     return "h2h-" + hashlib.sha256(raw.encode("utf-8")).hexdigest()[:40]
 
 
-def _require_batches(provider: Provider) -> BatchProvider:
-    if not isinstance(provider, BatchProvider):
-        raise H2HError(f"--batch: {provider.name} has no batch API here; batches work with "
-                       "--provider anthropic (drop --batch to call the model directly)")
-    return provider
-
-
 async def submit_batches(engine: Engine, plan: JudgePlan, provider: Provider,
                          prices: PriceTable, options: RunOptions = RunOptions(),
                          say: Callable[[str], None] = lambda _m: None) -> list[str]:
     """Submit every unit of ``plan``; returns the provider's batch ids."""
-    bp = _require_batches(provider)
+    bp = require_batches(provider)
     await bp.preflight()
     save_config(engine, plan.spec.row())
     sink = JudgeSink(engine, plan, prices, batch_id="")
@@ -96,18 +88,6 @@ async def submit_batches(engine: Engine, plan: JudgePlan, provider: Provider,
         size += n
     await flush()
     return ids
-
-
-@dataclass
-class CollectReport:
-    collected: list[str] = field(default_factory=list)
-    pending: list[tuple[str, dict[str, int]]] = field(default_factory=list)
-    scored: int = 0
-    unscored: int = 0
-    failed: int = 0
-    cost: float = 0.0
-    unpriced: bool = False
-    reasons: Counter = field(default_factory=Counter)
 
 
 def open_batches(engine: Engine, config_hash: str | None = None) -> list[JudgeBatch]:
@@ -207,7 +187,7 @@ async def collect_batches(engine: Engine, provider: Provider, prices: PriceTable
                           options: RunOptions = RunOptions(),
                           say: Callable[[str], None] = lambda _m: None) -> CollectReport:
     """Store the results of every ended batch; with ``wait``, poll until all have ended."""
-    bp = _require_batches(provider)
+    bp = require_batches(provider)
     report = CollectReport()
     batches = open_batches(engine, config_hash)
     if cancel:

@@ -43,9 +43,9 @@ from data.text import item_language
 from .config import JudgeSpec
 from .parse import extract_json
 from .prices import PriceTable, estimate_tokens
+from .progress import Tally
 from .prompts import dimension_values, item_values, render, render_dimension, rubric_values
 from .providers.base import Message, ProviderError, Reply, Request
-from .runner import Tally
 from .store import insert_ledger, ledger_row, measured_output_tokens
 
 __all__ = ["PairFilters", "PairView", "PairUnit", "PairPlan", "plan_pairwise",

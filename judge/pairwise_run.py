@@ -15,7 +15,8 @@ from data.engine import read_session, write_connection, write_session
 from data.models import JudgeBatch, JudgeConfigRow, PairJudgment, utcnow
 from data.study import rubric_by_version
 
-from .batches import CollectReport, _require_batches
+from .batch_report import CollectReport, require_batches
+from .calls import RunOptions, RunStats, retrying, run_calls
 from .config import JudgeSpec, spec_from_row
 from .pairwise import (
     PairFilters,
@@ -32,7 +33,6 @@ from .prices import PriceTable
 from .progress import RunProgress
 from .providers.base import BatchFailure, BatchProvider, Provider
 from .run import DryRun, run_async
-from .runner import RunOptions, RunStats, retrying, run_calls
 from .store import (
     check_name_free,
     insert_ledger,
@@ -116,7 +116,7 @@ async def submit_pair_batches(engine: Engine, plan: PairPlan, provider: Provider
                               say: Callable[[str], None] = lambda _m: None) -> list[str]:
     """Submit every unit of ``plan`` (at most 100,000 requests and 256 MB a batch, as
     :func:`judge.batches.submit_batches`); each batch is stored as soon as it is accepted."""
-    bp = _require_batches(provider)
+    bp = require_batches(provider)
     await bp.preflight()
     save_config(engine, plan.spec.row())
     sink = PairSink(engine, plan, prices, batch_id="")
