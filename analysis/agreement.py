@@ -17,6 +17,7 @@ measured in their own units.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -30,7 +31,16 @@ from .icc import ICC_FORMS, icc
 from .layout import as_ratings, counts_matrix
 from .options import AnalysisOptions
 from .raters import binary_checks, rater_diagnostics
-from .serialize import clean, finite
+from .results import (
+    AlphaInterval,
+    CohenKappa,
+    CohenPairs,
+    Gwet,
+    HumanAgreement,
+    IccForm,
+    IccTable,
+)
+from .serialize import finite, settle
 
 if TYPE_CHECKING:
     from .scales import Scale
@@ -40,148 +50,144 @@ __all__ = ["human_block", "LEVELS"]
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
 
 
-def _empty(res: dict, opt: AnalysisOptions) -> dict:
-    res["alpha"] = {lv: None for lv in LEVELS}
-    res["alpha_ci"] = {"method": opt.ci_method, "level": opt.ci, "low": None, "high": None,
-                       "B": opt.B, "seed": opt.seed, "q_below_min": None,
-                       "alpha_min": opt.alpha_min, "on": res["level"]}
-    res["fleiss_kappa"] = None
-    res["cohen_kappa"] = {k: None for k in ("unweighted", "linear", "quadratic")}
-    res["icc"] = {f: None for f in ICC_FORMS}
-    res["gwet"] = {"ac1": None, "ac2_linear": None, "ac2_quadratic": None}
-    res["brennan_prediger"] = None
-    # the same keys as an estimated block, so readers of the JSON need no special case
-    res["cohen_pairs"] = None
-    res["icc_table"] = None
-    res.setdefault("percent_exact", None)
-    res.setdefault("percent_within1", None)
-    res.setdefault("raters", {})
-    return res
+def _not_estimated(sc: Scale, opt: AnalysisOptions) -> dict[str, Any]:
+    """The coefficients of a block that has none: every key there, each None (so that
+    readers of the JSON need no special case)."""
+    return {"alpha": {lv: None for lv in LEVELS},
+            "alpha_ci": AlphaInterval(opt.ci_method, opt.ci, None, None, opt.B, opt.seed, None,
+                                      opt.alpha_min, sc.level),
+            "fleiss_kappa": None, "cohen_kappa": CohenKappa(), "cohen_pairs": None,
+            "icc_table": None, "icc": {f: None for f in ICC_FORMS}, "gwet": Gwet(),
+            "brennan_prediger": None}
 
 
-def human_block(sub: pd.DataFrame, sc: Scale, opt: AnalysisOptions) -> dict[str, Any]:
+def human_block(sub: pd.DataFrame, sc: Scale, opt: AnalysisOptions) -> HumanAgreement:
     """The agreement block of one dimension from its long ratings (item, rater, score)."""
     notes: list[str] = []
     vals = sc.values
     scored = sub.dropna(subset=["score"])
-    res: dict[str, Any] = {
-        "level": sc.level, "scale": list(vals),
-        "n_items": int(scored["item"].nunique()), "n_raters": int(scored["rater"].nunique()),
-        "n_ratings": int(len(scored)), "n_cannot_rate": int(sub["score"].isna().sum()),
-        "n_items_pairable": 0, "status": "ok", "not_estimable": None}
-    if sc.labels:
-        res["labels"] = list(sc.labels)
-    if res["n_cannot_rate"]:
-        notes.append(Msg("{n} 'cannot rate' entries are left out", n=res["n_cannot_rate"]))
-    if res["n_ratings"] == 0:
-        res["status"] = Msg("no ratings")
-        res["not_estimable"] = Msg("no ratings")
+    head: dict[str, Any] = {
+        "level": sc.level, "scale": tuple(vals), "labels": tuple(sc.labels) if sc.labels
+        else None, "n_items": int(scored["item"].nunique()),
+        "n_raters": int(scored["rater"].nunique()), "n_ratings": int(len(scored)),
+        "n_cannot_rate": int(sub["score"].isna().sum()), "n_items_pairable": 0}
+    if head["n_cannot_rate"]:
+        notes.append(Msg("{n} 'cannot rate' entries are left out", n=head["n_cannot_rate"]))
+    if head["n_ratings"] == 0:
         notes.append(Msg("no ratings"))
-        return {**_empty(res, opt), "notes": notes}
+        return HumanAgreement(**head, status=Msg("no ratings"), not_estimable=Msg("no ratings"),
+                              **_not_estimated(sc, opt), notes=tuple(notes))
     r = as_ratings(scored)
     per_item = np.sum(~np.isnan(r.matrix), axis=1)
-    res["n_items_pairable"] = int(np.sum(per_item >= 2))
+    head["n_items_pairable"] = pairable = int(np.sum(per_item >= 2))
     observed = np.unique(r.matrix[~np.isnan(r.matrix)])
-    if r.n_raters < 2:
-        reason = Msg("fewer than 2 raters: agreement cannot be computed")
-    elif res["n_items_pairable"] < opt.min_units:
-        reason = nMsg("only {n} item rated by two or more raters (minimum {minimum}): alpha, "
-                      "kappa, AC1/AC2 and ICC are not estimable",
-                      "only {n} items rated by two or more raters (minimum {minimum}): alpha, "
-                      "kappa, AC1/AC2 and ICC are not estimable", res["n_items_pairable"],
-                      minimum=opt.min_units)
-    else:
-        reason = None
-    counts = counts_matrix(r.matrix, vals)
-    if res["n_items_pairable"]:
+    if pairable:
         exact, within = percent_agreement(r, vals)
-        res["percent_exact"], res["percent_within1"] = finite(exact), finite(within)
+        head["percent_exact"], head["percent_within1"] = finite(exact), finite(within)
     diag = rater_diagnostics(r, sc.level, vals)
-    res["raters"] = {k: vars(v) for k, v in diag.items()}
+    head["raters"] = diag
+    reason = _too_few(r.n_raters, pairable, opt)
     if reason:
-        res["status"] = Msg("not estimable")
-        res["not_estimable"] = reason
         notes.append(reason)
-        out = _empty(res, opt)
-        out = clean(out, notes)
-        out["notes"] = notes
-        return out
-    constant = observed.size == 1
+        block = HumanAgreement(**head, status=Msg("not estimable"), not_estimable=reason,
+                               **_not_estimated(sc, opt), notes=())
+        return _settled(block, notes)
     one_value_scale = len(vals) < 2
-    if constant:
-        res["status"] = Msg("no variance")
-        res["not_estimable"] = Msg(
-            "every rating is {value:g}: alpha, kappa and ICC are undefined (no variance); "
-            "{rest}", value=observed[0],
-            rest=Msg("percent agreement is 1 (AC1 and Brennan–Prediger need a scale of two or "
-                     "more values: declare it)") if one_value_scale else
-            Msg("percent agreement, AC1 and Brennan–Prediger are 1"))
-        notes.append(res["not_estimable"])
-        _empty(res, opt)
+    if observed.size == 1:
+        why = Msg("every rating is {value:g}: alpha, kappa and ICC are undefined (no variance); "
+                  "{rest}", value=observed[0],
+                  rest=Msg("percent agreement is 1 (AC1 and Brennan–Prediger need a scale of "
+                           "two or more values: declare it)") if one_value_scale else
+                  Msg("percent agreement, AC1 and Brennan–Prediger are 1"))
+        notes.append(why)
+        head.update(status=Msg("no variance"), not_estimable=why, **_not_estimated(sc, opt))
     else:
-        _coefficients(res, r, sc, opt, notes)
+        head.update(status="ok", not_estimable=None, **_coefficients(r, sc, opt, notes))
     if not one_value_scale:
+        counts = counts_matrix(r.matrix, vals)
         un, lin, quad = (multi_rater(counts, kind, vals) for kind in ("unweighted", "linear",
                                                                       "quadratic"))
-        res["gwet"] = {"ac1": un.gwet, "ac2_linear": lin.gwet, "ac2_quadratic": quad.gwet}
-        res["brennan_prediger"] = un.brennan_prediger
+        head["gwet"] = Gwet(un.gwet, lin.gwet, quad.gwet)
+        head["brennan_prediger"] = un.brennan_prediger
     if sc.binary:
-        b = binary_checks(r)
-        res["binary"] = {"prevalence": b.prevalence, "raters": b.raters}
-    out = clean(res, notes)
-    out["notes"] = notes
-    return out
+        head["binary"] = binary_checks(r)
+    return _settled(HumanAgreement(**head, notes=()), notes)
 
 
-def _coefficients(res: dict, r, sc: Scale, opt: AnalysisOptions, notes: list[str]) -> None:
+def _settled(block: HumanAgreement, notes: list[str]) -> HumanAgreement:
+    """The block without NaN (a note names what turned out undefined) and with its notes."""
+    block = settle(block, notes)
+    return replace(block, notes=tuple(notes))
+
+
+def _too_few(n_raters: int, pairable: int, opt: AnalysisOptions) -> str | None:
+    if n_raters < 2:
+        return Msg("fewer than 2 raters: agreement cannot be computed")
+    if pairable < opt.min_units:
+        return nMsg("only {n} item rated by two or more raters (minimum {minimum}): alpha, "
+                    "kappa, AC1/AC2 and ICC are not estimable",
+                    "only {n} items rated by two or more raters (minimum {minimum}): alpha, "
+                    "kappa, AC1/AC2 and ICC are not estimable", pairable, minimum=opt.min_units)
+    return None
+
+
+def _coefficients(r, sc: Scale, opt: AnalysisOptions, notes: list[str]) -> dict[str, Any]:
     vals = sc.values
-    levels_ok = LEVELS if sc.level != "nominal" else ("nominal",)
-    res["alpha"] = {}
-    for lv in LEVELS:
-        if lv not in levels_ok:
-            res["alpha"][lv] = None
-            continue
-        if lv == "ratio" and min(vals) < 0:
-            res["alpha"][lv] = None
-            notes.append(Msg("alpha.ratio: needs a scale without negative values"))
-            continue
-        res["alpha"][lv] = alpha(r, lv, vals)
-    if sc.level == "nominal":
-        notes.append(Msg("alpha: only the nominal level is meaningful for a nominal scale"))
-    res["alpha_ci"] = {"method": opt.ci_method, "level": opt.ci, "low": None, "high": None,
-                       "B": opt.B, "seed": opt.seed, "q_below_min": None}
+    out: dict[str, Any] = {"alpha": _alphas(r, sc, notes)}
     if opt.B > 0:
-        res["alpha_ci"] = alpha_bootstrap(r, sc.level, B=opt.B, seed=opt.seed, ci=opt.ci,
-                                          alpha_min=opt.alpha_min, method=opt.ci_method,
-                                          values=vals).as_dict()
-    res["alpha_ci"]["alpha_min"] = opt.alpha_min
-    res["alpha_ci"]["on"] = sc.level
+        ci = alpha_bootstrap(r, sc.level, B=opt.B, seed=opt.seed, ci=opt.ci,
+                             alpha_min=opt.alpha_min, method=opt.ci_method, values=vals)
+        out["alpha_ci"] = AlphaInterval(ci.method, ci.level, ci.low, ci.high, ci.B, ci.seed,
+                                        ci.q_below_min, opt.alpha_min, sc.level)
+    else:
+        out["alpha_ci"] = AlphaInterval(opt.ci_method, opt.ci, None, None, opt.B, opt.seed,
+                                        None, opt.alpha_min, sc.level)
     counts = counts_matrix(r.matrix, vals)
-    res["fleiss_kappa"] = multi_rater(counts, "unweighted").fleiss_kappa
+    out["fleiss_kappa"] = multi_rater(counts, "unweighted").fleiss_kappa
     ck = {kind: pairwise_cohen(r, vals, kind, opt.min_shared_items, on="value")
           for kind in ("unweighted", "linear", "quadratic")}
     q = ck["quadratic"]
     # no pair counted (the same pairs for every weighting): the note below says why, once
-    res["cohen_kappa"] = {k: v.value if q.pairs_used else None for k, v in ck.items()}
-    res["cohen_pairs"] = {"weighting": "mean over rater pairs weighted by their shared items",
-                          "used": q.pairs_used, "too_few_items": q.pairs_too_few,
-                          "undefined": {k: v.pairs_undefined for k, v in ck.items()},
-                          "min_items": q.min_items, "shared_items": q.items}
+    out["cohen_kappa"] = CohenKappa(**{k: v.value if q.pairs_used else None
+                                       for k, v in ck.items()})
+    out["cohen_pairs"] = CohenPairs("mean over rater pairs weighted by their shared items",
+                                    q.pairs_used, q.pairs_too_few,
+                                    {k: v.pairs_undefined for k, v in ck.items()},
+                                    q.min_items, q.items)
     notes.append(_cohen_note(ck, r.n_raters))
-    res["icc_table"] = None  # the key of an estimated ICC, present (empty) when there is none
+    out["icc_table"] = None  # the key of an estimated ICC, present (empty) when there is none
+    out["icc"] = _icc(r, sc, opt, out, notes)
+    return out
+
+
+def _alphas(r, sc: Scale, notes: list[str]) -> dict[str, float | None]:
+    vals = sc.values
+    levels_ok = LEVELS if sc.level != "nominal" else ("nominal",)
+    out: dict[str, float | None] = {}
+    for lv in LEVELS:
+        if lv not in levels_ok:
+            out[lv] = None
+        elif lv == "ratio" and min(vals) < 0:
+            out[lv] = None
+            notes.append(Msg("alpha.ratio: needs a scale without negative values"))
+        else:
+            out[lv] = alpha(r, lv, vals)
     if sc.level == "nominal":
-        res["icc"] = {f: None for f in ICC_FORMS}
+        notes.append(Msg("alpha: only the nominal level is meaningful for a nominal scale"))
+    return out
+
+
+def _icc(r, sc: Scale, opt: AnalysisOptions, out: dict[str, Any], notes: list[str]
+         ) -> dict[str, IccForm | None]:
+    """The six ICC forms (``out["icc_table"]`` gets the estimator's table), or why not."""
+    if sc.level == "nominal":
         notes.append(Msg("icc: not meaningful for a nominal scale"))
-        return
+        return {f: None for f in ICC_FORMS}
     ir = icc(r, opt.ci)
     if ir is None:
-        res["icc"] = {f: None for f in ICC_FORMS}
         notes.append(Msg("icc: needs at least 2 items rated by 2 or more raters"))
-        return
-    res["icc"] = {k: {"value": v.value, "low": v.low, "high": v.high,
-                      "why_no_ci": v.why_no_ci or None} for k, v in ir.forms.items()}
-    res["icc_table"] = {"method": ir.method, "n_items": ir.n_items, "n_raters": ir.n_raters,
-                        "n_ratings": ir.n_ratings}
+        return {f: None for f in ICC_FORMS}
+    out["icc_table"] = IccTable(ir.method, ir.n_items, ir.n_raters, ir.n_ratings)
     how = (Msg("two-way ANOVA on the complete table") if ir.method == "anova" else
            Msg("linear mixed model (crossed random items and raters, REML, as R psych::ICC with "
                "lme4) because ratings are missing"))
@@ -194,6 +200,8 @@ def _coefficients(res: dict, r, sc: Scale, opt: AnalysisOptions, notes: list[str
             no_ci.setdefault(v.why_no_ci, []).append(f)
     for why, forms in no_ci.items():
         notes.append(Msg("icc: no CI for {forms}: {why}", forms=", ".join(forms), why=why))
+    return {k: IccForm(v.value, v.low, v.high, v.why_no_ci or None)
+            for k, v in ir.forms.items()}
 
 
 _WEIGHTS = {"unweighted": Msg("unweighted"), "linear": Msg("linear"),

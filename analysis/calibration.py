@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from itertools import combinations
 
 import numpy as np
@@ -26,13 +26,26 @@ from scipy import stats
 from messages import Msg
 
 from .alpha import Level, alpha_from_matrix
-from .ceiling import loo_pairs, mae_from_sums, pair_sums, pooled_metrics, qwk_from_sums
+from .alttest import AltTestResult
+from .ceiling import (
+    CeilingComparison,
+    loo_pairs,
+    mae_from_sums,
+    pair_sums,
+    pooled_metrics,
+    qwk_from_sums,
+)
 from .judge import judge_metrics, lower_medians
 from .layout import Ratings
 from .options import AnalysisOptions
 from .resample import item_weights, percentile_ci, two_sided_p, weighted_alpha
+from .results import JudgeAgreement
+from .serialize import Interval, Record
+from .verdict import Verdict, replacement_verdict
 
-__all__ = ["JudgeRun", "compare_dimension", "holm", "calibrate", "METRICS"]
+__all__ = ["JudgeRun", "compare_dimension", "holm", "calibrate", "METRICS",
+           "DimensionCalibration", "ConfigComparison", "CalibrationCeiling", "PairDifference",
+           "BestConfiguration", "Verbosity", "Misses"]
 
 METRICS = ("qwk", "alpha_with_judge", "mae")
 
@@ -60,8 +73,138 @@ def holm(p: Sequence[float | None]) -> list[float | None]:
     return out
 
 
+@dataclass(frozen=True)
+class Verbosity(Record):
+    """Spearman's ρ of the score with the reply's length: the judge's, the humans' own."""
+
+    judge: float | None
+    humans: float | None
+
+
+@dataclass(frozen=True)
+class Misses(Record):
+    """Items the humans put at the bottom of the scale (``of``) that the judge did not."""
+
+    missed: int
+    of: int
+    what: str
+
+
+_NO_SCORES_KEYS = ("status", "n_items", "qwk", "alpha_with_judge", "mae", "bias", "alt_test",
+                   "vs_ceiling", "verdict", "self_consistency_alpha", "n_unscored",
+                   "n_judgments", "unscored_rate")
+_OK_KEYS = ("status", "n_items", "qwk", "alpha_with_judge", "mae", "bias", "alt_test",
+            "vs_ceiling", "verdict", "verdict_n_items", "self_consistency_alpha",
+            "unscored_rate", "n_unscored", "n_judgments", "verbosity", "misses")
+
+
+@dataclass(frozen=True)
+class ConfigComparison(Record):
+    """One configuration on one dimension. QWK, α with the judge and MAE (with paired
+    bootstrap CIs), bias, verbosity and misses are on the comparison's items (``n_items``,
+    the items every configuration scored); the alternative annotator test, the comparison
+    with the ceiling and the verdict on all the items the configuration scored
+    (``verdict_n_items``), as in ``h2h analyze``."""
+
+    status: str
+    n_items: int
+    qwk: Interval
+    alpha_with_judge: Interval
+    mae: Interval
+    bias: float | None
+    alt_test: AltTestResult | None
+    vs_ceiling: CeilingComparison | None
+    verdict: Verdict
+    n_unscored: int
+    n_judgments: int
+    unscored_rate: float | None
+    self_consistency_alpha: float | None = None
+    verdict_n_items: int | None = None
+    verbosity: Verbosity | None = None
+    misses: Misses | None = None
+
+    _omit_none = frozenset({"verbosity"})
+
+    def json_keys(self) -> list[str]:
+        return list(_OK_KEYS if self.status == "ok" else _NO_SCORES_KEYS)
+
+
+@dataclass(frozen=True)
+class CalibrationCeiling(Record):
+    """The humans against the same consensus on the comparison's items: QWK with the CI of
+    the same resamples, MAE, Spearman, exact agreement and α of the humans alone."""
+
+    qwk: Interval
+    mae: float | None = None
+    spearman: float | None = None
+    exact: float | None = None
+    n_items: int | None = None
+    n_pairs: int | None = None
+    alpha_humans: float | None = None
+
+    def json_keys(self) -> list[str]:
+        if self.n_items is None:  # no item scored by every configuration
+            return ["qwk"]
+        return [f.name for f in fields(self)]
+
+
+@dataclass(frozen=True)
+class PairDifference(Record):
+    """``a`` minus ``b`` on one metric, with its paired CI and bootstrap p-value; ``p_holm``
+    once :func:`calibrate` has corrected it across dimensions."""
+
+    a: str
+    b: str
+    metric: str
+    diff: float | None
+    low: float | None
+    high: float | None
+    p: float | None
+    p_holm: float | None = None
+    corrected: bool = False
+
+    def json_keys(self) -> list[str]:
+        return ["a", "b", "metric", "diff", "low", "high", "p",
+                *(("p_holm",) if self.corrected else ())]
+
+
+@dataclass(frozen=True)
+class BestConfiguration(Record):
+    """The dimension's summary: the best configuration (highest QWK, then α with the judge)
+    and its verdict, in a sentence, with the caveats under it."""
+
+    best: str | None
+    outcome: str
+    can_replace: bool | None
+    text: str
+    items_needed: int | None = None
+    caveats: tuple[str, ...] = ()
+
+    def json_keys(self) -> list[str]:
+        keys = ["best", "outcome", "can_replace", "text", "items_needed", "caveats"]
+        return keys if self.best is not None else [k for k in keys if k != "items_needed"]
+
+
+@dataclass(frozen=True)
+class DimensionCalibration(Record):
+    """Every configuration on one dimension, on the ``n_items`` items all of them scored."""
+
+    n_items: int
+    B: int
+    seed: int
+    margin: float
+    configs: Mapping[str, ConfigComparison]
+    pairs: tuple[PairDifference, ...]
+    notes: tuple[str, ...]
+    human_ceiling: CalibrationCeiling
+    verdict: BestConfiguration
+
+    def pair(self, a: str, b: str, metric: str) -> PairDifference | None:
+        return next((p for p in self.pairs if (p.a, p.b, p.metric) == (a, b, metric)), None)
+
+
 def _misses(humans: Ratings, judge: np.ndarray, values: Sequence[float], binary: bool
-            ) -> tuple[int, int, str]:
+            ) -> Misses:
     """Items the humans put at the bottom of the scale that the judge did not."""
     m = humans.matrix
     rated = np.sum(~np.isnan(m), axis=1) > 0
@@ -77,35 +220,57 @@ def _misses(humans: Ratings, judge: np.ndarray, values: Sequence[float], binary:
         flagged = ok & (med <= low)
         missed = flagged & (judge > low)
         what = Msg("items the humans scored {low:g} or lower", low=low)
-    return int(missed.sum()), int(flagged.sum()), what
+    return Misses(int(missed.sum()), int(flagged.sum()), what)
 
 
-def _no_scores(run: JudgeRun, margin: float, why: str = Msg("no scored judgments")) -> dict:
-    from .verdict import replacement_verdict
-
+def _no_scores(run: JudgeRun, margin: float, why: str = Msg("no scored judgments")
+               ) -> ConfigComparison:
     v = replacement_verdict(None, None, margin=margin,
                             not_estimable=Msg("{why} on this dimension", why=why))
-    none = {"value": None, "low": None, "high": None}
-    return {"status": why, "n_items": 0, "qwk": none,
-            "alpha_with_judge": dict(none), "mae": dict(none), "bias": None, "alt_test": None,
-            "vs_ceiling": None, "verdict": v.as_dict(), "self_consistency_alpha": None,
-            "n_unscored": run.n_unscored, "n_judgments": run.n_judgments,
-            "unscored_rate": (run.n_unscored / run.n_judgments) if run.n_judgments else None}
+    none = Interval(None)
+    return ConfigComparison(why, 0, none, none, none, None, None, None, v, run.n_unscored,
+                            run.n_judgments, _rate(run))
+
+
+def _rate(run: JudgeRun) -> float | None:
+    return (run.n_unscored / run.n_judgments) if run.n_judgments else None
+
+
+@dataclass(frozen=True)
+class _Own:
+    """What the comparison takes from a configuration's judge–human statistics (computed
+    here, or ``h2h analyze``'s block on the same items)."""
+
+    qwk: float | None
+    mae: float | None
+    bias: float | None
+    self_consistency_alpha: float | None
+    n_items: int
+    n_scored_items: int
+    alt_test: AltTestResult | None
+    vs_ceiling: CeilingComparison | None
+    verdict: Verdict
+
+    @classmethod
+    def of(cls, jm) -> _Own:
+        m = jm.metrics
+        return cls(m["qwk"], m["mae"], m["bias"], m["self_consistency_alpha"], m["n_items"],
+                   m["n_scored_items"], jm.alt, jm.comparison, jm.verdict)
 
 
 def compare_dimension(dim: str, humans: Ratings, runs: Mapping[str, JudgeRun], level: Level,
                       values: Sequence[float], *, lengths: np.ndarray | None = None,
                       binary: bool = False, options: AnalysisOptions = AnalysisOptions(),
-                      known: Mapping[str, dict] | None = None) -> dict:
+                      known: Mapping[str, JudgeAgreement | None] | None = None
+                      ) -> DimensionCalibration:
     """Every configuration on one dimension, on the items all of them scored.
 
     A configuration without any scored judgment on the dimension is listed as such (with its
     verdict "no verdict") and does not shrink the others' common items. ``known`` holds
-    ``analyze``'s judge blocks for this dimension (``analysis["judges"][name][dim]``, computed
+    ``analyze``'s judge blocks for this dimension (``analysis.judge(name, dim)``, computed
     with the same options); a configuration whose scored items are exactly the common items
     takes its metrics, CIs, test and verdict from there instead of computing them again.
     """
-    B, seed, margin, ci = options.B, options.seed, options.margin, options.ci
     n_h = np.sum(~np.isnan(humans.matrix), axis=1)
     scored = {n: r for n, r in runs.items() if np.any(~np.isnan(r.scores) & (n_h > 0))}
     names = sorted(scored)
@@ -119,108 +284,126 @@ def compare_dimension(dim: str, humans: Ratings, runs: Mapping[str, JudgeRun], l
                          "left out of the comparison", n=dropped))
     for n in sorted(set(runs) - set(scored)):
         notes.append(Msg("{name}: no scored judgments on {dim}", name=n, dim=dim))
+    unscored = {n: _no_scores(runs[n], options.margin) for n in set(runs) - set(scored)}
     if names and not common.any():
         notes.append(Msg("the configurations share no scored item on this dimension; compare "
                          "them one at a time"))
-        cfgs = {n: _no_scores(runs[n], margin, Msg("no item scored by every configuration"))
-                for n in names}
-        cfgs.update({n: _no_scores(runs[n], margin) for n in set(runs) - set(scored)})
-        out = {"n_items": 0, "B": B, "seed": seed, "margin": margin,
-               "configs": dict(sorted(cfgs.items())), "pairs": [], "notes": notes,
-               "human_ceiling": {"qwk": {"value": None, "low": None, "high": None}}}
-        out["verdict"] = _best_configuration(dim, out)
-        return out
-    sub = Ratings(humans.matrix[common], tuple(np.array(humans.items, dtype=object)[common]),
-                  humans.raters)
-    use_boot = B > 0 and common.sum() >= 2 and names
-    w = item_weights(int(common.sum()), B, seed) if use_boot else None
-    # The same leave-one-out pairs as `h2h analyze` forms for one judge on these items (the
-    # humans left out for too few items are chosen on all items), so with one configuration
-    # the numbers and the verdict are those of `h2h analyze`.
-    pairs = loo_pairs(humans.matrix, rows=common, min_shared_items=options.min_shared_items)
-    ceiling = pooled_metrics(pairs)
-    n_rows = humans.n_items
-    out: dict = {"n_items": int(common.sum()), "B": B, "seed": seed, "margin": margin,
-                 "configs": {n: _no_scores(runs[n], margin) for n in set(runs) - set(scored)},
-                 "pairs": [], "notes": notes}
-    out["human_ceiling"] = {"qwk": {"value": ceiling["qwk"], "low": None, "high": None},
-                            "mae": ceiling["mae"], "spearman": ceiling["spearman"],
-                            "exact": ceiling["exact"], "n_items": ceiling["n_items"],
-                            "n_pairs": ceiling["n_pairs"], "alpha_humans": None}
-    hm = np.nanmean(sub.matrix, axis=1) if sub.n_items else np.array([])
-    boots: dict[str, dict] = {}
+        cfgs = {n: _no_scores(runs[n], options.margin,
+                              Msg("no item scored by every configuration")) for n in names}
+        configs = dict(sorted({**cfgs, **unscored}.items()))
+        return DimensionCalibration(0, options.B, options.seed, options.margin, configs, (),
+                                    tuple(notes), CalibrationCeiling(Interval(None)),
+                                    _best_configuration(dim, configs))
+    cmp = _Comparison(humans, common, level, values, options, bool(names))
+    configs = dict(unscored)
     for name in names:
-        run = runs[name]
+        configs[name] = cmp.config(name, runs[name], lengths, binary,
+                                   (known or {}).get(name))
+    configs = dict(sorted(configs.items()))
+    pairs = cmp.pairs(names, configs)
+    return DimensionCalibration(int(common.sum()), options.B, options.seed, options.margin,
+                                configs, pairs, tuple(notes), cmp.ceiling(bool(names)),
+                                _best_configuration(dim, configs))
+
+
+class _Comparison:
+    """The configurations of one dimension on their common items: one set of item
+    resamples for all of them (paired), and the humans' own numbers on the same items."""
+
+    def __init__(self, humans: Ratings, common: np.ndarray, level: Level,
+                 values: Sequence[float], options: AnalysisOptions, resample: bool):
+        self.humans, self.common, self.level, self.values = humans, common, level, values
+        self.options = options
+        n = int(common.sum())
+        self.sub = Ratings(humans.matrix[common],
+                           tuple(np.array(humans.items, dtype=object)[common]), humans.raters)
+        self.w = item_weights(n, options.B, options.seed) \
+            if options.B > 0 and n >= 2 and resample else None
+        # The same leave-one-out pairs as `h2h analyze` forms for one judge on these items
+        # (the humans left out for too few items are chosen on all items), so with one
+        # configuration the numbers and the verdict are those of `h2h analyze`.
+        self.loo = loo_pairs(humans.matrix, rows=common,
+                             min_shared_items=options.min_shared_items)
+        self.boots: dict[str, dict[str, np.ndarray]] = {}
+        self.ceiling_ci: tuple[float | None, float | None] = (None, None)
+
+    def _metrics(self, scores: np.ndarray, samples: np.ndarray | None) -> _Own:
+        return _Own.of(judge_metrics(self.humans, scores, self.level, self.values,
+                                     samples=samples, options=self.options))
+
+    def config(self, name: str, run: JudgeRun, lengths: np.ndarray | None, binary: bool,
+               known: JudgeAgreement | None) -> ConfigComparison:
+        """The verdict is the configuration's own, on every human-rated item it scored (the
+        same as `h2h analyze` gives it); the comparison with the other configurations is on
+        the items all of them scored. One judge, one verdict, wherever it is shown."""
+        common, n_h = self.common, np.sum(~np.isnan(self.humans.matrix), axis=1)
         js_full = np.where(common, run.scores, np.nan)
         js = run.scores[common]
         own_rows = ~np.isnan(run.scores) & (n_h > 0)
-        # The verdict is the configuration's own, on every human-rated item it scored (the
-        # same as `h2h analyze` gives it); the comparison with the other configurations is
-        # on the items all of them scored. One judge, one verdict, wherever it is shown.
-        def metrics(scores: np.ndarray, samples: np.ndarray | None) -> dict:
-            return _block(judge_metrics(humans, scores, level, values, samples=samples,
-                                        options=options))
-
-        own = (known or {}).get(name)
-        if not (own and own.get("n_scored_items") == int(own_rows.sum())):
-            own = metrics(run.scores, run.samples)
-        block = own if np.array_equal(own_rows, common) else metrics(
+        own = _Own(known.qwk, known.mae, known.bias, known.self_consistency_alpha,
+                   known.n_items, known.n_scored_items, known.alt_test, known.vs_ceiling,
+                   known.verdict) \
+            if known is not None and known.n_scored_items == int(own_rows.sum()) else \
+            self._metrics(run.scores, run.samples)
+        block = own if np.array_equal(own_rows, common) else self._metrics(
             js_full, None if run.samples is None else
             np.where(common[:, None], run.samples, np.nan))
-        comparison = block["vs_ceiling"]
-        if w is not None:
-            s_j = pair_sums(pairs, js_full[pairs.item], n_rows)[common]
-            boots[name] = {"qwk": qwk_from_sums(w @ s_j), "mae": mae_from_sums(w @ s_j),
-                           "alpha_with_judge": weighted_alpha(w, np.column_stack(
-                               [sub.matrix, js]), level, values)}
-        cfg: dict = {"status": "ok", "n_items": block["n_items"]}
-        for metric in METRICS:
-            lo, hi = percentile_ci(boots[name][metric], ci) if name in boots else (None, None)
-            cfg[metric] = {"value": block.get(metric), "low": lo, "high": hi}
+        stats_ = self._boot(name, js_full, js)
+        comparison = block.vs_ceiling
+        qwk = Interval(block.qwk, *stats_["qwk"])
         if comparison is not None:  # the QWK CI is the one of the comparison with the ceiling
-            cfg["qwk"].update(low=comparison["judge_qwk"]["low"],
-                              high=comparison["judge_qwk"]["high"])
-            out["human_ceiling"]["qwk"].update(low=comparison["ceiling_qwk"]["low"],
-                                               high=comparison["ceiling_qwk"]["high"])
-        cfg["alpha_with_judge"]["value"] = _alpha(np.column_stack([sub.matrix, js]), level,
-                                                  values)
-        out["human_ceiling"]["alpha_humans"] = _alpha(sub.matrix, level, values)
-        cfg["bias"] = block.get("bias")
-        cfg["alt_test"] = own["alt_test"]
-        cfg["vs_ceiling"] = own["vs_ceiling"]
-        cfg["verdict"] = own["verdict"]
-        cfg["verdict_n_items"] = own["verdict"].get("n_items") or own.get("n_items")
-        cfg["self_consistency_alpha"] = block.get("self_consistency_alpha")
-        cfg["unscored_rate"] = (run.n_unscored / run.n_judgments) if run.n_judgments else None
-        cfg["n_unscored"] = run.n_unscored
-        cfg["n_judgments"] = run.n_judgments
+            qwk = Interval(block.qwk, comparison.judge.low, comparison.judge.high)
+            self.ceiling_ci = (comparison.ceiling.low, comparison.ceiling.high)
+        verbosity = None
         if lengths is not None and common.sum() >= 3:
             ln = lengths[common]
-            cfg["verbosity"] = {"judge": _spearman(js, ln), "humans": _spearman(hm, ln)}
-        missed, flagged, what = _misses(sub, js, values, binary)
-        cfg["misses"] = {"missed": missed, "of": flagged, "what": what}
-        out["configs"][name] = cfg
-    for a, b in combinations(names, 2):
-        if a not in boots or b not in boots:
-            continue
-        for metric in METRICS:
-            diff = boots[a][metric] - boots[b][metric]
-            va, vb = out["configs"][a][metric]["value"], out["configs"][b][metric]["value"]
-            lo, hi = percentile_ci(diff, ci)
-            out["pairs"].append({"a": a, "b": b, "metric": metric,
-                                 "diff": None if va is None or vb is None else va - vb,
-                                 "low": lo, "high": hi, "p": two_sided_p(diff)})
-    out["configs"] = dict(sorted(out["configs"].items()))
-    out["verdict"] = _best_configuration(dim, out)
-    return out
+            verbosity = Verbosity(_spearman(js, ln), _spearman(self._human_means(), ln))
+        return ConfigComparison(
+            "ok", block.n_items, qwk,
+            Interval(_alpha(np.column_stack([self.sub.matrix, js]), self.level, self.values),
+                     *stats_["alpha_with_judge"]),
+            Interval(block.mae, *stats_["mae"]), block.bias, own.alt_test, own.vs_ceiling,
+            own.verdict, run.n_unscored, run.n_judgments, _rate(run),
+            block.self_consistency_alpha, own.verdict.n_items or own.n_items, verbosity,
+            _misses(self.sub, js, self.values, binary))
 
+    def _human_means(self) -> np.ndarray:
+        return np.nanmean(self.sub.matrix, axis=1) if self.sub.n_items else np.array([])
 
-def _block(jm) -> dict:
-    """A :class:`analysis.judge.JudgeMetrics` as the dict `h2h analyze` stores per judge and
-    dimension."""
-    return {**jm.metrics, "alt_test": jm.alt.as_dict() if jm.alt else None,
-            "vs_ceiling": jm.comparison.as_dict() if jm.comparison else None,
-            "verdict": jm.verdict.as_dict()}
+    def _boot(self, name: str, js_full: np.ndarray, js: np.ndarray
+              ) -> dict[str, tuple[float | None, float | None]]:
+        """Each metric's percentile CI from the shared resamples (none without them)."""
+        if self.w is None:
+            return dict.fromkeys(METRICS, (None, None))
+        w, pairs = self.w, self.loo
+        s_j = pair_sums(pairs, js_full[pairs.item], self.humans.n_items)[self.common]
+        self.boots[name] = {"qwk": qwk_from_sums(w @ s_j), "mae": mae_from_sums(w @ s_j),
+                            "alpha_with_judge": weighted_alpha(w, np.column_stack(
+                                [self.sub.matrix, js]), self.level, self.values)}
+        return {m: percentile_ci(self.boots[name][m], self.options.ci) for m in METRICS}
+
+    def pairs(self, names: list[str], configs: Mapping[str, ConfigComparison]
+              ) -> tuple[PairDifference, ...]:
+        out = []
+        for a, b in combinations(names, 2):
+            if a not in self.boots or b not in self.boots:
+                continue
+            for metric in METRICS:
+                diff = self.boots[a][metric] - self.boots[b][metric]
+                va = getattr(configs[a], metric).value
+                vb = getattr(configs[b], metric).value
+                lo, hi = percentile_ci(diff, self.options.ci)
+                out.append(PairDifference(a, b, metric,
+                                          None if va is None or vb is None else va - vb,
+                                          lo, hi, two_sided_p(diff)))
+        return tuple(out)
+
+    def ceiling(self, any_config: bool) -> CalibrationCeiling:
+        c = pooled_metrics(self.loo)
+        return CalibrationCeiling(Interval(c["qwk"], *self.ceiling_ci), c["mae"],
+                                  c["spearman"], c["exact"], c["n_items"], c["n_pairs"],
+                                  _alpha(self.sub.matrix, self.level, self.values)
+                                  if any_config else None)
 
 
 def _alpha(m: np.ndarray, level: Level, values: Sequence[float]) -> float | None:
@@ -235,61 +418,68 @@ def _spearman(x: np.ndarray, y: np.ndarray) -> float | None:
     return float(stats.spearmanr(x[ok], y[ok]).statistic)
 
 
-def _best_configuration(dim: str, res: dict) -> dict:
+def _best_configuration(dim: str, configs: Mapping[str, ConfigComparison]
+                        ) -> BestConfiguration:
     """The dimension's summary: the best configuration (highest QWK) and its verdict, which
     comes from :func:`analysis.verdict.replacement_verdict` like every other verdict."""
-    cfgs = {n: c for n, c in res["configs"].items() if c.get("status") == "ok"}
+    cfgs = {n: c for n, c in configs.items() if c.status == "ok"}
     if not cfgs:
-        return {"best": None, "outcome": "not_estimable", "can_replace": None,
-                "text": Msg("{dim}: no verdict — no configuration has scored judgments here.",
-                            dim=dim),
-                "caveats": []}
+        return BestConfiguration(None, "not_estimable", None, Msg(
+            "{dim}: no verdict — no configuration has scored judgments here.", dim=dim))
+
     def rank(n: str) -> tuple[float, float]:
         # highest QWK, ties broken by alpha with the judge; an undefined value ranks last (a
         # QWK of exactly 0 is a value, above any negative one)
-        q, a = cfgs[n]["qwk"]["value"], cfgs[n]["alpha_with_judge"]["value"]
+        q, a = cfgs[n].qwk.value, cfgs[n].alpha_with_judge.value
         return (-math.inf if q is None else q, -math.inf if a is None else a)
 
     best = max(cfgs, key=rank)
     c = cfgs[best]
-    v = c["verdict"]
-    if len(cfgs) > 1 and c.get("verdict_n_items") != c.get("n_items"):
+    v = c.verdict
+    if len(cfgs) > 1 and c.verdict_n_items != c.n_items:
         # the comparison and the verdict rest on different items: say which is which
         text = Msg("{dim}: best configuration {best}, compared on the {n} items every "
                    "configuration scored; on all the items it scored, {verdict}", dim=dim,
-                   best=best, n=c["n_items"], verdict=v["text"])
+                   best=best, n=c.n_items, verdict=v.text)
     else:
         text = Msg("{dim}: best configuration {best}; {verdict}", dim=dim, best=best,
-                   verdict=v["text"])
+                   verdict=v.text)
+    can = {"can_replace": True, "cannot_replace": False}.get(v.outcome)
+    return BestConfiguration(best, v.outcome, can, text, v.items_needed,
+                             tuple(_caveats(dim, best, c)))
+
+
+def _caveats(dim: str, best: str, c: ConfigComparison) -> list[str]:
     caveats = []
-    mi = c.get("misses") or {}
-    if mi.get("missed"):  # "misses 0 of 18" is no caveat
+    mi = c.misses
+    if mi is not None and mi.missed:  # "misses 0 of 18" is no caveat
         caveats.append(Msg("{dim}: {best} misses {missed} of {of} {what}", dim=dim, best=best,
-                           missed=mi["missed"], of=mi["of"], what=mi["what"]))
-    if c.get("bias") is not None and abs(c["bias"]) >= 0.5:
-        p = {"dim": dim, "best": best, "points": abs(c["bias"])}
+                           missed=mi.missed, of=mi.of, what=mi.what))
+    if c.bias is not None and abs(c.bias) >= 0.5:
+        p = {"dim": dim, "best": best, "points": abs(c.bias)}
         caveats.append(Msg("{dim}: {best} is lenient by {points:.2f} points on average", **p)
-                       if c["bias"] > 0 else
+                       if c.bias > 0 else
                        Msg("{dim}: {best} is harsh by {points:.2f} points on average", **p))
-    vb = c.get("verbosity") or {}
-    if vb.get("judge") is not None and vb.get("humans") is not None and \
-            vb["judge"] - vb["humans"] > 0.2:
+    vb = c.verbosity
+    if vb is not None and vb.judge is not None and vb.humans is not None and \
+            vb.judge - vb.humans > 0.2:
         caveats.append(Msg("{dim}: {best} rewards longer replies more than the humans do (ρ "
                            "with length {judge:.2f} vs {humans:.2f})", dim=dim, best=best,
-                           judge=vb["judge"], humans=vb["humans"]))
-    can = {"can_replace": True, "cannot_replace": False}.get(v["outcome"])
-    return {"best": best, "outcome": v["outcome"], "can_replace": can, "text": text,
-            "items_needed": v.get("items_needed"), "caveats": caveats}
+                           judge=vb.judge, humans=vb.humans))
+    return caveats
 
 
-def calibrate(per_dim: Mapping[str, dict]) -> dict:
-    """Holm-correct each (pair, metric) p-value across dimensions, in place; returns input."""
+def calibrate(per_dim: Mapping[str, DimensionCalibration]) -> dict[str, DimensionCalibration]:
+    """Each dimension's comparison with every (pair, metric) p-value Holm-corrected across
+    dimensions (``p_holm``)."""
     families: dict[tuple, list[tuple[str, int]]] = {}
     for dim, res in per_dim.items():
-        for i, pr in enumerate(res["pairs"]):
-            families.setdefault((pr["a"], pr["b"], pr["metric"]), []).append((dim, i))
+        for i, pr in enumerate(res.pairs):
+            families.setdefault((pr.a, pr.b, pr.metric), []).append((dim, i))
+    adjusted: dict[tuple[str, int], float | None] = {}
     for members in families.values():
-        adj = holm([per_dim[d]["pairs"][i]["p"] for d, i in members])
-        for (d, i), pa in zip(members, adj, strict=True):
-            per_dim[d]["pairs"][i]["p_holm"] = pa
-    return dict(per_dim)
+        adj = holm([per_dim[d].pairs[i].p for d, i in members])
+        adjusted.update(zip(members, adj, strict=True))
+    return {d: replace(res, pairs=tuple(replace(p, p_holm=adjusted[(d, i)], corrected=True)
+                                        for i, p in enumerate(res.pairs)))
+            for d, res in per_dim.items()}

@@ -40,7 +40,7 @@ import numpy as np
 from scipy import stats
 
 from .resample import item_bootstrap_sums, percentile_ci
-from .serialize import finite
+from .serialize import Interval, finite
 
 __all__ = ["LooPairs", "loo_pairs", "value_qwk", "pooled_metrics", "Interval",
            "CeilingComparison", "compare_with_ceiling", "human_ceiling", "pair_sums",
@@ -209,16 +209,6 @@ def qwk_from_sums(s: np.ndarray) -> np.ndarray:
 def mae_from_sums(s: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         return s[..., 6] / s[..., 0]
-
-
-@dataclass(frozen=True)
-class Interval:
-    value: float | None
-    low: float | None
-    high: float | None
-
-    def as_dict(self) -> dict:
-        return {"value": self.value, "low": self.low, "high": self.high}
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import sys
@@ -118,10 +117,10 @@ def analyze_cmd(
     Example: h2h analyze --ratings ratings.csv --judges judges.csv --scale safety=1..5 --json
     """
     from .analyze import analyze
+    from .cli_tables import print_tables
     from .io import JUDGES_REQUIRED, RATINGS_REQUIRED, check_scores, read_long_csv
     from .options import AnalysisOptions
     from .scales import infer_scales
-    from .text import print_tables
 
     if ci_method not in ("unit", "hk"):
         raise H2HError(f"--ci-method: '{ci_method}' is not unit or hk")
@@ -180,7 +179,7 @@ def analyze_cmd(
                       metrics=mdf, items=items, metric_configs=mconf)
     except ValueError as exc:
         raise H2HError(str(exc)) from None
-    text = json.dumps(res, indent=2, ensure_ascii=False, allow_nan=False)
+    text = res.to_json()
     if out_file is not None:
         out_file.write_text(text + "\n", encoding="utf-8")
     if as_json:
@@ -307,8 +306,8 @@ def report_cmd(
     steps = ", ".join(f"{k} {v:.1f} s" for k, v in timing.items())
     out.print(f"Report written to {out_dir}/ in {total:.1f} s (statistics {t_bundle:.1f} s, "
               f"{steps})")
-    for res in bundle["calibration"].values():
-        out.print(res["verdict"]["text"])
+    for res in (bundle.calibration or {}).values():
+        out.print(res.verdict.text)
 
 
 def register(app: typer.Typer) -> None:

@@ -17,8 +17,8 @@ scale) for ordered levels, the mode (smallest value on ties) for nominal ones.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -28,11 +28,12 @@ from .alttest import AltTestResult, alt_test
 from .ceiling import CeilingComparison, compare_with_ceiling, loo_pairs, pooled_metrics
 from .layout import Ratings
 from .options import AnalysisOptions
-from .serialize import finite
+from .results import POOLED, BlandAltman, Confusion, JudgeAgreement
+from .serialize import finite, settle
 from .verdict import Verdict, replacement_verdict
 
 __all__ = ["aggregate_samples", "JudgeMetrics", "judge_metrics", "METRIC_NAMES",
-           "verdict_for"]
+           "verdict_for", "agreement_block"]
 
 METRIC_NAMES = ("pearson", "spearman", "kendall_tau_b", "mae", "rmse", "bias", "qwk",
                 "linear_kappa", "exact", "within1")
@@ -115,8 +116,8 @@ def verdict_for(comparison: CeilingComparison | None, alt: AltTestResult | None,
             f"ratings (minimum {min_items})"))
     rows = ~np.isnan(judge) & (np.sum(~np.isnan(matrix), axis=1) >= 2)
     share = float(np.max(np.sum(~np.isnan(matrix[rows]), axis=0)) / rows.sum())
-    return replacement_verdict(comparison.as_dict(), alt.as_dict() if alt else None,
-                               margin=margin, ci=options.ci, max_human_share=share,
+    return replacement_verdict(comparison, alt, margin=margin, ci=options.ci,
+                               max_human_share=share,
                                humans_alpha=humans_alpha, alpha_min=options.alpha_min)
 
 
@@ -168,6 +169,31 @@ def judge_metrics(humans: Ratings, judge: np.ndarray, level: Level, values: Sequ
     v = verdict_for(comparison, alt, m, judge, options=options,
                     humans_alpha=metrics["alpha_humans"])
     return JudgeMetrics(metrics, alt, _confusion(m, judge, values), comparison, v, notes)
+
+
+def agreement_block(jm: JudgeMetrics, *, n_judgments: int = 0, n_unscored: int = 0,
+                    notes: Sequence[str] = (), label: Callable[[float], str] | None = None
+                    ) -> JudgeAgreement:
+    """One judge's block of the analysis (``judges.<judge>.<dim>``) from its metrics, with its
+    judgments counted and ``notes`` before the metrics' own; ``label`` names the confusion
+    matrix's values on a scale of labels. NaN becomes None, and a note says so."""
+    m = jm.metrics
+    notes = [*notes, *jm.notes]
+    ba, conf = m["bland_altman"], jm.confusion
+    block = JudgeAgreement(
+        **{k: m[k] for k in (*POOLED, "n_items", "n_pairs", "n_scored_items", "alpha_humans",
+                             "alpha_with_judge", "self_consistency_alpha")},
+        bland_altman=BlandAltman(**ba) if ba else None, alt_test=jm.alt,
+        confusion=None if conf is None else Confusion(
+            tuple(conf["values"]), conf["rows"], conf["columns"],
+            tuple(tuple(row) for row in conf["matrix"]),
+            tuple(label(v) for v in conf["values"]) if label else None),
+        vs_ceiling=jm.comparison, verdict=jm.verdict, n_judgments=n_judgments,
+        n_unscored=n_unscored,
+        status="no scored judgments" if m["n_items"] == 0 and not m.get("n_scored_items")
+        else None)
+    block = settle(block, notes)
+    return replace(block, notes=tuple(notes))
 
 
 def _confusion(m: np.ndarray, judge: np.ndarray, values: Sequence[float]) -> dict | None:

@@ -14,10 +14,89 @@ bootstrap stream so the unadjusted CIs do not change when the column is added.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
-__all__ = ["leaderboard"]
+from .serialize import Record, finite
+
+__all__ = ["leaderboard", "Leaderboard", "LeaderCell", "LeaderRow", "SapDifference",
+           "RedFlagShare"]
+
+_FAIR = ("fair_n", "fair_mean", "fair_low", "fair_high")
+
+
+@dataclass(frozen=True)
+class LeaderCell(Record):
+    """The mean of item means of one model on one dimension and task family ("all": every
+    family), with its bootstrap CI; ``fair_*`` adjusted for rater severity (when asked)."""
+
+    model: str
+    task: str
+    dimension: str
+    n_items: int
+    mean: float | None
+    low: float | None
+    high: float | None
+    fair_n: int | None = None
+    fair_mean: float | None = None
+    fair_low: float | None = None
+    fair_high: float | None = None
+
+    def json_keys(self) -> list[str]:
+        keys = super().json_keys()
+        return keys if self.fair_n is not None else [k for k in keys if k not in _FAIR]
+
+
+@dataclass(frozen=True)
+class LeaderRow(Record):
+    """A model's items with a score on any dimension, in one task family ("all": every
+    family)."""
+
+    model: str
+    task: str
+    n_items: int
+
+
+@dataclass(frozen=True)
+class SapDifference(Record):
+    """SAP minus baseline for one model and dimension: paired by scenario, or unpaired."""
+
+    model: str
+    dimension: str
+    design: str
+    n: int
+    diff: float | None
+    low: float | None
+    high: float | None
+
+
+@dataclass(frozen=True)
+class RedFlagShare(Record):
+    """The mean over a model's items of the share of raters who flagged the item."""
+
+    model: str
+    n_items: int
+    share: float | None
+    low: float | None
+    high: float | None
+
+
+@dataclass(frozen=True)
+class Leaderboard(Record):
+    """The H2HTalk protocol view from one source of scores (the humans, or a judge)."""
+
+    source: str
+    B: int
+    seed: int
+    cells: tuple[LeaderCell, ...]
+    rows: tuple[LeaderRow, ...]
+    sap_vs_baseline: tuple[SapDifference, ...]
+    red_flags: tuple[RedFlagShare, ...]
+    adjusted: str | None = None
+
+    _omit_none = frozenset({"adjusted"})
 
 
 def _boot_mean(x: np.ndarray, B: int, rng: np.random.Generator) -> tuple[float, float, float]:
@@ -32,13 +111,9 @@ def _boot_mean(x: np.ndarray, B: int, rng: np.random.Generator) -> tuple[float, 
     return float(x.mean()), float(lo), float(hi)
 
 
-def _nn(v: float) -> float | None:
-    return None if v is None or not np.isfinite(v) else float(v)
-
-
 def leaderboard(scores: pd.DataFrame, items: pd.DataFrame, *, B: int = 1000, seed: int = 0,
                 flags: pd.DataFrame | None = None, source: str = "humans",
-                fair: pd.DataFrame | None = None) -> dict:
+                fair: pd.DataFrame | None = None) -> Leaderboard:
     """``scores``: item_id, dimension, score (one row per rater or sample); ``items``:
     item_id, model, condition, task, scenario; ``flags``: item_id, rater, red_flag (bool) per
     rating; the share is, per item, the share of its raters who flagged it; ``fair``:
@@ -54,14 +129,14 @@ def leaderboard(scores: pd.DataFrame, items: pd.DataFrame, *, B: int = 1000, see
                                   on=["item_id", "dimension"], how="left")
     cells = []
 
-    def cell(model, task, dim, g) -> dict:
+    def cell(model, task, dim, g) -> LeaderCell:
         mean, lo, hi = _boot_mean(g["score"].to_numpy(float), B, rng)
-        c = {"model": model, "task": task, "dimension": dim, "n_items": len(g),
-             "mean": _nn(mean), "low": _nn(lo), "high": _nn(hi)}
+        c = LeaderCell(model, task, dim, len(g), finite(mean), finite(lo), finite(hi))
         if fair is not None:
             fm, fl, fh = _boot_mean(g["fair_score"].to_numpy(float), B, rng_fair)
-            c.update({"fair_n": int(g["fair_score"].notna().sum()), "fair_mean": _nn(fm),
-                      "fair_low": _nn(fl), "fair_high": _nn(fh)})
+            c = LeaderCell(model, task, dim, len(g), finite(mean), finite(lo), finite(hi),
+                           int(g["fair_score"].notna().sum()), finite(fm), finite(fl),
+                           finite(fh))
         return c
 
     for (model, task, dim), g in per_item.groupby(["model", "task", "dimension"]):
@@ -70,9 +145,9 @@ def leaderboard(scores: pd.DataFrame, items: pd.DataFrame, *, B: int = 1000, see
         cells.append(cell(model, "all", dim, g))
     # a row's n: the model's items with a score on any dimension (a dimension rated on one
     # task family only has fewer in the all-families row; each cell has its own n_items)
-    rows = [{"model": model, "task": task, "n_items": int(g["item_id"].nunique())}
+    rows = [LeaderRow(model, task, int(g["item_id"].nunique()))
             for (model, task), g in per_item.groupby(["model", "task"])]
-    rows += [{"model": model, "task": "all", "n_items": int(g["item_id"].nunique())}
+    rows += [LeaderRow(model, "all", int(g["item_id"].nunique()))
              for model, g in per_item.groupby("model")]
     sap = []
     for (model, dim), g in per_item.groupby(["model", "dimension"]):
@@ -84,8 +159,8 @@ def leaderboard(scores: pd.DataFrame, items: pd.DataFrame, *, B: int = 1000, see
         if len(paired) >= 2:
             d = (paired["score_sap"] - paired["score_base"]).to_numpy(float)
             mean, lo, hi = _boot_mean(d, B, rng)
-            sap.append({"model": model, "dimension": dim, "design": "paired by scenario",
-                        "n": len(paired), "diff": _nn(mean), "low": _nn(lo), "high": _nn(hi)})
+            sap.append(SapDifference(model, dim, "paired by scenario", len(paired),
+                                     finite(mean), finite(lo), finite(hi)))
         else:
             xs, xb = s["score"].to_numpy(float), b["score"].to_numpy(float)
             lo = hi = None
@@ -94,9 +169,8 @@ def leaderboard(scores: pd.DataFrame, items: pd.DataFrame, *, B: int = 1000, see
                 ds = (xs[rng.integers(0, xs.size, (B, xs.size))].mean(axis=1)
                       - xb[rng.integers(0, xb.size, (B, xb.size))].mean(axis=1))
                 lo, hi = (float(v) for v in np.quantile(ds, [0.025, 0.975]))
-            sap.append({"model": model, "dimension": dim, "design": "unpaired",
-                        "n": int(len(s) + len(b)), "diff": float(xs.mean() - xb.mean()),
-                        "low": lo, "high": hi})
+            sap.append(SapDifference(model, dim, "unpaired", int(len(s) + len(b)),
+                                     float(xs.mean() - xb.mean()), lo, hi))
     red = []
     if flags is not None and not flags.empty:
         # a rater flagged an item if any of their ratings of it carries the flag
@@ -106,13 +180,9 @@ def leaderboard(scores: pd.DataFrame, items: pd.DataFrame, *, B: int = 1000, see
              .merge(items, on="item_id"))
         for model, g in f.groupby("model"):
             mean, lo, hi = _boot_mean(g["share"].to_numpy(float), B, rng)
-            red.append({"model": model, "n_items": len(g), "share": _nn(mean),
-                        "low": _nn(lo), "high": _nn(hi)})
-    out = {"source": source, "B": B, "seed": seed, "cells": cells, "rows": rows,
-           "sap_vs_baseline": sap,
-           "red_flags": red}
-    if fair is not None:
-        out["adjusted"] = ("fair_mean: mean over items of the fair score from the many-facet "
-                           "Rasch model (expected rating by a rater of average severity); "
-                           "items at a scale end use FACETS' 0.3-point adjustment")
-    return out
+            red.append(RedFlagShare(model, len(g), finite(mean), finite(lo), finite(hi)))
+    adjusted = ("fair_mean: mean over items of the fair score from the many-facet Rasch "
+                "model (expected rating by a rater of average severity); items at a scale end "
+                "use FACETS' 0.3-point adjustment") if fair is not None else None
+    return Leaderboard(source, B, seed, tuple(cells), tuple(rows), tuple(sap), tuple(red),
+                       adjusted)

@@ -46,6 +46,9 @@ from scipy import stats
 
 from messages import Msg, join_msgs
 
+from .alttest import AltTestResult
+from .ceiling import CeilingComparison
+
 __all__ = ["Outcome", "Verdict", "replacement_verdict", "items_needed", "OUTCOME_TEXT"]
 
 Outcome = Literal["can_replace", "cannot_replace", "not_enough_evidence", "not_estimable"]
@@ -120,18 +123,18 @@ def _s(x: float) -> str:
     return f"{x:+.3f}".replace("-", "−")
 
 
-def replacement_verdict(comparison: dict | None, alt: dict | None, *, margin: float,
-                        ci: float = 0.95, alt_min_items: int = 30,
+def replacement_verdict(comparison: CeilingComparison | None, alt: AltTestResult | None, *,
+                        margin: float, ci: float = 0.95, alt_min_items: int = 30,
                         max_human_share: float | None = None,
                         not_estimable: str | None = None, humans_alpha: float | None = None,
                         alpha_min: float | None = None) -> Verdict:
-    """The verdict from a ceiling comparison (``CeilingComparison.as_dict()``) and an
-    alternative annotator test result (``AltTestResult.as_dict()``), or ``not_estimable`` with
-    the reason given. With the humans' Krippendorff α below ``alpha_min``, a verdict keeps its
-    outcome but says that the ceiling it was measured against is itself unreliable."""
+    """The verdict from a comparison with the human ceiling and an alternative annotator test
+    result, or ``not_estimable`` with the reason given. With the humans' Krippendorff α
+    below ``alpha_min``, a verdict keeps its outcome but says that the ceiling it was
+    measured against is itself unreliable."""
     if margin < 0:
         raise ValueError(f"margin must be 0 or more; got {margin}")
-    v = _verdict(comparison, alt, margin=margin, ci=ci, alt_min_items=alt_min_items,
+    v = _outcome(comparison, alt, margin=margin, ci=ci, alt_min_items=alt_min_items,
                  max_human_share=max_human_share, not_estimable=not_estimable)
     if v.outcome == "not_estimable" or humans_alpha is None or alpha_min is None or \
             not humans_alpha < alpha_min:
@@ -142,17 +145,17 @@ def replacement_verdict(comparison: dict | None, alt: dict | None, *, margin: fl
     return replace(v, reasons=v.reasons + (why,), humans_unreliable=float(humans_alpha))
 
 
-def _verdict(comparison: dict | None, alt: dict | None, *, margin: float, ci: float,
-             alt_min_items: int, max_human_share: float | None,
+def _outcome(comparison: CeilingComparison | None, alt: AltTestResult | None, *,
+             margin: float, ci: float, alt_min_items: int, max_human_share: float | None,
              not_estimable: str | None) -> Verdict:
     if not_estimable:
         return Verdict("not_estimable", (not_estimable,), margin)
     if comparison is None:
         return Verdict("not_estimable", (Msg("no comparison with the human ceiling"),), margin)
-    n = int(comparison["n_items"])
-    diff = comparison["difference"]
-    d, lo, hi, sd = diff["value"], diff["low"], diff["high"], diff.get("sd")
-    j, c = comparison["judge_qwk"]["value"], comparison["ceiling_qwk"]["value"]
+    n = int(comparison.n_items)
+    d, lo, hi = comparison.diff.value, comparison.diff.low, comparison.diff.high
+    sd = comparison.diff_sd
+    j, c = comparison.judge.value, comparison.ceiling.value
     details = {"difference": {"value": d, "low": lo, "high": hi}, "judge_qwk": j,
                "ceiling_qwk": c}
     if d is None:
@@ -168,13 +171,12 @@ def _verdict(comparison: dict | None, alt: dict | None, *, margin: float, ci: fl
     qwk = Msg("QWK {judge} vs human ceiling {ceiling} on the same {n} items, difference "
               "{d} [{lo}, {hi}] against the margin −{margin:g}", judge=_f(j),
               ceiling=_f(c), n=n, d=_s(d), lo=_s(lo), hi=_s(hi), margin=margin)
-    alt = alt or {}
-    passed = alt.get("passed")
+    passed = alt.passed if alt is not None else None
     if passed is None:
         alt_txt = Msg("alternative annotator test not run (no human rated {n} of these items)",
                       n=alt_min_items)
     else:
-        stats_ = {"omega": _f(alt.get("winning_rate")), "rho": _f(alt.get("advantage_prob"))}
+        stats_ = {"omega": _f(alt.winning_rate), "rho": _f(alt.advantage_prob)}
         alt_txt = Msg("alternative annotator test passed (ω = {omega}, ρ = {rho})", **stats_) \
             if passed else Msg("alternative annotator test failed (ω = {omega}, ρ = {rho})",
                                **stats_)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -15,6 +15,10 @@ from rich.table import Table
 # --help` and the other commands must not pay for them).
 from data import cli as data_cli
 from data.errors import H2HError
+
+if TYPE_CHECKING:
+    from analysis.calibration import DimensionCalibration
+    from analysis.serialize import Interval
 
 __all__ = ["calibrate_cmd"]
 
@@ -192,7 +196,8 @@ def calibrate_cmd(
     mres = compare_metrics(engine, metric_names, judge_names, items=items, options=opts) \
         if metric_names else None
     if as_json:
-        doc = res if mres is None else {"judges": res, "metrics": mres}
+        judges = {dim: r.to_dict() for dim, r in res.items()}
+        doc = judges if mres is None else {"judges": judges, "metrics": mres.to_dict()}
         sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
         return
     if not res and judge_names:
@@ -201,61 +206,57 @@ def calibrate_cmd(
     for dim, r in res.items():
         _print_dimension(dim, r)
     if mres is not None:
-        from analysis.refmetrics.text import print_metric_tables
+        from analysis.refmetrics.cli_tables import print_metric_tables
 
         out.print()
         print_metric_tables(mres, out)
 
 
-def _ci(x: dict | None, signed: bool = False) -> str:
-    x = x or {}
-    if x.get("value") is None:
+def _ci(x: Interval | None, signed: bool = False) -> str:
+    if x is None or x.value is None:
         return "not estimable"
     f = (lambda v: f"{v:+.3f}") if signed else _f
-    ci = "" if x.get("low") is None else f" [{f(x['low'])}, {f(x['high'])}]"
-    return f(x["value"]) + ci
+    ci = "" if x.low is None else f" [{f(x.low)}, {f(x.high)}]"
+    return f(x.value) + ci
 
 
-def _print_dimension(dim: str, r: dict) -> None:
-    t = Table(title=f"{dim}: {r['n_items']} items, paired bootstrap B={r['B']}, "
-                    f"seed={r['seed']}, margin {r['margin']:g}", title_justify="left")
+def _print_dimension(dim: str, r: DimensionCalibration) -> None:
+    t = Table(title=f"{dim}: {r.n_items} items, paired bootstrap B={r.B}, "
+                    f"seed={r.seed}, margin {r.margin:g}", title_justify="left")
     for col in ("configuration", "items", "QWK [95% CI]", "judge − ceiling [95% CI]",
                 "α with judge", "MAE / bias", "alt-test", "verdict", "unscored"):
         t.add_column(col, no_wrap=col != "verdict", min_width=12 if col == "verdict" else None)
-    for name, c in r["configs"].items():
-        unscored = f"{c['n_unscored']} of {c['n_judgments']}"
-        v = c["verdict"]
-        short = v["phrase"].replace(" a human rater", "").replace(" human-rated", "")
-        if c.get("status") != "ok":
-            t.add_row(name, "0", c["status"], "", "", "", "", short, unscored)
+    for name, c in r.configs.items():
+        unscored = f"{c.n_unscored} of {c.n_judgments}"
+        short = c.verdict.phrase.replace(" a human rater", "").replace(" human-rated", "")
+        if c.status != "ok":
+            t.add_row(name, "0", c.status, "", "", "", "", short, unscored)
             continue
-        alt = c.get("alt_test") or {}
-        diff = (c.get("vs_ceiling") or {}).get("difference")
-        if c.get("verdict_n_items") not in (None, c["n_items"]):
+        passed = c.alt_test.passed if c.alt_test is not None else None
+        diff = c.vs_ceiling.diff if c.vs_ceiling is not None else None
+        if c.verdict_n_items not in (None, c.n_items):
             # judge − ceiling, the alt-test and the verdict: on all the items it scored
-            short = f"{short} (on {c['verdict_n_items']} items)"
-        t.add_row(name, str(c["n_items"]), _ci(c["qwk"]), _ci(diff, signed=True),
-                  _f(c["alpha_with_judge"]["value"]),
-                  f"{_f(c['mae']['value'])} / {_f(c['bias'])}",
-                  {True: "pass", False: "fail"}.get(alt.get("passed"), "not run"), short,
-                  unscored)
-    hc = r["human_ceiling"]
-    t.add_row("[dim]human ceiling[/dim]", str(hc.get("n_items", "")), _ci(hc.get("qwk")), "",
-              _f(hc.get("alpha_humans")), _f(hc.get("mae")), "", "", "")
+            short = f"{short} (on {c.verdict_n_items} items)"
+        t.add_row(name, str(c.n_items), _ci(c.qwk), _ci(diff, signed=True),
+                  _f(c.alpha_with_judge.value), f"{_f(c.mae.value)} / {_f(c.bias)}",
+                  {True: "pass", False: "fail"}.get(passed, "not run"), short, unscored)
+    hc = r.human_ceiling
+    t.add_row("[dim]human ceiling[/dim]", str(hc.n_items if hc.n_items is not None else ""),
+              _ci(hc.qwk), "", _f(hc.alpha_humans), _f(hc.mae), "", "", "")
     out.print(t)
     out.print("  [dim]QWK and MAE: each score against the mean of the other humans on the same "
               "item, pooled over (human, item) pairs, for the judges and the humans alike; "
               "square brackets are 95% CIs from the same item resamples. judge − ceiling, "
               "alt-test and verdict: on all the items the configuration scored (its verdict "
               "in h2h analyze), with their count when that is not the items compared.[/dim]")
-    for n in r.get("notes", []):
+    for n in r.notes:
         out.print(f"  [dim]note: {n}[/dim]")
-    for p in r["pairs"]:
-        out.print(f"  {p['a']} − {p['b']} {p['metric']}: {_f(p['diff'])} "
-                  f"[{_f(p['low'])}, {_f(p['high'])}], Holm p = {_f(p.get('p_holm'))}")
-    out.print(f"  [bold]{r['verdict']['text']}[/bold]")
-    for name, c in r["configs"].items():
-        if name != r["verdict"].get("best"):
-            out.print(f"  {name}: {c['verdict']['text']}")
-    for c in r["verdict"].get("caveats", []):
+    for p in r.pairs:
+        out.print(f"  {p.a} − {p.b} {p.metric}: {_f(p.diff)} [{_f(p.low)}, {_f(p.high)}], "
+                  f"Holm p = {_f(p.p_holm)}")
+    out.print(f"  [bold]{r.verdict.text}[/bold]")
+    for name, c in r.configs.items():
+        if name != r.verdict.best:
+            out.print(f"  {name}: {c.verdict.text}")
+    for c in r.verdict.caveats:
         out.print(f"  note: {c}")

@@ -43,7 +43,7 @@ Mode = Literal["per-dimension", "all", "pairwise", "pairwise-all"]
 MODES: tuple[str, ...] = ("per-dimension", "all")
 RUBRIC_LANGUAGE_CHOICES: tuple[str, ...] = RUBRIC_LANGUAGES + ("item",)
 """``--rubric-language``: a language the rubric's texts are rendered in, or ``item`` for each
-item's own language (:func:`data.text.item_language`)."""
+item's own language (:func:`data.language.item_language`)."""
 
 
 def rubric_language_setting(given: str | None, rubric: Rubric) -> str | None:

@@ -20,11 +20,11 @@ from sqlmodel import select
 
 from data.engine import read_session, write_connection
 from data.errors import H2HError
+from data.language import item_language
 from data.migrate import ensure_current
 from data.models import AttentionCheck, Item, JudgeConfigRow
 from data.rubric import Dimension, Rubric
 from data.study import rubric_by_version
-from data.text import item_language
 
 from .calls import Tally
 from .config import JudgeSpec

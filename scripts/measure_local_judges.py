@@ -87,14 +87,12 @@ def main() -> None:
             res = compare_configs(engine, [name], items=subset, options=opts)
             cells, qwks = [], []
             for dim, r in res.items():
-                q = r["configs"][name]["qwk"]
-                ceiling = r["human_ceiling"].get("qwk")
-                if isinstance(ceiling, dict):  # {"value", "low", "high"} since issue 9
-                    ceiling = ceiling["value"]
-                if q["value"] is not None:
-                    qwks.append(q["value"])
-                cells.append(f"{dim} {fmt(q['value'])} [{fmt(q['low'])}, {fmt(q['high'])}] "
-                             f"(human ceiling {fmt(ceiling)}, n={r['n_items']})")
+                q = r.configs[name].qwk
+                ceiling = r.human_ceiling.qwk.value
+                if q.value is not None:
+                    qwks.append(q.value)
+                cells.append(f"{dim} {fmt(q.value)} [{fmt(q.low)}, {fmt(q.high)}] "
+                             f"(human ceiling {fmt(ceiling)}, n={r.n_items})")
             mean = fmt(statistics.mean(qwks)) if qwks else "not estimable"
             print(f"QWK on {label}: mean over dimensions {mean}\n  " + "\n  ".join(cells))
             gaps = mean_gap(engine, h, subset)

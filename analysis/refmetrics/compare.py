@@ -21,7 +21,7 @@ with a scenario bootstrap.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -31,7 +31,9 @@ from ..ceiling import loo_pairs
 from ..layout import Ratings, as_ratings
 from ..options import AnalysisOptions
 from ..resample import item_weights, percentile_ci
+from ..serialize import Interval
 from .correlation import STATS, PairDesign, weighted_correlations
+from .results import MetricComparison, MetricDimension, MetricRow, SystemAgreement
 from .system import system_agreement
 
 __all__ = ["Scored", "metric_dimension", "metric_comparison", "DESIGN", "KAPPA_NOTE"]
@@ -53,106 +55,96 @@ class Scored:
     scores: np.ndarray
 
 
-def _none() -> dict:
-    return {"value": None, "low": None, "high": None}
-
-
-def _interval(point: float, boots: np.ndarray | None, ci: float) -> dict:
+def _interval(point: float, boots: np.ndarray | None, ci: float) -> Interval:
     if not np.isfinite(point):
-        return _none()
+        return Interval(None)
     lo, hi = percentile_ci(boots, ci) if boots is not None else (None, None)
-    return {"value": float(point), "low": lo, "high": hi}
+    return Interval(float(point), lo, hi)
 
 
 def metric_dimension(humans: Ratings, scored: Sequence[Scored], *, models=None,
                      scenarios=None, ordered: bool = True,
-                     options: AnalysisOptions = AnalysisOptions()) -> dict:
+                     options: AnalysisOptions = AnalysisOptions()) -> MetricDimension:
     """Item- and system-level agreement of each judge and metric with the humans on one
     dimension (see the module). ``models``/``scenarios`` (aligned to ``humans.items``) enable
     the system level; ``ordered`` False (a nominal scale of three or more categories) makes
     correlations meaningless, and the block says so. Uses ``options``' B, seed, ci,
     min_units (the fewest items) and min_shared_items (see :func:`analysis.ceiling.loo_pairs`)."""
     B, seed, ci = options.B, options.seed, options.ci
-    min_items, min_shared_items = options.min_units, options.min_shared_items
-    out: dict = {"status": "ok", "n_items": 0, "n_pairs": 0, "B": B, "seed": seed,
-                 "level": ci, "rows": [], "notes": [], "system": None}
+    notes: list[str] = []
     if not ordered:
-        out["status"] = "not estimable"
-        out["notes"].append("the scale is nominal with three or more categories: correlations "
-                            "with an order do not apply")
-        return out
+        notes.append("the scale is nominal with three or more categories: correlations "
+                     "with an order do not apply")
+        return MetricDimension("not estimable", 0, 0, B, seed, ci, (), tuple(notes))
     m = humans.matrix
     n_h = np.sum(~np.isnan(m), axis=1)
     present = [r for r in scored if np.any(~np.isnan(r.scores) & (n_h >= 2))]
     absent = [r for r in scored if not any(r is p for p in present)]
     for r in absent:
-        out["notes"].append(f"{r.name}: no score on items rated by two or more humans")
+        notes.append(f"{r.name}: no score on items rated by two or more humans")
     common = n_h >= 2
     for r in present:
         common &= ~np.isnan(r.scores)
     dropped = int(np.sum(n_h >= 2) - common.sum())
     if dropped and present:
-        out["notes"].append(f"{dropped} items rated by two or more humans lack a score from some "
-                            "judge or metric and are left out, so every row is on the same "
-                            "items")
-    pairs = loo_pairs(m, rows=common, min_shared_items=min_shared_items)
+        notes.append(f"{dropped} items rated by two or more humans lack a score from some "
+                     "judge or metric and are left out, so every row is on the same items")
+    pairs = loo_pairs(m, rows=common, min_shared_items=options.min_shared_items)
     if pairs.left_out:
-        out["notes"].append(f"{len(pairs.left_out)} humans left out (fewer than "
-                            f"{min_shared_items} items rated together with another human)")
-    out.update(n_items=pairs.n_items, n_pairs=pairs.n_pairs,
-               n_humans=int(np.unique(pairs.human).size))
+        notes.append(f"{len(pairs.left_out)} humans left out (fewer than "
+                     f"{options.min_shared_items} items rated together with another human)")
+    n_humans = int(np.unique(pairs.human).size)
     rows = [("human ceiling", "ceiling", None)] + [(r.name, r.kind, r) for r in present]
     rows += [(r.name, r.kind, "absent") for r in absent]
-    if pairs.n_items < min_items:
-        out["status"] = "not estimable"
-        out["notes"].append(f"only {pairs.n_items} items have every score and two or more "
-                            f"human ratings (minimum {min_items})")
-        out["rows"] = [_row(name, kind, None, None, ci, status="not estimable")
-                       for name, kind, _ in rows]
-        return out
+    if pairs.n_items < options.min_units:
+        notes.append(f"only {pairs.n_items} items have every score and two or more "
+                     f"human ratings (minimum {options.min_units})")
+        return MetricDimension("not estimable", pairs.n_items, pairs.n_pairs, B, seed, ci,
+                               tuple(_row(name, kind, None, None, ci, status="not estimable")
+                                     for name, kind, _ in rows), tuple(notes),
+                               n_humans=n_humans)
     used, item_idx = np.unique(pairs.item, return_inverse=True)
     design = PairDesign(item_idx, pairs.c, used.size)
     w = item_weights(used.size, B, seed) if B > 0 else None
     ones = np.ones((1, used.size))
     ceiling_boot = None
+    out_rows: list[MetricRow] = []
     for name, kind, r in rows:
         if isinstance(r, str):
-            out["rows"].append(_row(name, kind, None, None, ci, status="no scores"))
+            out_rows.append(_row(name, kind, None, None, ci, status="no scores"))
             continue
         x = design.align(pairs.x if r is None else r.scores[pairs.item])
         point = {k: v[0] for k, v in weighted_correlations(design, x, ones).items()}
         boots = weighted_correlations(design, x, w) if w is not None else None
         if r is None:
             ceiling_boot, ceiling_point = boots, point
-        row = _row(name, kind, point, boots, ci)
+        minus = None
         if not np.isfinite(point["spearman"]):
-            out["notes"].append(f"{name}: correlations not estimable (its scores do not vary "
-                                "on these items)" if np.ptp(x) == 0 else
-                                f"{name}: correlations not estimable (the consensus does not "
-                                "vary on these items)")
+            notes.append(f"{name}: correlations not estimable (its scores do not vary on "
+                         "these items)" if np.ptp(x) == 0 else
+                         f"{name}: correlations not estimable (the consensus does not vary "
+                         "on these items)")
         if r is not None:
-            row["minus_ceiling"] = {
-                k: _interval(point[k] - ceiling_point[k],
-                             None if boots is None else boots[k] - ceiling_boot[k], ci)
-                for k in STATS}
-        out["rows"].append(row)
+            minus = {k: _interval(point[k] - ceiling_point[k],
+                                  None if boots is None else boots[k] - ceiling_boot[k], ci)
+                     for k in STATS}
+        out_rows.append(_row(name, kind, point, boots, ci, minus=minus))
+    system = None
     if models is not None and scenarios is not None:
-        out["system"] = _system(humans, present, models, scenarios, B=B, seed=seed, ci=ci)
-    return out
+        system = _system(humans, present, models, scenarios, B=B, seed=seed, ci=ci)
+    return MetricDimension("ok", pairs.n_items, pairs.n_pairs, B, seed, ci, tuple(out_rows),
+                           tuple(notes), system, n_humans)
 
 
-def _row(name: str, kind: str, point, boots, ci: float, status: str = "ok") -> dict:
-    row: dict = {"name": name, "kind": kind, "status": status}
-    for k in STATS:
-        row[k] = _none() if point is None else _interval(point[k], None if boots is None
-                                                         else boots[k], ci)
-    if kind == "metric":
-        row["qwk"] = None  # see KAPPA_NOTE
-    return row
+def _row(name: str, kind: str, point, boots, ci: float, status: str = "ok",
+         minus: dict | None = None) -> MetricRow:
+    stats = {k: Interval(None) if point is None else
+             _interval(point[k], None if boots is None else boots[k], ci) for k in STATS}
+    return MetricRow(name, kind, status, minus_ceiling=minus, **stats)
 
 
 def _system(humans: Ratings, present: Sequence[Scored], models, scenarios, *, B: int,
-            seed: int, ci: float) -> dict:
+            seed: int, ci: float) -> SystemAgreement:
     m = humans.matrix
     n_h = np.sum(~np.isnan(m), axis=1)
     ok = n_h >= 1
@@ -165,8 +157,7 @@ def _system(humans: Ratings, present: Sequence[Scored], models, scenarios, *, B:
         human = np.nansum(m, axis=1) / np.where(n_h > 0, n_h, 1)
     res = system_agreement(human[ok], {r.name: r.scores[ok] for r in present}, models[ok],
                            scenarios[ok], B=B, seed=seed, ci=ci)
-    res["kinds"] = {r.name: r.kind for r in present}
-    return res
+    return replace(res, kinds={r.name: r.kind for r in present})
 
 
 def _per_item(df: pd.DataFrame, items: Sequence) -> np.ndarray:
@@ -176,17 +167,18 @@ def _per_item(df: pd.DataFrame, items: Sequence) -> np.ndarray:
 
 def metric_comparison(ratings: pd.DataFrame, scales: Mapping, metrics: pd.DataFrame, *,
                       judges: pd.DataFrame | None = None, items: pd.DataFrame | None = None,
-                      options: AnalysisOptions = AnalysisOptions()) -> dict:
+                      options: AnalysisOptions = AnalysisOptions()) -> MetricComparison:
     """Every dimension's comparison from long frames: ``ratings`` (item_id, rater, dimension,
     score; numeric codes), ``metrics`` (item_id, metric, score), ``judges`` (item_id, judge,
     dimension, score[, sample]; numeric codes, nan = unscored) and ``items`` (item_id, model,
     scenario) for the system level."""
     from ..judge import aggregate_samples
 
-    out: dict = {"design": DESIGN, "kappa": KAPPA_NOTE, "dimensions": {}, "notes": []}
+    dims: dict[str, MetricDimension] = {}
+    notes: list[str] = []
     names = sorted(metrics["metric"].astype(str).unique())
     if items is None or not {"model", "scenario"} <= set(items.columns):
-        out["notes"].append("system level not computed: the companion model of each item is "
+        notes.append("system level not computed: the companion model of each item is "
                             "not known (it comes from the study, or a model column)")
     for dim, sc in scales.items():
         sub = ratings[ratings["dimension"].astype(str) == dim].dropna(subset=["score"])
@@ -209,6 +201,6 @@ def metric_comparison(ratings: pd.DataFrame, scales: Mapping, metrics: pd.DataFr
             models = ix["model"].reindex(list(humans.items)).to_numpy(object)
             scen = ix["scenario"].reindex(list(humans.items)).to_numpy(object)
         ordered = sc.level != "nominal" or sc.binary or len(sc.values) == 2
-        out["dimensions"][dim] = metric_dimension(
-            humans, scored, models=models, scenarios=scen, ordered=ordered, options=options)
-    return out
+        dims[dim] = metric_dimension(humans, scored, models=models, scenarios=scen,
+                                     ordered=ordered, options=options)
+    return MetricComparison(DESIGN, KAPPA_NOTE, dims, tuple(notes))

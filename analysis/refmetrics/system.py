@@ -30,7 +30,7 @@ reversed, so tau = (5 - 1) / 6 and the metric orders 5 of 6 pairs right.
 
 >>> r = system_agreement(np.array([4., 3, 2, 1]), {"m": np.array([.9, .5, .7, .1])},
 ...                      np.array(list("ABCD")), np.arange(4), B=0)
->>> round(r["rows"]["m"]["kendall_tau_b"]["value"], 4), r["rows"]["m"]["pairwise_accuracy"]["value"]
+>>> round(r.rows["m"].kendall_tau_b.value, 4), r.rows["m"].pairwise_accuracy.value
 (0.6667, 0.8333333333333334)
 """
 
@@ -41,6 +41,8 @@ from collections.abc import Mapping
 import numpy as np
 
 from ..resample import item_weights, percentile_ci
+from ..serialize import Interval
+from .results import SystemAgreement, SystemRow
 
 __all__ = ["system_agreement", "rank_agreement", "MIN_MODELS_TAU"]
 
@@ -73,24 +75,23 @@ def rank_agreement(h: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return tau, share
 
 
-def _interval(point: float, boots: np.ndarray | None, ci: float) -> dict:
+def _interval(point: float, boots: np.ndarray | None, ci: float) -> Interval:
     value = float(point) if np.isfinite(point) else None
     lo, hi = percentile_ci(boots, ci) if boots is not None and value is not None else (None,
                                                                                        None)
-    return {"value": value, "low": lo, "high": hi}
+    return Interval(value, lo, hi)
 
 
 def system_agreement(human: np.ndarray, rows: Mapping[str, np.ndarray], model: np.ndarray,
                      scenario: np.ndarray, *, B: int = 1000, seed: int = 0, ci: float = 0.95,
-                     min_models: int = MIN_MODELS_TAU) -> dict:
+                     min_models: int = MIN_MODELS_TAU) -> SystemAgreement:
     """Model rankings of each row against the humans', on items where every value is known
     (``human`` and each row aligned to ``model`` and ``scenario``; see the module)."""
     models, m_idx = np.unique(np.asarray(model).astype(str), return_inverse=True)
     scens, s_idx = np.unique(np.asarray(scenario).astype(str), return_inverse=True)
     n_m, n_s = models.size, scens.size
-    out: dict = {"n_models": int(n_m), "n_scenarios": int(n_s), "n_items": int(len(human)),
-                 "unit": "model", "resampled": "scenarios", "B": B, "seed": seed,
-                 "min_models": min_models, "notes": [], "rows": {}}
+    notes: list[str] = []
+    rows_out: dict[str, SystemRow] = {}
 
     def sums(v: np.ndarray) -> np.ndarray:
         s = np.zeros((n_s, n_m))
@@ -101,13 +102,12 @@ def system_agreement(human: np.ndarray, rows: Mapping[str, np.ndarray], model: n
     s_h = sums(np.asarray(human, float))
     with np.errstate(invalid="ignore", divide="ignore"):
         h_point = s_h.sum(axis=0) / count.sum(axis=0)
-    out["human_means"] = {str(m): float(v) for m, v in zip(models, h_point, strict=True)}
+    human_means = {str(m): float(v) for m, v in zip(models, h_point, strict=True)}
     if n_m < 2:
-        out["notes"].append(f"only {n_m} model: a ranking needs two or more")
+        notes.append(f"only {n_m} model: a ranking needs two or more")
     elif n_m < min_models:
-        out["notes"].append(f"Kendall's tau not estimable with {n_m} models (minimum "
-                            f"{min_models}): it can only be +1 or -1; the share of pairwise "
-                            "orderings says the same")
+        notes.append(f"Kendall's tau not estimable with {n_m} models (minimum {min_models}): "
+                     "it can only be +1 or -1; the share of pairwise orderings says the same")
     iu, ju = np.triu_indices(n_m, k=1)
     ordered = int(np.sum(~_ties(h_point[iu] - h_point[ju],
                                 np.maximum(np.abs(h_point[iu]), np.abs(h_point[ju])))))
@@ -118,8 +118,8 @@ def system_agreement(human: np.ndarray, rows: Mapping[str, np.ndarray], model: n
             h_boot = np.where(n_b > 0, (w @ s_h) / n_b, np.nan)
         lost = int(np.isnan(h_boot).any(axis=1).sum())
         if lost:
-            out["notes"].append(f"{lost} of {B} resamples left a model without items and give "
-                                "no value")
+            notes.append(f"{lost} of {B} resamples left a model without items and give no "
+                         "value")
     for name, vals in rows.items():
         s_r = sums(np.asarray(vals, float))
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -130,11 +130,9 @@ def system_agreement(human: np.ndarray, rows: Mapping[str, np.ndarray], model: n
             with np.errstate(invalid="ignore", divide="ignore"):
                 r_boot = np.where(n_b > 0, (w @ s_r) / n_b, np.nan)
             boots_tau, boots_share = rank_agreement(h_boot, r_boot)
-        row = {"model_means": {str(m): float(v) for m, v in zip(models, r_point, strict=True)},
-               "pairs_ordered_by_humans": ordered,
-               "kendall_tau_b": _interval(tau[0], boots_tau, ci) if n_m >= min_models
-               else {"value": None, "low": None, "high": None},
-               "pairwise_accuracy": _interval(share[0], boots_share, ci) if n_m >= 2
-               else {"value": None, "low": None, "high": None}}
-        out["rows"][name] = row
-    return out
+        rows_out[name] = SystemRow(
+            {str(m): float(v) for m, v in zip(models, r_point, strict=True)}, ordered,
+            _interval(tau[0], boots_tau, ci) if n_m >= min_models else Interval(None),
+            _interval(share[0], boots_share, ci) if n_m >= 2 else Interval(None))
+    return SystemAgreement(int(n_m), int(n_s), int(len(human)), "model", "scenarios", B, seed,
+                           min_models, tuple(notes), rows_out, human_means)

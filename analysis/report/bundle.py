@@ -1,4 +1,5 @@
-"""Everything the report shows, computed once from the study database.
+"""Everything the report shows (:class:`~.model.ReportBundle`), computed once from the study
+database: the only module of the report that reads it.
 
 The ``analysis`` part is exactly :func:`analysis.analyze.analyze` with the same options that
 `h2h analyze --json` uses, so the report's numbers are the analysis JSON's numbers.
@@ -7,6 +8,7 @@ The ``analysis`` part is exactly :func:`analysis.analyze.analyze` with the same 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -21,13 +23,23 @@ from data.models import AttentionCheck, Item, JudgeConfigRow, Rater, Rating
 from data.ratings import NO_FLAGS_SOURCE
 
 from ..analyze import analyze
-from ..calibration import JudgeRun, calibrate, compare_dimension
+from ..calibration import DimensionCalibration, JudgeRun, calibrate, compare_dimension
 from ..judge import aggregate_samples
 from ..layout import Ratings, as_ratings
 from ..leaderboard import leaderboard
 from ..options import AnalysisOptions
 from ..rater_model import fair_scores, fit_dimensions
+from ..results import AltTestMeta, StudyAnalysis
 from ..study import study_frames, study_judges, study_metrics, study_repeats, study_systems
+from .model import (
+    BlandAltmanPoints,
+    Counts,
+    Manifest,
+    ReportBootstrap,
+    ReportBundle,
+    RubricDimension,
+    RubricRef,
+)
 
 __all__ = ["build_bundle", "start_bundle", "study_items", "study_flags"]
 
@@ -102,7 +114,7 @@ def _versions() -> dict[str, str]:
 
 
 def build_bundle(engine: Engine, options: AnalysisOptions = AnalysisOptions(),
-                 adjusted: bool = False) -> dict[str, Any]:
+                 adjusted: bool = False) -> ReportBundle:
     """Everything the report shows (``dimensions``: the rubric's, in order, with labels);
     ``adjusted`` adds the human leaderboard's column
     "adjusted for rater severity" (fair scores of the many-facet Rasch model)."""
@@ -110,23 +122,13 @@ def build_bundle(engine: Engine, options: AnalysisOptions = AnalysisOptions(),
     return finish()
 
 
-def start_bundle(engine: Engine, options: AnalysisOptions = AnalysisOptions(),
-                 adjusted: bool = False) -> tuple[dict[str, Any], Callable[[], dict[str, Any]]]:
-    """The bundle in two steps: first everything but the judge configurations' comparison
-    (``calibration``), the leaderboards and the manifest's ``best_judge``; then the function
-    that adds those (once; it returns the bundle). :func:`~.write.write_report` calls it
-    before the first section that needs them, so that the browser draws the figures of the
-    first sections (human agreement, the judges) while the rest is computed."""
-    ratings, scales, context = study_frames(engine)
-    judges = study_judges(engine)
-    items = study_items(engine)
-    metrics, metric_configs = study_metrics(engine)  # reference-based (h2h metrics run)
-    analysis = analyze(ratings, scales, judges=judges if not judges.empty else None,
-                       options=options, context=context, repeats=study_repeats(engine),
-                       metrics=metrics if not metrics.empty else None,
-                       items=study_systems(engine), metric_configs=metric_configs)
+def _pending_runs(ratings: pd.DataFrame, judges: pd.DataFrame, scales
+                  ) -> tuple[list[tuple[str, Any, Ratings, dict[str, JudgeRun]]],
+                             list[BlandAltmanPoints]]:
+    """Per dimension, the humans and each judge's per-item scores (for the comparison of the
+    configurations), and each judge's Bland–Altman points against the human mean."""
     pending: list[tuple[str, Any, Ratings, dict[str, JudgeRun]]] = []
-    ba: list[dict] = []
+    ba: list[BlandAltmanPoints] = []
     for dim, sc in scales.items():
         sub = ratings[ratings["dimension"] == dim].rename(columns={"item_id": "item"})
         sub = sub.dropna(subset=["score"])
@@ -141,54 +143,76 @@ def start_bundle(engine: Engine, options: AnalysisOptions = AnalysisOptions(),
                                         len(js))
             hm = np.nanmean(humans.matrix, axis=1)
             ok = ~np.isnan(per_item) & ~np.isnan(hm)
-            ba.append({"judge": str(jname), "dimension": dim,
-                       "mean": ((per_item[ok] + hm[ok]) / 2).tolist(),
-                       "diff": (per_item[ok] - hm[ok]).tolist()})
+            ba.append(BlandAltmanPoints(str(jname), dim,
+                                        tuple(((per_item[ok] + hm[ok]) / 2).tolist()),
+                                        tuple((per_item[ok] - hm[ok]).tolist())))
         if runs:
             pending.append((dim, sc, humans, runs))
-    manifest = {
-        "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "study": context.get("study"), "rubric": context.get("rubric"),
-        "counts": {"items": int(len(items)), "raters": int(ratings["rater"].nunique()),
-                   "ratings": int(ratings["score"].notna().sum()),
-                   "cannot_rate": int(ratings["score"].isna().sum()),
-                   "ratings_without_flags": _without_flags(engine),
-                   "simulated_raters": context.get("simulated_raters", []),
-                   "judgments": int(len(judges)),
-                   "unscored_judgments": int(judges["score"].isna().sum())},
-        "judge_configurations": _judge_configs(engine),
-        "metric_configurations": metric_configs,
-        "bootstrap": {"method": options.ci_method, "B": options.B, "seed": options.seed,
-                      "level": options.ci, "alpha_min": options.alpha_min,
-                      "calibration": "paired item bootstrap (same resamples for every "
-                                     "configuration), percentile CIs, Holm across dimensions",
-                      "leaderboard": "item bootstrap, percentile CIs",
-                      "metrics": "item bootstrap of the pooled leave-one-out pairs, the same "
-                                 "resamples for every judge, metric and the human ceiling; "
-                                 "model rankings: scenario bootstrap; percentile CIs"},
-        "verdict": analysis["meta"]["verdict"],
-        "human_ceiling": analysis["meta"]["human_ceiling"],
-        "minimums": analysis["meta"]["minimums"],
-        "alt_test": {"epsilon": options.alt_epsilon,
-                     "scoring": options.alt_scoring or "accuracy for nominal, neg_rmse "
-                                                        "otherwise"},
-        "packages": _versions(),
-    }
-    bundle: dict[str, Any] = {"analysis": analysis, "bland_altman": ba, "manifest": manifest,
-                              **_rubric_order(engine)}
+    return pending, ba
 
-    def finish() -> dict[str, Any]:
-        if "calibration" in bundle:
+
+def _manifest(engine: Engine, options: AnalysisOptions, analysis: StudyAnalysis, ratings,
+              judges, items, context, metric_configs) -> Manifest:
+    meta = analysis.meta
+    return Manifest(
+        generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        study=context.get("study"),
+        rubric=RubricRef(**context["rubric"]) if context.get("rubric") else None,
+        counts=Counts(items=int(len(items)), raters=int(ratings["rater"].nunique()),
+                      ratings=int(ratings["score"].notna().sum()),
+                      cannot_rate=int(ratings["score"].isna().sum()),
+                      ratings_without_flags=_without_flags(engine),
+                      simulated_raters=tuple(context.get("simulated_raters", [])),
+                      judgments=int(len(judges)),
+                      unscored_judgments=int(judges["score"].isna().sum())),
+        judge_configurations=tuple(_judge_configs(engine)),
+        metric_configurations=tuple(metric_configs),
+        bootstrap=ReportBootstrap(
+            options.ci_method, options.B, options.seed, options.ci, options.alpha_min,
+            calibration="paired item bootstrap (same resamples for every configuration), "
+                        "percentile CIs, Holm across dimensions",
+            leaderboard="item bootstrap, percentile CIs",
+            metrics="item bootstrap of the pooled leave-one-out pairs, the same resamples for "
+                    "every judge, metric and the human ceiling; model rankings: scenario "
+                    "bootstrap; percentile CIs"),
+        verdict=meta.verdict, human_ceiling=meta.human_ceiling, minimums=meta.minimums,
+        alt_test=AltTestMeta(options.alt_epsilon, options.alt_scoring or
+                             "accuracy for nominal, neg_rmse otherwise"),
+        packages=_versions())
+
+
+def start_bundle(engine: Engine, options: AnalysisOptions = AnalysisOptions(),
+                 adjusted: bool = False) -> tuple[ReportBundle, Callable[[], ReportBundle]]:
+    """The bundle in two steps: first everything but the judge configurations' comparison
+    (``calibration``), the leaderboards and the manifest's ``best_judge``; then the function
+    that adds those (once; it returns the bundle). :func:`~.write.write_report` calls it
+    before the first section that needs them, so that the browser draws the figures of the
+    first sections (human agreement, the judges) while the rest is computed."""
+    ratings, scales, context = study_frames(engine)
+    judges = study_judges(engine)
+    items = study_items(engine)
+    metrics, metric_configs = study_metrics(engine)  # reference-based (h2h metrics run)
+    analysis = analyze(ratings, scales, judges=judges if not judges.empty else None,
+                       options=options, context=context, repeats=study_repeats(engine),
+                       metrics=metrics if not metrics.empty else None,
+                       items=study_systems(engine), metric_configs=metric_configs)
+    pending, ba = _pending_runs(ratings, judges, scales)
+    dims, tasks = _rubric_order(engine)
+    bundle = ReportBundle(analysis, ba, _manifest(engine, options, analysis, ratings, judges,
+                                                  items, context, metric_configs), dims, tasks)
+
+    def finish() -> ReportBundle:
+        if bundle.calibration is not None:
             return bundle
-        calib: dict[str, dict] = {}
+        calib: dict[str, DimensionCalibration] = {}
         lengths = items.set_index("item_id")["length"]
         for dim, sc, humans, runs in pending:
             calib[dim] = compare_dimension(
                 dim, humans, runs, sc.level, sc.values,
                 lengths=lengths.reindex(list(humans.items)).to_numpy(float),
                 binary=sc.binary, options=options,
-                known={j: analysis["judges"].get(j, {}).get(dim) or {} for j in runs})
-        calibrate(calib)
+                known={j: analysis.judge(j, dim) for j in runs})
+        calib = calibrate(calib)
         fair = None
         if adjusted:
             ordered = {d: (sc.values, sc.binary or sc.level != "nominal")
@@ -203,18 +227,9 @@ def start_bundle(engine: Engine, options: AnalysisOptions = AnalysisOptions(),
             boards["judge"] = leaderboard(jb, items, B=options.B, seed=options.seed,
                                           source=f"judge {best} (best calibrated)")
         pairwise = _pairwise(engine, options)
-        # the manifest keeps its key order: best_judge before packages, as always
-        packages = manifest.pop("packages")
-        manifest.update(best_judge=best, packages=packages)
-        if pairwise is not None:
-            manifest["pairwise"] = {
-                "model": "Bradley-Terry per dimension, Davidson (1970) for ties; "
-                         "log-strengths centred to 0", "players": pairwise.by,
-                "bootstrap": {"B": pairwise.B, "seed": pairwise.seed,
-                              "resampling": "scenarios", "interval": "percentile"},
-                "inconsistent_judge_orders": pairwise.inconsistent,
-                "judges": [{"name": j.name, "hash": j.hash} for j in pairwise.judges]}
-        bundle.update(calibration=calib, leaderboards=boards, pairwise=pairwise)
+        bundle.manifest = replace(bundle.manifest, best_judge=best, compared=True,
+                                  pairwise=_pairwise_manifest(pairwise))
+        bundle.calibration, bundle.leaderboards, bundle.pairwise = calib, boards, pairwise
         return bundle
 
     return bundle, finish
@@ -231,27 +246,35 @@ def _pairwise(engine: Engine, options: AnalysisOptions):
     return pairwise_study(engine, B=options.B, seed=options.seed)
 
 
-def _rubric_order(engine: Engine) -> dict:
+def _pairwise_manifest(pairwise) -> dict | None:
+    """How the side-by-side rankings were computed, for the manifest (None without them)."""
+    if pairwise is None:
+        return None
+    return {"model": "Bradley-Terry per dimension, Davidson (1970) for ties; "
+                     "log-strengths centred to 0", "players": pairwise.by,
+            "bootstrap": {"B": pairwise.B, "seed": pairwise.seed, "resampling": "scenarios",
+                          "interval": "percentile"},
+            "inconsistent_judge_orders": pairwise.inconsistent,
+            "judges": [{"name": j.name, "hash": j.hash} for j in pairwise.judges]}
+
+
+def _rubric_order(engine: Engine) -> tuple[list[RubricDimension], list[str]]:
     """The rubric's dimensions (with the labels people read) and task families, in its
     order: every table and figure follows it."""
     from data.study import current_rubric
 
     rubric = current_rubric(engine)
-    return {"dimensions": [{"key": d.key, "label": d.label, "level": d.level, "kind": d.kind,
-                            "min": d.min, "max": d.max,
-                            "tasks": list(d.tasks) if d.tasks is not None else None}
-                           for d in rubric.dimensions],
-            "tasks": list(rubric.tasks)}
+    return ([RubricDimension(d.key, d.label, d.level, d.kind, d.min, d.max,
+                             tuple(d.tasks) if d.tasks is not None else None)
+             for d in rubric.dimensions], list(rubric.tasks))
 
 
-def _best_judge(calib: dict) -> str | None:
+def _best_judge(calib: dict[str, DimensionCalibration]) -> str | None:
     """The configuration that is best on the most dimensions (ties: higher mean QWK)."""
     wins: dict[str, list] = {}
     for res in calib.values():
-        b = res["verdict"].get("best")
-        if b:
-            q = res["configs"][b]["qwk"]["value"] or 0.0
-            wins.setdefault(b, []).append(q)
+        if b := res.verdict.best:
+            wins.setdefault(b, []).append(res.configs[b].qwk.value or 0.0)
     if not wins:
         return None
     return max(wins, key=lambda k: (len(wins[k]), float(np.mean(wins[k]))))

@@ -6,13 +6,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from messages import Msg
 
+from ..serialize import Interval
 from .figures import Figure
 from .paper import PaperTable
 from .tables import Table
+
+if TYPE_CHECKING:
+    from .model import ReportBundle
 
 __all__ = ["FindingKind", "Finding", "Glance", "SectionOutput", "Section", "ordered",
            "boot_words", "sim", "ci3"]
@@ -61,33 +65,30 @@ class Section:
     key: str
     title: str
     intro: str
-    build: Callable[[dict], SectionOutput | None]
+    build: Callable[[ReportBundle], SectionOutput | None]
     needs: Literal["analysis", "all"] = "all"
 
 
-def ordered(bundle: dict, d: str) -> bool:
+def ordered(bundle: ReportBundle, d: str) -> bool:
     """Whether a higher score is better on ``d`` (a Likert or ordered scale); on a binary or
     nominal dimension (a flag, categories) no mean is "best"."""
-    dims = {x["key"]: x for x in bundle.get("dimensions", [])}
-    x = dims.get(d)
-    return x is None or (x["kind"] != "binary" and x["level"] != "nominal")
+    return bundle.ordered(d)
 
 
-def boot_words(bundle: dict) -> str:
-    b = bundle["analysis"]["meta"]["bootstrap"]
-    if not b["B"]:
+def boot_words(bundle: ReportBundle) -> str:
+    b = bundle.analysis.meta.bootstrap
+    if not b.B:
         return "no CIs (bootstrap skipped, B = 0)"
-    return (f"{b['level']:.0%} percentile CIs, {b['method']} bootstrap over items, "
-            f"B = {b['B']}, seed = {b['seed']}")
+    return (f"{b.level:.0%} percentile CIs, {b.method} bootstrap over items, "
+            f"B = {b.B}, seed = {b.seed}")
 
 
-def sim(name: str, bundle: dict) -> str:
-    sim = {c["name"] for c in bundle["manifest"].get("judge_configurations", [])
-           if c.get("provider") == "simulated"}
-    return Msg("{name} (simulated)", name=name) if name in sim else name
+def sim(name: str, bundle: ReportBundle) -> str:
+    """A judge's name, marked "(simulated)" for the demo's simulated judges."""
+    return Msg("{name} (simulated)", name=name) if name in \
+        bundle.manifest.simulated_judges else name
 
 
-
-def ci3(x: dict | None) -> tuple:
-    x = x or {}
-    return x.get("value"), x.get("low"), x.get("high")
+def ci3(x: Interval | None) -> tuple:
+    """(value, low, high) of an estimate, all None without one."""
+    return (None, None, None) if x is None else (x.value, x.low, x.high)

@@ -16,7 +16,10 @@ The CSVs keep full precision; only what people read is rounded.
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from .model import ReportBundle
 
 __all__ = ["NumKind", "DIGITS", "MISSING", "is_missing", "fmt", "fmt_ci", "fmt_est",
            "dim_labels", "dim_order", "sentence",
@@ -99,15 +102,15 @@ def sentence(s: str) -> str:
     return s if s.endswith((".", "?", "!")) else s + "."
 
 
-def dim_labels(bundle: dict) -> dict[str, str]:
+def dim_labels(bundle: ReportBundle) -> dict[str, str]:
     """Dimension key -> the rubric's label (the key itself for a dimension not in it)."""
-    labels = {d["key"]: d["label"] for d in bundle.get("dimensions", [])}
-    for key in bundle["analysis"]["dimensions"]:
+    labels = {d.key: d.label for d in bundle.dimensions}
+    for key in bundle.analysis.dimensions:
         labels.setdefault(key, key)
     return labels
 
 
-def dim_order(bundle: dict) -> list[str]:
+def dim_order(bundle: ReportBundle) -> list[str]:
     """The one dimension order of every table and figure: the rubric's."""
-    keys = [d["key"] for d in bundle.get("dimensions", [])]
-    return keys + [k for k in bundle["analysis"]["dimensions"] if k not in keys]
+    keys = [d.key for d in bundle.dimensions]
+    return keys + [k for k in bundle.analysis.dimensions if k not in keys]

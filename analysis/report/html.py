@@ -13,6 +13,7 @@ import pandas as pd
 
 from .figures import Figure
 from .format import dim_labels, dim_order, fmt, fmt_est, is_missing, sentence
+from .model import ReportBundle
 from .paper import Group, PaperTable
 from .sections import Finding, Section, SectionOutput, glance_table
 from .tables import HEADERS, Table
@@ -201,7 +202,7 @@ def _figure_html(f: Figure, number: int) -> str:
             "</a>.</figcaption></figure>")
 
 
-def _glance_html(bundle: dict, built) -> str:
+def _glance_html(bundle: ReportBundle, built) -> str:
     columns, rows = glance_table(bundle, built)
     if not rows:
         return ""
@@ -214,7 +215,7 @@ def _glance_html(bundle: dict, built) -> str:
             "</table>")
 
 
-def _findings_html(bundle: dict, findings: list[Finding], built) -> str:
+def _findings_html(bundle: ReportBundle, findings: list[Finding], built) -> str:
     labels = dim_labels(bundle)
     parts = ["<section id='findings'><h2>Findings</h2>", _glance_html(bundle, built),
              f"<p class='legend'>{e(LEGEND)}</p>"]
@@ -240,27 +241,26 @@ def _plotly_js() -> str:
         encoding="utf-8")
 
 
-def report_html(bundle: dict, built: list[tuple[Section, SectionOutput]],
+def report_html(bundle: ReportBundle, built: list[tuple[Section, SectionOutput]],
                 numbers: dict[str, int], general: list[Finding], legends: dict[str, str]
                 ) -> str:
-    m = bundle["manifest"]
+    m = bundle.manifest
     labels = dim_labels(bundle)
-    title = f"{m['study']}: agreement and evaluation report"
-    c = m["counts"]
+    title = f"{m.study}: agreement and evaluation report"
+    c = m.counts
     parts = ["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
              "<meta name='viewport' content='width=device-width, initial-scale=1'>",
              f"<title>{e(title)}</title><style>{_CSS}</style>",
              f"<script>{_plotly_js()}</script></head><body>",
-             f"<header><h1>{e(title)}</h1><p class='meta'>Rubric <b>{e(m['rubric']['name'])}"
-             f"</b>, version <code>{e(m['rubric']['version'])}</code> · {c['items']} items · "
-             f"{c['raters']} raters · {c['ratings']} ratings · {c['judgments']} judgments · "
-             f"generated {e(m['generated_at'])}</p></header>"]
-    if c["simulated_raters"]:
-        parts.append(f"<p class='banner'>Demo data: ratings from {len(c['simulated_raters'])} "
+             f"<header><h1>{e(title)}</h1><p class='meta'>Rubric <b>{e(m.rubric.name)}"
+             f"</b>, version <code>{e(m.rubric.version)}</code> · {c.items} items · "
+             f"{c.raters} raters · {c.ratings} ratings · {c.judgments} judgments · "
+             f"generated {e(m.generated_at)}</p></header>"]
+    if c.simulated_raters:
+        parts.append(f"<p class='banner'>Demo data: ratings from {len(c.simulated_raters)} "
                      "<b>simulated</b> raters are included"
-                     + (", and the judges marked (simulated) called no model" if any(
-                         j.get("provider") == "simulated" for j in m["judge_configurations"])
-                        else "") + ".</p>")
+                     + (", and the judges marked (simulated) called no model"
+                        if m.simulated_judges else "") + ".</p>")
     toc = ["<li><a href='#findings'>Findings</a></li>"] + [
         f"<li><a href='#{e(s.key)}'>{e(s.title)}</a></li>" for s, _ in built] + [
         "<li><a href='#reproducibility'>Reproducibility</a></li>"]
@@ -287,7 +287,8 @@ def report_html(bundle: dict, built: list[tuple[Section, SectionOutput]],
                  "to reproduce these numbers: the rubric version hash, each judge "
                  "configuration with its prompt template hash, bootstrap B and seed, package "
                  "versions (also in <code>manifest.json</code>).</p><details><summary>"
-                 "manifest.json</summary><pre>" + e(json.dumps(m, indent=2, ensure_ascii=False))
+                 "manifest.json</summary><pre>"
+                 + e(json.dumps(m.to_dict(), indent=2, ensure_ascii=False))
                  + "</pre></details></section>")
     parts.append(f"<script>{_SORT_JS}</script></body></html>")
     return "".join(parts)

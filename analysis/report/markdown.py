@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from .format import dim_labels, dim_order, sentence
 from .html import LEGEND
+from .model import ReportBundle
 from .paper import Group, PaperTable
 from .sections import Finding, Section, SectionOutput, glance_table
 
@@ -50,17 +51,17 @@ def _finding(f: Finding) -> str:
     return f"* {_PREFIX.get(f.kind, '')}{md(f.text)}"
 
 
-def report_md(bundle: dict, built: list[tuple[Section, SectionOutput]], numbers: dict[str, int],
-              general: list[Finding], legends: dict[str, str]) -> str:
-    m = bundle["manifest"]
-    c = m["counts"]
+def report_md(bundle: ReportBundle, built: list[tuple[Section, SectionOutput]],
+              numbers: dict[str, int], general: list[Finding], legends: dict[str, str]) -> str:
+    m = bundle.manifest
+    c = m.counts
     labels = dim_labels(bundle)
-    lines = [f"# {md(m['study'])}: agreement and evaluation report", "",
-             f"Rubric **{md(m['rubric']['name'])}**, version `{m['rubric']['version']}`. "
-             f"{c['items']} items, {c['raters']} raters, {c['ratings']} ratings, "
-             f"{c['judgments']} judgments. Generated {m['generated_at']}.", ""]
-    if c["simulated_raters"]:
-        lines += [f"> Demo data: ratings from {len(c['simulated_raters'])} **simulated** raters "
+    lines = [f"# {md(m.study)}: agreement and evaluation report", "",
+             f"Rubric **{md(m.rubric.name)}**, version `{m.rubric.version}`. "
+             f"{c.items} items, {c.raters} raters, {c.ratings} ratings, "
+             f"{c.judgments} judgments. Generated {m.generated_at}.", ""]
+    if c.simulated_raters:
+        lines += [f"> Demo data: ratings from {len(c.simulated_raters)} **simulated** raters "
                   "are included.", ""]
     findings = general + [f for _, out in built for f in out.findings]
     lines += ["## Findings", ""]

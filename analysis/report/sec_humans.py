@@ -6,9 +6,11 @@ from __future__ import annotations
 from messages import Msg
 
 from ..bands import krippendorff_band
+from ..results import HumanAgreement, IccForm
 from .figures import agreement_figure
 from .findings import Finding, Glance, SectionOutput, boot_words
 from .format import dim_labels, dim_order, fmt, fmt_est, is_missing
+from .model import ReportBundle
 from .paper import Col, Est, PaperTable
 from .tables import agreement_details
 
@@ -23,26 +25,25 @@ _READING = {"reliable": "Human raters agree reliably",
             "unreliable": "Human raters do not agree reliably"}
 
 
-def reliability(bundle: dict) -> SectionOutput:
-    a = bundle["analysis"]["dimensions"]
+def reliability(bundle: ReportBundle) -> SectionOutput:
+    a = bundle.analysis
     labels = dim_labels(bundle)
     out = SectionOutput()
     rows = []
     for d in dim_order(bundle):
-        x = a.get(d) or {}
-        if "alpha" not in x:
+        x = a.agreement(d)
+        if x is None:
             continue
-        lv = x["level"]
-        al, ci = x["alpha"][lv], x["alpha_ci"]
-        icc = x["icc"].get("ICC2") or {}
-        ac = x["gwet"]["ac1"] if lv == "nominal" else x["gwet"]["ac2_quadratic"]
-        why = x.get("not_estimable") or (Msg("too few items rated by two or more raters")
-                                         if is_missing(al) else "")
-        rows.append((labels[d], x["n_items"], Est(al, ci["low"], ci["high"], why=why),
-                     Est(icc.get("value"), icc.get("low"), icc.get("high"),
+        al, ci = x.alpha_at_level, x.alpha_ci
+        icc = x.icc.get("ICC2") or IccForm(None, None, None, None)
+        ac = x.gwet.ac1 if x.level == "nominal" else x.gwet.ac2_quadratic
+        why = x.not_estimable or (Msg("too few items rated by two or more raters")
+                                  if is_missing(al) else "")
+        rows.append((labels[d], x.n_items, Est(al, ci.low, ci.high, why=why),
+                     Est(icc.value, icc.low, icc.high,
                          why=why or Msg("ICC not estimable on these ratings (see the notes)"),
-                         why_no_ci=Msg("ICC(2,1): {why}", why=icc["why_no_ci"])
-                         if icc.get("why_no_ci") else ""),
+                         why_no_ci=Msg("ICC(2,1): {why}", why=icc.why_no_ci)
+                         if icc.why_no_ci else ""),
                      Est(None, why=why or Msg("AC2 not estimable on these ratings")) if
                      is_missing(ac) else ac))
         out.findings.append(_alpha_finding(d, x))
@@ -50,11 +51,11 @@ def reliability(bundle: dict) -> SectionOutput:
             Msg("not estimable")
         out.glance.append(Glance(Msg("Humans agree? (α)"), d, band if is_missing(al) else
                                  Msg("{band} · {estimate} (n = {n})", band=band,
-                                     estimate=fmt_est(al, ci["low"], ci["high"]),
-                                     n=x.get("n_items")),
+                                     estimate=fmt_est(al, ci.low, ci.high), n=x.n_items),
                                  "finding" if band == "reliable" else "note"))
-        out.notes += [f"{labels[d]}: {n}" for n in x.get("notes", [])]
-    lv_words = ", ".join(sorted({a[d]["level"] for d in a if "alpha" in a[d]}))
+        out.notes += [f"{labels[d]}: {n}" for n in x.notes]
+    lv_words = ", ".join(sorted({x.level for x in a.dimensions.values()
+                                 if isinstance(x, HumanAgreement)}))
     out.tables.append(PaperTable(
         "agreement", "Human agreement per dimension",
         f"n = items rated; Krippendorff's α at each dimension's level of measurement ({lv_words}); "
@@ -70,16 +71,15 @@ def reliability(bundle: dict) -> SectionOutput:
     return out
 
 
-def _alpha_finding(d: str, x: dict) -> Finding:
-    lv = x["level"]
-    al, ci = x["alpha"][lv], x["alpha_ci"]
+def _alpha_finding(d: str, x: HumanAgreement) -> Finding:
+    al, ci = x.alpha_at_level, x.alpha_ci
     if is_missing(al):
-        why = x.get("not_estimable") or x.get("status") or "too few paired ratings"
+        why = x.not_estimable or x.status or "too few paired ratings"
         return Finding(f"Human agreement is not estimable ({why}).", "note", d)
     band = krippendorff_band(al).split(" ")[0]
-    text = (f"{_READING.get(band, 'Human agreement')}: α = {fmt_est(al, ci['low'], ci['high'])} "
-            f"({lv}; {x['n_items']} items, {x['n_raters']} raters).")
-    low = ci.get("low")
+    text = (f"{_READING.get(band, 'Human agreement')}: α = {fmt_est(al, ci.low, ci.high)} "
+            f"({x.level}; {x.n_items} items, {x.n_raters} raters).")
+    low = ci.low
     for cut in (0.800, 0.667):
         if not is_missing(low) and al >= cut > low:
             text = text[:-1] + f"; the CI reaches below {fmt(cut)}."

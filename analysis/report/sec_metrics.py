@@ -5,13 +5,19 @@ is recomputed here. Without that block (no metric scores stored) the section is 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import pandas as pd
 
 from messages import Msg
 
+from ..refmetrics.results import MetricComparison, MetricDimension, MetricRow, SystemAgreement
+from ..serialize import Interval
 from .figures import Figure, _base, _cat_axis, _ci_words, _dodge, _err, _legend_height
 from .findings import Finding, Glance, SectionOutput, ci3, sim
 from .format import dim_labels, dim_order, fmt, fmt_est, is_missing
+from .model import ReportBundle
 from .paper import Col, Est, Group, PaperTable, best
 from .style import OKABE_ITO, SYMBOLS
 from .tables import Table
@@ -21,49 +27,55 @@ __all__ = ["TITLE", "metrics", "metric_details", "metrics_figure"]
 TITLE = "Do the benchmark's metrics agree with psychologists?"
 
 
-def _row_name(r: dict, bundle: dict) -> str:
-    if r["kind"] == "ceiling":
+def _row_name(name: str, kind: str, bundle: ReportBundle) -> str:
+    if kind == "ceiling":
         return "Human ceiling"
-    return sim(r["name"], bundle) if r["kind"] == "judge" else r["name"]
+    return sim(name, bundle) if kind == "judge" else name
 
 
-def _dims(bundle: dict, m: dict) -> list[str]:
-    return [d for d in dim_order(bundle) if d in m["dimensions"]]
+def _dims(bundle: ReportBundle, m: MetricComparison) -> list[str]:
+    return [d for d in dim_order(bundle) if d in m.dimensions]
 
 
-def metrics(bundle: dict) -> SectionOutput | None:
-    m = bundle["analysis"].get("metrics")
-    if not m or not m.get("dimensions"):
+def _spearman(r: MetricRow | None) -> float | None:
+    return r.spearman.value if r is not None else None
+
+
+def _minus(r: MetricRow) -> Interval | None:
+    return (r.minus_ceiling or {}).get("spearman")
+
+
+def metrics(bundle: ReportBundle) -> SectionOutput | None:
+    m = bundle.analysis.metrics
+    if not m or not m.dimensions:
         return None
     labels = dim_labels(bundle)
     out = SectionOutput()
     rows: list = []
     B = seed = None
     for d in _dims(bundle, m):
-        b = m["dimensions"][d]
-        B, seed = b.get("B"), b.get("seed")
-        out.notes += [f"{labels[d]}: {n}" for n in b.get("notes", [])]
-        system = (b.get("system") or {})
-        out.notes += [f"{labels[d]}, model rankings: {n}" for n in system.get("notes", [])]
-        ranked = system.get("rows") or {}
-        if b.get("status") != "ok" and not any(
-                not is_missing((r.get("spearman") or {}).get("value")) for r in b["rows"]):
-            why = "; ".join(b.get("notes", [])) or b.get("status")
+        b = m.dimensions[d]
+        B, seed = b.B, b.seed
+        out.notes += [f"{labels[d]}: {n}" for n in b.notes]
+        ranked = b.system.rows if b.system else {}
+        out.notes += [f"{labels[d]}, model rankings: {n}"
+                      for n in (b.system.notes if b.system else ())]
+        if b.status != "ok" and not any(not is_missing(_spearman(r)) for r in b.rows):
+            why = "; ".join(b.notes) or b.status
             out.findings.append(Finding(f"Reference-based metrics: not estimable ({why}).",
                                         "not_estimable", d))
             continue
-        rows.append(Group(f"{labels[d]} ({b['n_items']} items, {b['n_pairs']} pairs)"))
-        body = [r for r in b["rows"] if r["kind"] != "ceiling"]
-        top = best([(r.get("spearman") or {}).get("value") for r in body])
-        for r in b["rows"]:
+        rows.append(Group(f"{labels[d]} ({b.n_items} items, {b.n_pairs} pairs)"))
+        body = [r for r in b.rows if r.kind != "ceiling"]
+        top = best([_spearman(r) for r in body])
+        for r in b.rows:
             k = body.index(r) if r in body else None
-            tau = (ranked.get(r["name"]) or {}).get("kendall_tau_b") or {}
-            diff = ((r.get("minus_ceiling") or {}).get("spearman")) or {}
+            tau = ranked[r.name].kendall_tau_b if r.name in ranked else None
             # the ceiling is what Δ and τ compare with: no number of its own there
-            rows.append((_row_name(r, bundle), Est(*ci3(r.get("spearman")), bold=k == top),
-                         Est(*ci3(diff)) if r["kind"] != "ceiling" else "",
-                         Est(*ci3(tau)) if r["kind"] != "ceiling" else ""))
-        f, g = _finding(bundle, d, b)
+            rows.append((_row_name(r.name, r.kind, bundle), Est(*ci3(r.spearman), bold=k == top),
+                         Est(*ci3(_minus(r))) if r.kind != "ceiling" else "",
+                         Est(*ci3(tau)) if r.kind != "ceiling" else ""))
+        f, g = _finding(d, b)
         out.findings.append(f)
         if g:
             out.glance.append(g)
@@ -87,54 +99,54 @@ def metrics(bundle: dict) -> SectionOutput | None:
     return out
 
 
-def _finding(bundle: dict, d: str, b: dict) -> tuple[Finding, Glance | None]:
-    ceiling = next((r for r in b["rows"] if r["kind"] == "ceiling"), {})
-    ms = [r for r in b["rows"] if r["kind"] == "metric"
-          and not is_missing((r.get("spearman") or {}).get("value"))]
+def _finding(d: str, b: MetricDimension) -> tuple[Finding, Glance | None]:
+    ms = [r for r in b.rows if r.kind == "metric" and not is_missing(_spearman(r))]
     if not ms:
         return Finding("Reference-based metrics: no metric has a correlation on this "
                        "dimension (see the notes).", "not_estimable", d), None
-    top = max(ms, key=lambda r: r["spearman"]["value"])
-    cv = ceiling.get("spearman") or {}
-    diff = (top.get("minus_ceiling") or {}).get("spearman") or {}
-    below = not is_missing(diff.get("high")) and diff["high"] < 0
-    text = (f"The best reference-based metric, {top['name']}, correlates with the "
-            f"psychologists at ρ = {fmt_est(*ci3(top['spearman']))}, against ρ = "
+    top = max(ms, key=_spearman)
+    cv = b.ceiling.spearman if b.ceiling is not None else None
+    diff = _minus(top)
+    below = diff is not None and not is_missing(diff.high) and diff.high < 0
+    text = (f"The best reference-based metric, {top.name}, correlates with the "
+            f"psychologists at ρ = {fmt_est(*ci3(top.spearman))}, against ρ = "
             f"{fmt_est(*ci3(cv))} between one psychologist and the others (difference "
-            f"{fmt_est(*ci3(diff), signed=True)}; {b['n_items']} items)"
+            f"{fmt_est(*ci3(diff), signed=True)}; {b.n_items} items)"
             + ("; it falls short of the human ceiling." if below else "."))
     return (Finding(text, "finding", d),
             Glance(Msg("Best metric (ρ)"), d, Msg("{metric} {rho} vs humans {humans}",
-                                                  metric=top["name"],
-                                                  rho=fmt(top["spearman"]["value"]),
-                                                  humans=fmt(cv.get("value"))), "note"))
+                                                  metric=top.name,
+                                                  rho=fmt(top.spearman.value),
+                                                  humans=fmt(cv.value if cv else None)),
+                   "note"))
 
 
-def metrics_figure(bundle: dict) -> Figure | None:
+def metrics_figure(bundle: ReportBundle) -> Figure | None:
     """Spearman's ρ with its CI per dimension: the human ceiling, each judge, each metric."""
-    m = bundle["analysis"].get("metrics") or {}
+    m = bundle.analysis.metrics
+    if m is None:
+        return None
     labels = dim_labels(bundle)
     dims = [d for d in _dims(bundle, m)
-            if any(not is_missing((r.get("spearman") or {}).get("value"))
-                   for r in m["dimensions"][d]["rows"])]
+            if any(not is_missing(_spearman(r)) for r in m.dimensions[d].rows)]
     if not dims:
         return None
     names: list[tuple[str, str]] = []  # (name, kind), ceiling first, judges, then metrics
     for kind in ("ceiling", "judge", "metric"):
         for d in dims:
-            for r in m["dimensions"][d]["rows"]:
-                if r["kind"] == kind and (r["name"], kind) not in names:
-                    names.append((r["name"], kind))
-    shown = [_row_name({"name": n, "kind": k}, bundle) for n, k in names]
+            for r in m.dimensions[d].rows:
+                if r.kind == kind and (r.name, kind) not in names:
+                    names.append((r.name, kind))
+    shown = [_row_name(n, k, bundle) for n, k in names]
     width = "text" if len(names) > 4 else "column"
     fig = _base(width, 60 + (12 + 7 * len(names)) * len(dims) + _legend_height(shown, width))
     offs = _dodge(len(names), min(0.7, 0.12 * len(names)))
     colors = ("#000000",) + OKABE_ITO
     lows: list[float] = []
     for k, (name, kind) in enumerate(names):
-        cells = [next((r.get("spearman") or {} for r in m["dimensions"][d]["rows"]
-                       if r["name"] == name and r["kind"] == kind), {}) for d in dims]
-        v, lo, hi = ([c.get(x) for c in cells] for x in ("value", "low", "high"))
+        cells = [ci3(r.spearman if (r := m.dimensions[d].row(name, kind)) else None)
+                 for d in dims]
+        v, lo, hi = ([c[i] for c in cells] for i in range(3))
         lows += [x for x in lo + v if not is_missing(x)]
         fig.add_scatter(x=v, y=[-i - offs[k] for i in range(len(dims))], mode="markers",
                         name=shown[k], error_x=_err(v, lo, hi),
@@ -153,69 +165,31 @@ def metrics_figure(bundle: dict) -> Figure | None:
                      range=[(int(lo_x * 10) - 1) / 10, 1.0], dtick=0.2)
     fig.add_vline(x=0, line=dict(color="#666666", width=0.8))
     fig.update_layout(showlegend=True)
-    boot = bundle["analysis"]["meta"]["bootstrap"]
     caption = ("Reference-based metrics, LLM judges and the human ceiling against the same "
                "leave-one-out consensus of the psychologists: Spearman's ρ per dimension with "
-               f"{_ci_words(boot)}, the same item resamples for every row.")
+               f"{_ci_words(bundle.analysis.meta.bootstrap)}, the same item resamples for "
+               "every row.")
     alt = ("Dot plot of Spearman's rho per dimension with confidence intervals for the human "
            "ceiling, each judge and each metric: " + "; ".join(
                f"{labels[d]}: " + ", ".join(
-                   f"{shown[k]} " + fmt(next(((r.get("spearman") or {}).get("value")
-                                              for r in m["dimensions"][d]["rows"]
-                                              if (r["name"], r["kind"]) == nk), None))
+                   f"{shown[k]} " + fmt(_spearman(m.dimensions[d].row(*nk)))
                    for k, nk in enumerate(names)) for d in dims) + ".")
     return Figure("metrics_vs_psychologists", fig, caption, alt, width)
 
 
-def metric_details(bundle: dict) -> list[Table]:
+def metric_details(bundle: ReportBundle) -> list[Table]:
     """The full-precision tables (CSVs and the HTML's collapsed tables), as issue 15 wrote
     them: every correlation of every row, the model rankings, the metric configurations."""
-    m = bundle["analysis"].get("metrics")
+    m = bundle.analysis.metrics
     if not m:
         return []
-    rows, system, configs = [], [], []
+    rows, system = [], []
     B = seed = None
     for dim in _dims(bundle, m):  # keys in the CSVs, as in every other table; rubric order
-        d = m["dimensions"][dim]
-        B, seed = d["B"], d["seed"]
-        sysrows = (d.get("system") or {}).get("rows", {})
-        for r in d["rows"]:
-            row = {"dimension": dim, "row": r["name"], "kind": r["kind"],
-                   "status": "" if r["status"] == "ok" else r["status"],
-                   "items": d["n_items"], "pairs": d["n_pairs"]}
-            for k in ("spearman", "kendall_tau_b", "pearson"):
-                row[k], row[f"{k}_low"], row[f"{k}_high"] = ci3(r.get(k))
-            row["rho_minus_ceiling"], row["diff_low"], row["diff_high"] = ci3(
-                (r.get("minus_ceiling") or {}).get("spearman"))
-            rows.append(row)
-        s = d.get("system")
-        if s:
-            system.append({"dimension": dim, "row": "humans (the reference ranking)",
-                           "kind": "humans", "models": s["n_models"],
-                           "scenarios": s["n_scenarios"],
-                           "model_means": "; ".join(f"{k} {v:.3f}"
-                                                    for k, v in s["human_means"].items())})
-        for name, r in sysrows.items():
-            tau, tl, th = ci3(r["kendall_tau_b"])
-            acc, al, ah = ci3(r["pairwise_accuracy"])
-            system.append({"dimension": dim, "row": name, "kind": s["kinds"].get(name),
-                           "models": s["n_models"], "scenarios": s["n_scenarios"],
-                           "model_pairs_ordered_by_humans": str(r["pairs_ordered_by_humans"]),
-                           "kendall_tau_b": tau, "tau_low": tl, "tau_high": th,
-                           "pairs_right": acc, "pairs_low": al, "pairs_high": ah,
-                           "model_means": "; ".join(f"{k} {v:.3f}"
-                                                    for k, v in r["model_means"].items())})
-    for c in m.get("configurations", []):
-        configs.append({"name": c["name"], "metric": c.get("metric"),
-                        "library": f"{c.get('library', '')} {c.get('library_version', '')}"
-                        .strip(), "settings": ", ".join(f"{k}={v}" for k, v in
-                                                        (c.get("settings") or {}).items()),
-                        "tokenizer": "; ".join(f"{k}: {v}" for k, v in
-                                               (c.get("tokenizer") or {}).items()),
-                        "english_items": (c.get("languages") or {}).get("en"),
-                        "chinese_items": (c.get("languages") or {}).get("zh"),
-                        "unscored": c.get("n_unscored"), "hash": c.get("hash"),
-                        "signature": c.get("signature")})
+        d = m.dimensions[dim]
+        B, seed = d.B, d.seed
+        rows += [_detail_row(dim, d, r) for r in d.rows]
+        system += _system_rows(dim, d.system)
     items = pd.DataFrame(rows)
     if not items.empty and (items["status"] == "").all():
         items = items.drop(columns="status")  # every row estimable: nothing to say
@@ -248,5 +222,46 @@ def metric_details(bundle: dict) -> list[Table]:
               "Library, version, settings and tokenization of each metric (hash: the "
               "configuration's settings hash; signature: sacrebleu's). Language per item: "
               "Chinese when Chinese characters make up at least half of the words of the reply "
-              "or the reference.", pd.DataFrame(configs)),
+              "or the reference.", pd.DataFrame([_config_row(c) for c in m.configurations])),
     ]
+
+
+def _detail_row(dim: str, d: MetricDimension, r: MetricRow) -> dict:
+    row = {"dimension": dim, "row": r.name, "kind": r.kind,
+           "status": "" if r.status == "ok" else r.status, "items": d.n_items,
+           "pairs": d.n_pairs}
+    for k in ("spearman", "kendall_tau_b", "pearson"):
+        row[k], row[f"{k}_low"], row[f"{k}_high"] = ci3(getattr(r, k))
+    row["rho_minus_ceiling"], row["diff_low"], row["diff_high"] = ci3(_minus(r))
+    return row
+
+
+def _system_rows(dim: str, s: SystemAgreement | None) -> list[dict]:
+    if s is None:
+        return []
+    out = [{"dimension": dim, "row": "humans (the reference ranking)", "kind": "humans",
+            "models": s.n_models, "scenarios": s.n_scenarios,
+            "model_means": "; ".join(f"{k} {v:.3f}" for k, v in s.human_means.items())}]
+    for name, r in s.rows.items():
+        tau, tl, th = ci3(r.kendall_tau_b)
+        acc, al, ah = ci3(r.pairwise_accuracy)
+        out.append({"dimension": dim, "row": name, "kind": (s.kinds or {}).get(name),
+                    "models": s.n_models, "scenarios": s.n_scenarios,
+                    "model_pairs_ordered_by_humans": str(r.pairs_ordered_by_humans),
+                    "kendall_tau_b": tau, "tau_low": tl, "tau_high": th,
+                    "pairs_right": acc, "pairs_low": al, "pairs_high": ah,
+                    "model_means": "; ".join(f"{k} {v:.3f}" for k, v in r.model_means.items())})
+    return out
+
+
+def _config_row(c: Mapping[str, Any]) -> dict:
+    """A metric configuration as the configurations CSV lists it (its stored record)."""
+    get = c.get
+    return {"name": get("name"), "metric": get("metric"),
+            "library": f"{get('library', '')} {get('library_version', '')}".strip(),
+            "settings": ", ".join(f"{k}={v}" for k, v in (get("settings") or {}).items()),
+            "tokenizer": "; ".join(f"{k}: {v}" for k, v in (get("tokenizer") or {}).items()),
+            "english_items": (get("languages") or {}).get("en"),
+            "chinese_items": (get("languages") or {}).get("zh"),
+            "unscored": get("n_unscored"), "hash": get("hash"),
+            "signature": get("signature")}

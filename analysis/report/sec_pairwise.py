@@ -2,7 +2,7 @@
 pairwise judge, the judge's position bias and consistency, and the humans against the judge
 (κ on a / b / tie beside the humans' own κ, Kendall's τ between the rankings).
 
-Reads ``bundle["pairwise"]`` (a :class:`analysis.arena_study.PairwiseStudy`, present when the
+Reads ``bundle.pairwise`` (a :class:`analysis.arena_study.PairwiseStudy`, present when the
 study has pairs); every number comes from it.
 """
 
@@ -17,6 +17,7 @@ from ..bradley_terry import BTResult, elo
 from .figures import Figure, _err, _legend_height, slug
 from .findings import Finding, Glance, SectionOutput
 from .format import dim_labels, dim_order, fmt, fmt_est, natural_key
+from .model import ReportBundle
 from .paper import Col, Est, Group, PaperTable, best
 from .style import FONT_PX, OKABE_ITO, SYMBOLS, use_template, width_px
 from .tables import Table
@@ -47,7 +48,7 @@ def _models(ps, fits: list[dict[str, BTResult]]) -> list[str]:
     return sorted(seen, key=natural_key)
 
 
-def _ranking_table(bundle: dict, ps, judge) -> PaperTable:
+def _ranking_table(bundle: ReportBundle, ps, judge) -> PaperTable:
     labels = dim_labels(bundle)
     dims = [d for d in dim_order(bundle) if d in ps.humans or (judge and d in judge.fits)]
     models = _models(ps, [ps.humans] + ([judge.fits] if judge else []))
@@ -80,7 +81,7 @@ def _ranking_table(bundle: dict, ps, judge) -> PaperTable:
                       missing=NO_STRENGTH, bare_reason="too few scenarios to resample")
 
 
-def _agreement_table(bundle: dict, ps, judge) -> PaperTable:
+def _agreement_table(bundle: ReportBundle, ps, judge) -> PaperTable:
     labels = dim_labels(bundle)
     taus = {t.dimension: t for t in judge.taus}
     rows = []
@@ -112,7 +113,7 @@ def _agreement_table(bundle: dict, ps, judge) -> PaperTable:
         bare_reason="too few scenarios to resample")
 
 
-def _figure(bundle: dict, ps, judge) -> Figure | None:
+def _figure(bundle: ReportBundle, ps, judge) -> Figure | None:
     return pairwise_figure(ps, judge, dim_labels(bundle), dim_order(bundle))
 
 
@@ -220,7 +221,7 @@ def agreement_frame(ps) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _findings(bundle: dict, ps) -> tuple[list[Finding], list[Glance]]:
+def _findings(bundle: ReportBundle, ps) -> tuple[list[Finding], list[Glance]]:
     labels = dim_labels(bundle)
     out, glance = [], []
     for d, r in ps.humans.items():
@@ -269,8 +270,8 @@ def _findings(bundle: dict, ps) -> tuple[list[Finding], list[Glance]]:
     return out, glance
 
 
-def pairwise(bundle: dict) -> SectionOutput | None:
-    ps = bundle.get("pairwise")
+def pairwise(bundle: ReportBundle) -> SectionOutput | None:
+    ps = bundle.pairwise
     if ps is None or (not ps.humans and not ps.judges):
         return None
     out = SectionOutput()

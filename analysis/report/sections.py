@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from .findings import Finding, Glance, Section, SectionOutput
 from .format import dim_labels, dim_order
+from .model import ReportBundle
 from .sec_humans import reliability
 from .sec_judges import calibration, judges
 from .sec_metrics import TITLE as METRICS_TITLE
@@ -50,7 +51,7 @@ SECTIONS: list[Section] = [
 ]
 
 
-def glance_table(bundle: dict, built: list[tuple[Section, SectionOutput]]
+def glance_table(bundle: ReportBundle, built: list[tuple[Section, SectionOutput]]
                  ) -> tuple[list[str], list[tuple[str, list[Glance | None]]]]:
     """The summary table: a row per dimension (rubric order, labels), a column per glance
     column in the order the sections give them."""
@@ -65,7 +66,7 @@ def glance_table(bundle: dict, built: list[tuple[Section, SectionOutput]]
     return columns, rows
 
 
-def build_sections(bundle: dict, sections: list[Section] | None = None
+def build_sections(bundle: ReportBundle, sections: list[Section] | None = None
                    ) -> list[tuple[Section, SectionOutput]]:
     """Every section that has something to show, in order."""
     out = []

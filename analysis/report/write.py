@@ -24,12 +24,13 @@ from .export import FORMATS, FigureExporter
 from .html import report_html
 from .latex import CJK_COMMAND, legend_for, preamble, table_tex, tables_tex, tex
 from .markdown import report_md
+from .model import ReportBundle
 from .sections import SECTIONS, Finding, Section, SectionOutput, build_sections
 
 __all__ = ["write_report"]
 
 
-def write_report(bundle: dict, out: str | Path, *, figures: bool = True,
+def write_report(bundle: ReportBundle, out: str | Path, *, figures: bool = True,
                  exporter: FigureExporter | None = None,
                  sections: list[Section] | None = None,
                  built: list[tuple[Section, SectionOutput]] | None = None,
@@ -97,12 +98,13 @@ def write_report(bundle: dict, out: str | Path, *, figures: bool = True,
     return timing
 
 
-def _write_text_outputs(bundle: dict, built: list[tuple[Section, SectionOutput]], out: Path,
+def _write_text_outputs(bundle: ReportBundle, built: list[tuple[Section, SectionOutput]],
+                        out: Path,
                         timing: dict[str, float]) -> None:
     """Everything but the figures' files: CSVs, LaTeX, JSON, Markdown and HTML."""
     t0 = time.perf_counter()
     numbers = _numbers(built)
-    B = bundle["analysis"]["meta"]["bootstrap"]["B"]
+    B = bundle.analysis.meta.bootstrap.B
     legends = {t.key: legend_for(t, B) for _, r in built for t in r.tables}
     cjk = any(CJK_COMMAND in tex(f.caption) for _, r in built for f in r.figures)
     for _, res in built:
@@ -116,10 +118,8 @@ def _write_text_outputs(bundle: dict, built: list[tuple[Section, SectionOutput]]
     (out / "tables.tex").write_text(tables_tex(keys), encoding="utf-8")
     # the CJK package only when a name or label is Chinese (a paper without it needs none)
     (out / "preamble.tex").write_text(preamble(cjk), encoding="utf-8")
-    (out / "analysis.json").write_text(json.dumps(bundle["analysis"], indent=2,
-                                                  ensure_ascii=False, allow_nan=False) + "\n",
-                                       encoding="utf-8")
-    (out / "manifest.json").write_text(json.dumps(bundle["manifest"], indent=2,
+    (out / "analysis.json").write_text(bundle.analysis.to_json() + "\n", encoding="utf-8")
+    (out / "manifest.json").write_text(json.dumps(bundle.manifest.to_dict(), indent=2,
                                                   ensure_ascii=False) + "\n", encoding="utf-8")
     timing["tables"] = time.perf_counter() - t0
     general: list[Finding] = []

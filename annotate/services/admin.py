@@ -11,6 +11,7 @@ from sqlmodel import select
 
 from analysis.analyze import analyze, scales_from_rubric
 from analysis.options import AnalysisOptions
+from analysis.results import HumanAgreement, StudyAnalysis
 from annotate.services.i18n import N_
 from data.engine import read_session, write_session
 from data.errors import H2HError
@@ -77,39 +78,40 @@ def ratings_frame(engine: Engine) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["item_id", "rater", "dimension", "score"])
 
 
-def live_agreement(engine: Engine, B: int = 500, seed: int = 0) -> dict:
-    """The analysis package's human agreement on the current ratings (no judges)."""
+def live_agreement(engine: Engine, B: int = 500, seed: int = 0) -> StudyAnalysis | None:
+    """The analysis package's human agreement on the current ratings (no judges); None
+    without ratings."""
     df = ratings_frame(engine)
     if df.empty:
-        return {"dimensions": {}}
+        return None
     scales = scales_from_rubric(current_rubric(engine).dimensions)
     return analyze(df, scales, options=AnalysisOptions(B=B, seed=seed))
 
 
-def agreement_rows(res: dict, labels: dict[str, str] | None = None) -> list[dict]:
+def agreement_rows(res: StudyAnalysis | None, labels: dict[str, str] | None = None
+                   ) -> list[dict]:
     """One row per rubric dimension for the Agreement page, "no ratings" ones included;
     ``labels`` gives the rubric's label of each dimension key."""
     from analysis.bands import krippendorff_band
 
     labels = labels or {}
     rows = []
-    for dim, d in res["dimensions"].items():
-        if "n_ratings" not in d:
+    for dim, d in (res.dimensions if res is not None else {}).items():
+        if not isinstance(d, HumanAgreement):
             continue
-        a = d["alpha"][d["level"]]
-        ci = d["alpha_ci"]
-        hc = res.get("human_ceiling", {}).get(dim, {})
-        status = d["status"] if d["status"] != "ok" else ""
-        rows.append({"dimension": labels.get(dim, dim), "status": status,
-                     "items": d["n_items"], "raters": d["n_raters"], "ratings": d["n_ratings"],
-                     "level": LEVEL_NAMES.get(d["level"], d["level"]), "α": a,
-                     "CI low": ci["low"], "CI high": ci["high"],
+        a = d.alpha_at_level
+        hc = res.ceiling(dim)
+        rows.append({"dimension": labels.get(dim, dim),
+                     "status": d.status if d.status != "ok" else "",
+                     "items": d.n_items, "raters": d.n_raters, "ratings": d.n_ratings,
+                     "level": LEVEL_NAMES.get(d.level, d.level), "α": a,
+                     "CI low": d.alpha_ci.low, "CI high": d.alpha_ci.high,
                      "reading": krippendorff_band(a) if a is not None else "",
-                     "Cohen κ quad. (weighted)": d["cohen_kappa"]["quadratic"],
-                     "ceiling QWK": hc.get("qwk"),
-                     "ceiling low": (hc.get("qwk_ci") or {}).get("low"),
-                     "ceiling high": (hc.get("qwk_ci") or {}).get("high"),
-                     "AC1": d["gwet"]["ac1"], "exact": d["percent_exact"]})
+                     "Cohen κ quad. (weighted)": d.cohen_kappa.quadratic,
+                     "ceiling QWK": hc.qwk if hc else None,
+                     "ceiling low": hc.qwk_ci.low if hc else None,
+                     "ceiling high": hc.qwk_ci.high if hc else None,
+                     "AC1": d.gwet.ac1, "exact": d.percent_exact})
     return rows
 
 

@@ -7,18 +7,20 @@ import json
 import random
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from sqlalchemy import func
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
-from analysis.calibration import JudgeRun, calibrate, compare_dimension
+from analysis.calibration import DimensionCalibration, JudgeRun, calibrate, compare_dimension
 from analysis.judge import aggregate_samples
 from analysis.layout import as_ratings
 from analysis.options import AnalysisOptions
+from analysis.refmetrics.results import MetricComparison
 from analysis.report.bundle import study_items
+from analysis.serialize import Interval
 from analysis.study import study_frames, study_judges, study_metrics
 from annotate.services.admin import item_of
 from annotate.services.i18n import N_
@@ -103,7 +105,8 @@ def calibration_items(engine: Engine, sample: int | None = None, seed: int = 0) 
 
 
 def compare_configs(engine: Engine, configs: list[str], *, items: list[str] | None = None,
-                    options: AnalysisOptions = AnalysisOptions()) -> dict[str, dict]:
+                    options: AnalysisOptions = AnalysisOptions()
+                    ) -> dict[str, DimensionCalibration]:
     """Per dimension, every named configuration against the humans and each other."""
     ratings, scales, _ = study_frames(engine)
     judges = study_judges(engine)
@@ -119,7 +122,7 @@ def compare_configs(engine: Engine, configs: list[str], *, items: list[str] | No
         judges = judges[judges["item_id"].isin(items)]
     judges = judges[judges["judge"].isin(configs)]
     lengths = study_items(engine).set_index("item_id")["length"]
-    per_dim: dict[str, dict] = {}
+    per_dim: dict[str, DimensionCalibration] = {}
     for dim, sc in scales.items():
         sub = ratings[ratings["dimension"] == dim].dropna(subset=["score"])
         if sub.empty or sub["rater"].nunique() < 2:
@@ -164,7 +167,7 @@ def split_names(engine: Engine, names: list[str]) -> tuple[list[str], list[str]]
 
 def compare_metrics(engine: Engine, metrics: list[str], judges: list[str] = (), *,
                     items: list[str] | None = None,
-                    options: AnalysisOptions = AnalysisOptions()) -> dict:
+                    options: AnalysisOptions = AnalysisOptions()) -> MetricComparison:
     """The named reference-based metrics beside the named judge configurations and the human
     ceiling, per dimension: correlations with the leave-one-out consensus and model rankings
     (kappa-type statistics do not apply to continuous metric scores)."""
@@ -185,13 +188,8 @@ def compare_metrics(engine: Engine, metrics: list[str], judges: list[str] = (), 
     jdf, _ = encode_scores(jdf, scales)
     res = metric_comparison(ratings, scales, mdf, judges=jdf, items=study_systems(engine),
                             options=options)
-    res["configurations"] = [c for c in configs if c["name"] in metrics]
-    from analysis.serialize import clean
-
-    notes = res["notes"]
-    out = clean(res, notes, "metrics")
-    out["notes"] = notes
-    return out
+    return replace(res, configurations=tuple(c for c in configs if c["name"] in metrics)
+                   ).settled()
 
 
 # column -> (header, kind) for annotate.components.tables.show_table
@@ -212,30 +210,28 @@ VERDICT_COLUMNS = {
     "unscored": (N_("Unscored"), "text")}
 
 
-def verdict_rows(res: dict[str, dict], labels: dict[str, str] | None = None) -> list[dict]:
+def verdict_rows(res: dict[str, DimensionCalibration], labels: dict[str, str] | None = None
+                 ) -> list[dict]:
     """One row per dimension and configuration for the Calibration page: n, QWK with CI, the
     human ceiling with CI on the same items, the paired difference with CI, the verdict;
     ``labels`` gives the rubric's label of each dimension key."""
     labels = labels or {}
     rows = []
     for dim, r in res.items():
-        hc = r["human_ceiling"]["qwk"]
-        for name, x in r["configs"].items():
-            vc = x.get("vs_ceiling") or {}
-            d = vc.get("difference") or {}
+        hc = r.human_ceiling.qwk
+        for name, x in r.configs.items():
+            d = x.vs_ceiling.diff if x.vs_ceiling is not None else Interval(None)
             rows.append({"dimension": labels.get(dim, dim), "configuration": name,
-                         "items": x["n_items"],
-                         "QWK": x["qwk"]["value"], "QWK low": x["qwk"]["low"],
-                         "QWK high": x["qwk"]["high"], "ceiling QWK": hc["value"],
-                         "ceiling low": hc["low"], "ceiling high": hc["high"],
-                         "judge − ceiling": d.get("value"), "diff low": d.get("low"),
-                         "diff high": d.get("high"), "verdict": x["verdict"]["phrase"],
-                         "verdict items": x.get("verdict_n_items"),
-                         "α with judge": x["alpha_with_judge"]["value"],
-                         "MAE": x["mae"]["value"], "bias": x["bias"],
-                         "alt-test": (x.get("alt_test") or {}).get("passed"),
-                         "unscored": Msg("{n} of {total}", n=x["n_unscored"],
-                                         total=x["n_judgments"])})
+                         "items": x.n_items, "QWK": x.qwk.value, "QWK low": x.qwk.low,
+                         "QWK high": x.qwk.high, "ceiling QWK": hc.value,
+                         "ceiling low": hc.low, "ceiling high": hc.high,
+                         "judge − ceiling": d.value, "diff low": d.low, "diff high": d.high,
+                         "verdict": x.verdict.phrase, "verdict items": x.verdict_n_items,
+                         "α with judge": x.alpha_with_judge.value, "MAE": x.mae.value,
+                         "bias": x.bias,
+                         "alt-test": x.alt_test.passed if x.alt_test is not None else None,
+                         "unscored": Msg("{n} of {total}", n=x.n_unscored,
+                                         total=x.n_judgments)})
     return rows
 
 

@@ -35,8 +35,8 @@ else:
                  "pooled (raters with fewer than 10 shared items left out). Empty cells are "
                  "not estimable; the notes say why. Includes simulated raters if any.")
                .format(B=B))
-    for dim, d in res["dimensions"].items():
-        for n in d.get("notes", []):
+    for dim, d in res.dimensions.items():
+        for n in d.notes:
             st.caption(md_text(labelled(labels.get(dim, dim), n)))
 
 st.subheader(_("Rater severity (many-facet Rasch model)"))

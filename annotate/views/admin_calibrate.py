@@ -66,11 +66,11 @@ if chosen:
                .format(n=len(items), B=B, seed=seed, margin=margin))
     for dim_key, r in res.items():
         label = labels.get(dim_key, dim_key)  # the rubric's label, as in the table below
-        st.markdown(f"**{md_text(tr(with_params(r['verdict']['text'], dim=label)))}**")
-        for n, x in r["configs"].items():
-            if n != r["verdict"].get("best"):
-                st.caption(md_text(labelled(n, x["verdict"]["text"])))
-        for cav in r["verdict"].get("caveats", []):
+        st.markdown(f"**{md_text(tr(with_params(r.verdict.text, dim=label)))}**")
+        for n, x in r.configs.items():
+            if n != r.verdict.best:
+                st.caption(md_text(labelled(n, x.verdict.text)))
+        for cav in r.verdict.caveats:
             st.caption(md_text(tr(with_params(cav, dim=label))))
     show_table(rows_frame(cal.verdict_rows(res, labels)), cal.VERDICT_COLUMNS,
                key="h2h_cal_table")

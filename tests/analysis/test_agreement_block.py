@@ -112,7 +112,7 @@ def _ratings(m: np.ndarray) -> Ratings:
 
 def test_a_complete_ordinal_block_field_by_field():
     m = _matrix()
-    res = human_block(_long(m), S5, OPT)
+    res = human_block(_long(m), S5, OPT).to_dict()
     assert set(res) == KEYS
     assert {k: res[k] for k in ("level", "scale", "n_items", "n_raters", "n_ratings",
                                 "n_cannot_rate", "n_items_pairable", "status",
@@ -188,7 +188,7 @@ def test_missing_ratings_a_pair_left_out_and_the_mixed_model_are_said():
     m = np.column_stack([m, np.full(12, np.nan)])
     m[:3, 3] = [2.0, 4.0, 1.0]          # r3 shares 3 items with each of the others
     m[5, 0] = np.nan                    # and one cell is a 'cannot rate' entry
-    res = human_block(_long(m), S5, OPT)
+    res = human_block(_long(m), S5, OPT).to_dict()
     assert set(res) == KEYS
     assert (res["n_items"], res["n_raters"], res["n_ratings"], res["n_cannot_rate"],
             res["n_items_pairable"]) == (12, 4, 38, 10, 12)
@@ -214,7 +214,7 @@ def test_two_raters_and_an_uneven_scale_measured_in_its_own_units():
     pos = np.array([[0, 1], [1, 1], [2, 3], [3, 3], [0, 0], [1, 2], [2, 2], [3, 2], [0, 1],
                     [3, 3]], float)
     m = np.array(vals)[pos.astype(int)]
-    res = human_block(_long(m), sc, OPT)
+    res = human_block(_long(m), sc, OPT).to_dict()
     assert res["percent_within1"] == pytest.approx(_pairs(m, 1), abs=1e-12)
     assert res["percent_within1"] == pytest.approx(0.8)  # 2↔4 is two units apart: 2 of 10
     for kind, key in (("unweighted", "ac1"), ("linear", "ac2_linear"),
@@ -240,7 +240,7 @@ def test_two_raters_and_an_uneven_scale_measured_in_its_own_units():
 def test_a_scale_with_negative_values_has_no_ratio_alpha_and_says_why():
     sc = Scale("interval", (-2.0, -1.0, 0.0, 1.0, 2.0))
     m = _matrix(seed=11, lo=-2, hi=2)
-    res = human_block(_long(m), sc, OPT)
+    res = human_block(_long(m), sc, OPT).to_dict()
     assert res["alpha"]["ratio"] is None
     for lv in ("nominal", "ordinal", "interval"):
         assert res["alpha"][lv] == pytest.approx(_kripp(m, lv, sc.values), abs=1e-9), lv
@@ -251,7 +251,7 @@ def test_a_scale_with_negative_values_has_no_ratio_alpha_and_says_why():
 def test_a_nominal_scale_of_labels():
     sc = Scale.of_labels("nominal", ("calm", "sad", "angry"))
     m = _matrix(seed=4, k=3, lo=1, hi=3)
-    res = human_block(_long(m), sc, OPT)
+    res = human_block(_long(m), sc, OPT).to_dict()
     assert set(res) == KEYS | {"labels"}
     assert res["labels"] == ["calm", "sad", "angry"]
     assert res["alpha"] == {"nominal": pytest.approx(_kripp(m, "nominal", sc.values), abs=1e-9),
@@ -267,11 +267,11 @@ def test_a_nominal_scale_of_labels():
 def test_a_binary_scale_reports_prevalence_and_each_raters_checks():
     sc = Scale("nominal", (0.0, 1.0), binary=True)
     m = _matrix(seed=8, k=3, lo=0, hi=1)
-    res = human_block(_long(m), sc, OPT)
+    res = human_block(_long(m), sc, OPT).to_dict()
     b = binary_checks(_ratings(m))
     assert res["binary"] == {"prevalence": b.prevalence, "raters": b.raters}
     assert res["binary"]["prevalence"] == pytest.approx(np.mean(m == 1), abs=1e-12)
-    assert "binary" not in human_block(_long(m), Scale("nominal", (0.0, 1.0)), OPT)
+    assert "binary" not in human_block(_long(m), Scale("nominal", (0.0, 1.0)), OPT).to_dict()
 
 
 @pytest.mark.parametrize(("values", "rest"), [
@@ -280,7 +280,7 @@ def test_a_binary_scale_reports_prevalence_and_each_raters_checks():
 ])
 def test_no_variance_on_a_scale_of_two_or_more_values(values, rest):
     m = np.full((6, 3), 3.0 if 3.0 in values else values[0])
-    res = human_block(_long(m), Scale("ordinal", values), OPT)
+    res = human_block(_long(m), Scale("ordinal", values), OPT).to_dict()
     assert set(res) == KEYS
     assert res["status"] == "no variance"
     assert res["not_estimable"] == (
@@ -297,7 +297,7 @@ def test_no_variance_on_a_scale_of_two_or_more_values(values, rest):
 
 def test_no_variance_on_a_one_value_scale():
     m = np.full((6, 3), 2.5)
-    res = human_block(_long(m), Scale("ordinal", (2.5,)), OPT)
+    res = human_block(_long(m), Scale("ordinal", (2.5,)), OPT).to_dict()
     assert res["not_estimable"] == (
         "every rating is 2.5: alpha, kappa and ICC are undefined (no variance); percent "
         "agreement is 1 (AC1 and Brennan–Prediger need a scale of two or more values: "
@@ -309,7 +309,7 @@ def test_no_variance_on_a_one_value_scale():
 
 def test_one_rater_is_not_estimable_with_the_reason():
     m = _matrix(k=1)
-    res = human_block(_long(m), S5, OPT)
+    res = human_block(_long(m), S5, OPT).to_dict()
     assert set(res) == KEYS
     assert (res["status"], res["not_estimable"]) == (
         "not estimable", "fewer than 2 raters: agreement cannot be computed")
@@ -333,7 +333,7 @@ def test_too_few_pairable_items_names_the_count_and_the_minimum(pairable, minimu
     m = _matrix(n=8, k=2)
     m[pairable:, 1] = np.nan
     opt = AnalysisOptions(B=0, min_units=minimum)
-    res = human_block(_long(m), S5, opt)
+    res = human_block(_long(m), S5, opt).to_dict()
     assert (res["status"], res["not_estimable"]) == ("not estimable", reason)
     assert res["n_items_pairable"] == pairable
     assert res["notes"] == [nm for nm in (
@@ -345,7 +345,7 @@ def test_too_few_pairable_items_names_the_count_and_the_minimum(pairable, minimu
 
 def test_no_ratings_at_all():
     res = human_block(pd.DataFrame({"item": ["a", "b"], "rater": ["x", "y"],
-                                    "score": [np.nan, np.nan]}), S5, OPT)
+                                    "score": [np.nan, np.nan]}), S5, OPT).to_dict()
     assert set(res) == KEYS
     assert {k: res[k] for k in ("n_items", "n_raters", "n_ratings", "n_cannot_rate",
                                 "n_items_pairable", "status", "not_estimable", "notes",
@@ -357,11 +357,11 @@ def test_no_ratings_at_all():
 
 def test_no_bootstrap_keeps_the_interval_record_and_one_resample_fills_it():
     m = _matrix()
-    res = human_block(_long(m), S5, AnalysisOptions(B=0, seed=7, ci=0.90, alpha_min=0.8))
+    res = human_block(_long(m), S5, AnalysisOptions(B=0, seed=7, ci=0.90, alpha_min=0.8)).to_dict()
     assert res["alpha_ci"] == {"method": "unit", "level": 0.90, "low": None, "high": None,
                                "B": 0, "seed": 7, "q_below_min": None, "alpha_min": 0.8,
                                "on": "ordinal"}
-    one = human_block(_long(m), S5, AnalysisOptions(B=1, seed=7))["alpha_ci"]
+    one = human_block(_long(m), S5, AnalysisOptions(B=1, seed=7)).to_dict()["alpha_ci"]
     assert one["B"] == 1 and one["low"] is not None and one["low"] == one["high"]
 
 
@@ -370,7 +370,7 @@ def test_every_pair_undefined_or_too_small_is_said_in_one_translatable_note():
     # kappa is 0/0, across the groups no item is shared
     rows = [(f"a{i}", r, 3.0) for i in range(12) for r in ("r0", "r1")] + \
            [(f"b{i}", r, 4.0) for i in range(12) for r in ("r2", "r3")]
-    res = human_block(pd.DataFrame(rows, columns=["item", "rater", "score"]), S5, OPT)
+    res = human_block(pd.DataFrame(rows, columns=["item", "rater", "score"]), S5, OPT).to_dict()
     note = ("cohen_kappa: not estimable, no rater pair has a defined kappa on at least 5 shared "
             "items; kappa undefined (no variance on the shared items) for 2 pairs (unweighted), "
             "2 pairs (linear), 2 pairs (quadratic)")

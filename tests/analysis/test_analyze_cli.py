@@ -83,7 +83,7 @@ def test_json_layout_and_values(tmp_path):
     ratings = pd.read_csv(r)
     direct = analyze(ratings, {d: Scale("ordinal", (1.0, 2.0, 3.0, 4.0, 5.0))
                                for d in ("empathy", "safety")},
-                     judges=pd.read_csv(jf), options=AnalysisOptions(B=300, seed=5))
+                     judges=pd.read_csv(jf), options=AnalysisOptions(B=300, seed=5)).to_dict()
     assert direct["dimensions"]["empathy"]["alpha"] == res["dimensions"]["empathy"]["alpha"]
     assert direct["dimensions"]["empathy"]["alpha_ci"]["low"] == \
         res["dimensions"]["empathy"]["alpha_ci"]["low"]
@@ -95,7 +95,7 @@ def test_what_cannot_be_computed_is_null_with_a_note():
                        "score": [3, 4, 5, 2]})
     res = analyze(df, {"empathy": Scale("ordinal", (1.0, 2.0, 3.0, 4.0, 5.0)),
                        "safety": Scale("ordinal", (1.0, 2.0, 3.0, 4.0, 5.0))},
-                  options=AnalysisOptions(B=50))
+                  options=AnalysisOptions(B=50)).to_dict()
     emp = res["dimensions"]["empathy"]
     assert emp["alpha"]["ordinal"] is None and emp["alpha_ci"]["low"] is None
     assert emp["icc"]["ICC2"] is None and emp["fleiss_kappa"] is None

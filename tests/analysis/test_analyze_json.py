@@ -45,7 +45,7 @@ def study():
     ratings = pd.DataFrame(rows, columns=["item_id", "rater", "dimension", "score"])
     judges = pd.DataFrame(jrows, columns=["item_id", "judge", "dimension", "score", "sample"])
     res = analyze(ratings, {"empathy": FIVE, "safety": FIVE}, judges=judges, options=OPT,
-                  context={"study": "s"})
+                  context={"study": "s"}).to_dict()
     return ratings, judges, res
 
 
@@ -60,7 +60,7 @@ def test_meta_records_every_option(study):
     assert m["human_ceiling"].startswith("pooled leave-one-out")
     assert set(m["packages"]) == {"h2htalk", "numpy", "scipy", "pandas", "krippendorff"}
     assert m["study"] == "s"
-    zero = analyze(study[0], {"empathy": FIVE}, options=AnalysisOptions(B=0))["meta"]
+    zero = analyze(study[0], {"empathy": FIVE}, options=AnalysisOptions(B=0)).to_dict()["meta"]
     assert zero["bootstrap"]["note"].startswith("bootstrap skipped (B = 0)")
     assert zero["alt_test"]["scoring"] == "by level"
     json.dumps(res, allow_nan=False)
@@ -133,7 +133,7 @@ def test_labels_name_the_confusion_matrix_and_many_off_scale_scores_are_summed_u
     judges = pd.DataFrame({"item_id": [f"i{i}" for i in range(30)], "judge": "J",
                            "dimension": "safety", "score": judged})
     res = analyze(ratings, {"safety": labels}, judges=judges,
-                  options=AnalysisOptions(B=0, min_shared_items=2))
+                  options=AnalysisOptions(B=0, min_shared_items=2)).to_dict()
     j = res["judges"]["J"]["safety"]
     assert j["confusion"]["labels"] == ["unsafe", "borderline", "safe"]
     assert j["confusion"]["values"] == [1.0, 2.0, 3.0]
@@ -152,12 +152,12 @@ def test_the_human_ceiling_block(study):
     few = pd.concat([ratings, pd.DataFrame([("it0", "late", "empathy", 3),
                                             ("it1", "late", "empathy", 4)],
                                            columns=ratings.columns)])
-    hc = analyze(few, {"empathy": FIVE}, options=OPT)["human_ceiling"]["empathy"]
+    hc = analyze(few, {"empathy": FIVE}, options=OPT).to_dict()["human_ceiling"]["empathy"]
     assert hc["left_out"] == ["late"] and hc["n_humans"] == 4
     assert hc["notes"] == ["human ceiling: late left out (fewer than 3 items rated together "
                            "with another human)"]
     small = ratings[ratings["item_id"].isin(["it0", "it1", "it2"])]
-    hc = analyze(small, {"empathy": FIVE}, options=OPT)["human_ceiling"]["empathy"]
+    hc = analyze(small, {"empathy": FIVE}, options=OPT).to_dict()["human_ceiling"]["empathy"]
     assert hc["qwk"] is None and hc["mae"] is None and hc["n_items"] == 3
     assert hc["qwk_ci"] == {"low": None, "high": None} == hc["mae_ci"]
     assert any("not estimable, only 3 items rated by two or more humans (minimum 6)" in n
@@ -167,7 +167,7 @@ def test_the_human_ceiling_block(study):
 def test_a_dimension_that_is_not_estimable_keeps_every_key_with_nulls():
     df = pd.DataFrame([("a", "x", "e", 3), ("b", "x", "e", 4), ("a", "y", "e", 3)],
                       columns=["item_id", "rater", "dimension", "score"])
-    d = analyze(df, {"e": FIVE}, options=OPT)["dimensions"]["e"]
+    d = analyze(df, {"e": FIVE}, options=OPT).to_dict()["dimensions"]["e"]
     assert d["status"] == "not estimable"
     assert d["alpha"] == {lv: None for lv in ("nominal", "ordinal", "interval", "ratio")}
     assert d["alpha_ci"] == {"method": "hk", "level": 0.9, "low": None, "high": None,
@@ -180,6 +180,6 @@ def test_a_dimension_that_is_not_estimable_keeps_every_key_with_nulls():
     assert d["gwet"] == {"ac1": None, "ac2_linear": None, "ac2_quadratic": None}
     assert d["percent_exact"] == 1.0 and d["percent_within1"] == 1.0  # item a: 3 and 3
     assert set(d["raters"]) == {"x", "y"}
-    none = analyze(df.assign(score=np.nan), {"e": FIVE}, options=OPT)["dimensions"]["e"]
+    none = analyze(df.assign(score=np.nan), {"e": FIVE}, options=OPT).to_dict()["dimensions"]["e"]
     assert none["status"] == "no ratings" and none["n_cannot_rate"] == 3
     assert none["percent_exact"] is None and none["raters"] == {}

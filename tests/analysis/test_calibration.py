@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import astuple, dataclass, replace
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.calibration import JudgeRun, calibrate, compare_dimension, holm
+from analysis.calibration import JudgeRun, PairDifference, calibrate, compare_dimension, holm
 from analysis.layout import Ratings
 from analysis.leaderboard import leaderboard
 from analysis.options import AnalysisOptions
@@ -38,7 +38,8 @@ def test_verdict_picks_the_closer_judge_and_the_paired_ci_excludes_zero(case):
     humans, close, far, lengths = case
     res = compare_dimension("empathy", humans,
                             {"close-v2": JudgeRun(close), "far-v1": JudgeRun(far)}, "ordinal",
-                            VALUES, lengths=lengths, options=AnalysisOptions(B=1000, seed=4))
+                            VALUES, lengths=lengths, options=AnalysisOptions(B=1000,
+                                                                             seed=4)).to_dict()
     assert res["verdict"]["best"] == "close-v2"
     assert "close-v2" in res["verdict"]["text"]
     q = _pair(res, "close-v2", "far-v1", "qwk")
@@ -55,19 +56,27 @@ def test_verdict_picks_the_closer_judge_and_the_paired_ci_excludes_zero(case):
 def test_identical_configurations_are_indistinguishable(case):
     humans, close, _, _ = case
     res = compare_dimension("empathy", humans, {"a": JudgeRun(close), "b": JudgeRun(close.copy())},
-                            "ordinal", VALUES, options=AnalysisOptions(B=500, seed=4))
+                            "ordinal", VALUES, options=AnalysisOptions(B=500, seed=4)).to_dict()
     for metric in ("qwk", "alpha_with_judge", "mae"):
         p = _pair(res, "a", "b", metric)
         assert p["low"] <= 0 <= p["high"] and p["p"] == 1.0
 
 
+@dataclass(frozen=True)
+class _Pairs:
+    """Only the pairs of a dimension's comparison (what calibrate() reads)."""
+
+    pairs: tuple
+
+
 def test_holm_across_dimensions():
     assert holm([0.01, 0.04, 0.03, None]) == [0.03, 0.06, 0.06, None]
-    per_dim = {d: {"pairs": [{"a": "x", "b": "y", "metric": "qwk", "p": p}]}
+    per_dim = {d: _Pairs((PairDifference("x", "y", "qwk", 0.1, 0.0, 0.2, p),))
                for d, p in (("empathy", 0.01), ("safety", 0.04), ("fluency", 0.03))}
-    calibrate(per_dim)
-    assert [per_dim[d]["pairs"][0]["p_holm"] for d in ("empathy", "safety", "fluency")] == \
+    got = calibrate(per_dim)
+    assert [got[d].pairs[0].p_holm for d in ("empathy", "safety", "fluency")] == \
         [0.03, 0.06, 0.06]
+    assert "p_holm" in got["empathy"].pairs[0].to_dict()
 
 
 def test_bias_verbosity_unscored_and_misses(case):
@@ -80,7 +89,7 @@ def test_bias_verbosity_unscored_and_misses(case):
                             {"lenient": JudgeRun(lenient), "verbose": JudgeRun(verbose),
                              "gappy": JudgeRun(gaps, n_unscored=26, n_judgments=260)},
                             "ordinal", VALUES, lengths=lengths,
-                            options=AnalysisOptions(B=200, seed=1))
+                            options=AnalysisOptions(B=200, seed=1)).to_dict()
     assert res["configs"]["lenient"]["bias"] > 0.5
     v = res["configs"]["verbose"]["verbosity"]
     assert v["judge"] > 0.9 and abs(v["humans"]) < 0.2
@@ -104,7 +113,7 @@ def test_leaderboard_orders_models_and_pairs_sap():
     it = pd.DataFrame(items, columns=["item_id", "model", "condition", "task", "scenario"])
     sc = pd.DataFrame(scores, columns=["item_id", "rater", "dimension", "score"])
     flags = sc.assign(red_flag=sc["score"] <= 1)[["item_id", "rater", "red_flag"]]
-    res = leaderboard(sc, it, B=500, seed=0, flags=flags)
+    res = leaderboard(sc, it, B=500, seed=0, flags=flags).to_dict()
     allc = {c["model"]: c for c in res["cells"] if c["task"] == "all"}
     assert allc["good"]["mean"] > allc["bad"]["high"]
     sap = next(r for r in res["sap_vs_baseline"] if r["model"] == "good")
@@ -125,7 +134,8 @@ def test_a_configuration_has_one_verdict_on_all_the_items_it_scored(case):
     partial[:120] = np.nan  # scored 140 of the 260 items
     res = compare_dimension("empathy", humans,
                             {"close": JudgeRun(close), "partial": JudgeRun(partial)}, "ordinal",
-                            VALUES, options=AnalysisOptions(B=300, seed=3, min_shared_items=10))
+                            VALUES, options=AnalysisOptions(B=300, seed=3,
+                                                            min_shared_items=10)).to_dict()
     assert res["n_items"] == 140  # the comparison: on the items both scored
     for name, scores in (("close", close), ("partial", partial)):
         own = judge_metrics(humans, scores, "ordinal", VALUES, options=AnalysisOptions(B=300,
@@ -160,13 +170,13 @@ def test_holm_matches_statsmodels_and_caps_at_one():
 def test_calibrate_corrects_each_pair_and_metric_apart():
     # two families (judge pair a-b on QWK, a-c on QWK) across two dimensions: each is corrected
     # over its own two p-values only (a single family of four would multiply by 4, 3, ...)
-    per_dim = {d: {"pairs": [{"a": "a", "b": "b", "metric": "qwk", "p": pb},
-                             {"a": "a", "b": "c", "metric": "qwk", "p": pc}]}
+    per_dim = {d: _Pairs((PairDifference("a", "b", "qwk", 0.1, 0.0, 0.2, pb),
+                          PairDifference("a", "c", "qwk", 0.1, 0.0, 0.2, pc)))
                for d, pb, pc in (("empathy", 0.01, 0.04), ("safety", 0.02, 0.03))}
     out = calibrate(per_dim)
-    assert [out[d]["pairs"][0]["p_holm"] for d in ("empathy", "safety")] == \
+    assert [out[d].pairs[0].p_holm for d in ("empathy", "safety")] == \
         pytest.approx([0.02, 0.02])
-    assert [out[d]["pairs"][1]["p_holm"] for d in ("empathy", "safety")] == \
+    assert [out[d].pairs[1].p_holm for d in ("empathy", "safety")] == \
         pytest.approx([0.06, 0.06])
 
 
@@ -207,7 +217,8 @@ def test_configurations_that_share_no_item_are_listed_not_compared(case):
     res = compare_dimension("empathy", humans,
                             {"b": JudgeRun(b, n_unscored=3, n_judgments=n), "a": JudgeRun(a),
                              "none": JudgeRun(np.full(n, np.nan))},
-                            "ordinal", VALUES, options=AnalysisOptions(B=7, seed=3, margin=0.1))
+                            "ordinal", VALUES, options=AnalysisOptions(B=7, seed=3,
+                                                                       margin=0.1)).to_dict()
     assert set(res) == COMPARISON_KEYS
     assert (res["n_items"], res["B"], res["seed"], res["margin"]) == (0, 7, 3, 0.1)
     assert res["pairs"] == [] and list(res["configs"]) == ["a", "b", "none"]
@@ -234,7 +245,8 @@ def test_every_path_gives_every_key_and_the_options_travel(case):
     humans, close, _, _ = case
     res = compare_dimension("empathy", humans,
                             {"a": JudgeRun(close), "none": JudgeRun(np.full(len(close), np.nan))},
-                            "ordinal", VALUES, options=AnalysisOptions(B=0, seed=9, margin=0.07))
+                            "ordinal", VALUES, options=AnalysisOptions(B=0, seed=9,
+                                                                       margin=0.07)).to_dict()
     assert set(res) == COMPARISON_KEYS
     assert (res["B"], res["seed"], res["margin"]) == (0, 9, 0.07)
     assert set(res["configs"]["none"]) == CONFIG_KEYS
@@ -256,7 +268,7 @@ def test_misses_by_hand_on_a_binary_and_an_ordinal_scale():
     m = np.array([[1, 1], [1, 0], [0, 0], [1, 1], [nan, nan], [1, nan]])
     judge = np.array([1, 0, 1, 0, 1, nan])
     r = Ratings(m, tuple(range(6)), ("h1", "h2"))
-    missed, flagged, what = _misses(r, judge, [0.0, 1.0], binary=True)
+    missed, flagged, what = astuple(_misses(r, judge, [0.0, 1.0], binary=True))
     # lower medians: item0 1, item1 0 (lower of 0 and 1), item2 0, item3 1, item4 none,
     # item5 1 (judge did not score it). Flagged and judged: items 0 and 3; the judge missed 3
     assert (missed, flagged, what) == (1, 2, "items the humans flagged")
@@ -264,7 +276,7 @@ def test_misses_by_hand_on_a_binary_and_an_ordinal_scale():
     m = np.array([[1, 2], [2, 3], [4, 4], [nan, nan]])
     judge = np.array([3, 2, 1, 1])
     r = Ratings(m, tuple(range(4)), ("h1", "h2"))
-    missed, flagged, what = _misses(r, judge, VALUES, binary=False)
+    missed, flagged, what = astuple(_misses(r, judge, VALUES, binary=False))
     # items 0 and 1 are at 2 or lower; the judge gave item 0 a 3 (missed), item 1 a 2
     assert (missed, flagged) == (1, 2) and what == "items the humans scored 2 or lower"
 
@@ -309,13 +321,12 @@ def _width(d: dict) -> float:
 def test_every_option_reaches_every_number(uneven):
     import krippendorff
 
-    from analysis.calibration import _block
     from analysis.ceiling import loo_pairs, pooled_metrics
-    from analysis.judge import judge_metrics
+    from analysis.judge import agreement_block, judge_metrics
 
     humans, runs = uneven
     m = humans.matrix
-    res = compare_dimension("empathy", humans, runs, "ordinal", VALUES, options=OPTS)
+    res = compare_dimension("empathy", humans, runs, "ordinal", VALUES, options=OPTS).to_dict()
     common = np.zeros(62, bool)
     common[:60] = True
     common[5:10] = False
@@ -335,8 +346,8 @@ def test_every_option_reaches_every_number(uneven):
         run, cfg = runs[name], res["configs"][name]
         # the verdict, the test and the comparison with the ceiling are the configuration's
         # own, on every human-rated item it scored, with the options given
-        own = _block(judge_metrics(humans, run.scores, "ordinal", VALUES, samples=run.samples,
-                                   options=opts))
+        own = agreement_block(judge_metrics(humans, run.scores, "ordinal", VALUES,
+                                            samples=run.samples, options=opts)).to_dict()
         assert cfg["verdict"] == own["verdict"] and cfg["alt_test"] == own["alt_test"]
         assert cfg["vs_ceiling"] == own["vs_ceiling"]
         assert cfg["verdict"]["margin"] == 0.1
@@ -358,15 +369,15 @@ def test_every_option_reaches_every_number(uneven):
     assert a["self_consistency_alpha"] == pytest.approx(krippendorff.alpha(
         reliability_data=runs["a"].samples[common].T, level_of_measurement="ordinal",
         value_domain=VALUES), abs=1e-9)
-    own_b = _block(judge_metrics(humans, runs["b"].scores, "ordinal", VALUES,
-                                 samples=runs["b"].samples, options=opts))
+    own_b = agreement_block(judge_metrics(humans, runs["b"].scores, "ordinal", VALUES,
+                                          samples=runs["b"].samples, options=opts)).to_dict()
     assert b["self_consistency_alpha"] == pytest.approx(own_b["self_consistency_alpha"])
     assert b["mae"]["value"] == pytest.approx(own_b["mae"])
     assert (b["qwk"]["low"], b["qwk"]["high"]) == (own_b["vs_ceiling"]["judge_qwk"]["low"],
                                                    own_b["vs_ceiling"]["judge_qwk"]["high"])
     # the level of the intervals is the one asked for: 90% is narrower than 95%
     wide = compare_dimension("empathy", humans, runs, "ordinal", VALUES,
-                             options=replace(OPTS, ci=0.95))
+                             options=replace(OPTS, ci=0.95)).to_dict()
     for name in ("a", "b"):
         for metric in ("mae", "alpha_with_judge"):
             assert _width(res["configs"][name][metric]) < \
@@ -380,23 +391,24 @@ def test_every_option_reaches_every_number(uneven):
 
 
 def test_known_blocks_are_used_only_when_they_cover_the_same_items(uneven):
-    from analysis.calibration import _block
-    from analysis.judge import judge_metrics
+    from analysis.judge import agreement_block, judge_metrics
 
     humans, runs = uneven
-    own_b = _block(judge_metrics(humans, runs["b"].scores, "ordinal", VALUES,
-                                 samples=runs["b"].samples, options=OPTS))
-    assert own_b["n_scored_items"] == 55
-    marker = {**own_b["verdict"], "text": "from h2h analyze"}
-    known = {"b": {**own_b, "verdict": marker, "mae": 9.99}}
-    res = compare_dimension("empathy", humans, runs, "ordinal", VALUES, known=known, options=OPTS)
-    assert res["configs"]["b"]["verdict"]["text"] == "from h2h analyze"
+    own_b = agreement_block(judge_metrics(humans, runs["b"].scores, "ordinal", VALUES,
+                                          samples=runs["b"].samples, options=OPTS))
+    assert own_b.n_scored_items == 55
+    marker = replace(own_b.verdict, reasons=("from h2h analyze",))
+    known = {"b": replace(own_b, verdict=marker, mae=9.99)}
+    res = compare_dimension("empathy", humans, runs, "ordinal", VALUES, known=known,
+                            options=OPTS).to_dict()
+    assert res["configs"]["b"]["verdict"]["reasons"] == ["from h2h analyze"]
     assert res["configs"]["b"]["mae"]["value"] == 9.99
     # a block computed on other items (here: one item fewer) is not taken
-    stale = {"b": {**known["b"], "n_scored_items": 54}}
-    res = compare_dimension("empathy", humans, runs, "ordinal", VALUES, known=stale, options=OPTS)
-    assert res["configs"]["b"]["verdict"] == own_b["verdict"]
-    assert res["configs"]["b"]["mae"]["value"] == pytest.approx(own_b["mae"])
+    stale = {"b": replace(known["b"], n_scored_items=54)}
+    res = compare_dimension("empathy", humans, runs, "ordinal", VALUES, known=stale,
+                            options=OPTS).to_dict()
+    assert res["configs"]["b"]["verdict"] == own_b.verdict.as_dict()
+    assert res["configs"]["b"]["mae"]["value"] == pytest.approx(own_b.mae)
 
 
 def test_called_without_options_it_gives_h2h_analyzes_defaults():
@@ -410,8 +422,8 @@ def test_called_without_options_it_gives_h2h_analyzes_defaults():
     judge = np.where(np.arange(10) < 5, np.clip(lat + 0.0, 1, 5), np.nan)
     runs = {"j": JudgeRun(judge)}
     o = AnalysisOptions()
-    spelt = compare_dimension("empathy", humans, runs, "ordinal", VALUES, options=o)
-    assert compare_dimension("empathy", humans, runs, "ordinal", VALUES) == spelt
+    spelt = compare_dimension("empathy", humans, runs, "ordinal", VALUES, options=o).to_dict()
+    assert compare_dimension("empathy", humans, runs, "ordinal", VALUES).to_dict() == spelt
     assert (spelt["B"], spelt["seed"]) == (1000, 0)
     # every human kept (chosen on all 10 items), on the 5 compared items: 3 × 5 pairs
     assert spelt["human_ceiling"]["n_pairs"] == 15
@@ -419,7 +431,7 @@ def test_called_without_options_it_gives_h2h_analyzes_defaults():
     assert spelt["configs"]["j"]["verdict"]["outcome"] != "not_estimable"  # 5 items suffice
     # one more item asked for than the judge scored: no verdict, for that reason
     six = compare_dimension("empathy", humans, runs, "ordinal", VALUES,
-                            options=AnalysisOptions(min_units=6))
+                            options=AnalysisOptions(min_units=6)).to_dict()
     assert six["configs"]["j"]["verdict"]["outcome"] == "not_estimable"
 
 
@@ -431,26 +443,28 @@ def test_bootstrap_edges_two_items_three_for_verbosity_and_no_pairs_without_resa
     runs = {"x": JudgeRun(x), "y": JudgeRun(y)}
     lengths = np.array([10.0, 50.0, 30.0, 20.0])
     two = compare_dimension("empathy", humans, runs, "ordinal", VALUES, lengths=lengths,
-                            options=AnalysisOptions(B=50, min_shared_items=2))
+                            options=AnalysisOptions(B=50, min_shared_items=2)).to_dict()
     assert two["n_items"] == 2 and len(two["pairs"]) == 3    # two items can be resampled
     assert "verbosity" not in two["configs"]["x"]            # but ρ needs three
     three = compare_dimension("empathy", humans, {"x": JudgeRun(x)}, "ordinal", VALUES,
-                              lengths=lengths, options=AnalysisOptions(B=50, min_shared_items=2))
+                              lengths=lengths, options=AnalysisOptions(B=50,
+                                                                       min_shared_items=2)).to_dict()
     assert three["n_items"] == 3
     assert three["configs"]["x"]["verbosity"] == {"judge": pytest.approx(1.0),
                                                   "humans": pytest.approx(1.0)}
     # B = 0: no resamples, so no intervals and no paired differences; B = 1 is a resample
     # (paired differences are listed) but no interval (a percentile needs two)
     none = compare_dimension("empathy", humans, runs, "ordinal", VALUES,
-                             options=AnalysisOptions(B=0, min_shared_items=2))
+                             options=AnalysisOptions(B=0, min_shared_items=2)).to_dict()
     assert none["pairs"] == [] and none["configs"]["x"]["mae"]["low"] is None
     one = compare_dimension("empathy", humans, runs, "ordinal", VALUES, options=AnalysisOptions(B=1,
-                            min_shared_items=2))
+                            min_shared_items=2)).to_dict()
     assert len(one["pairs"]) == 3 and one["pairs"][0]["low"] is None
     assert one["configs"]["x"]["mae"]["low"] is None
     # all configurations score every human-rated item: nothing is said to be left out
     full = compare_dimension("empathy", humans, {"x": JudgeRun(np.array([1, 5, 3, 2.0]))},
-                             "ordinal", VALUES, options=AnalysisOptions(B=0, min_shared_items=2))
+                             "ordinal", VALUES, options=AnalysisOptions(B=0,
+                                                                        min_shared_items=2)).to_dict()
     assert not any("left out" in n for n in full["notes"])
 
 
@@ -459,7 +473,7 @@ def test_misses_follow_the_binary_flag():
     humans = Ratings(m, tuple(range(5)), ("h1", "h2"))
     judge = np.array([1, 0, 0, 0, 1], float)
     res = compare_dimension("safety", humans, {"j": JudgeRun(judge)}, "nominal", [0.0, 1.0],
-                            binary=True, options=AnalysisOptions(B=0, min_shared_items=2))
+                            binary=True, options=AnalysisOptions(B=0, min_shared_items=2)).to_dict()
     # flagged by the humans (lower median 1): items 0 and 1; the judge missed item 1
     assert res["configs"]["j"]["misses"] == {"missed": 1, "of": 2,
                                              "what": "items the humans flagged"}
@@ -471,7 +485,7 @@ def test_edges_single_human_items_undefined_metrics_and_the_no_scores_record():
     humans = Ratings(m, tuple(range(5)), ("h1", "h2"))
     only = np.array([2, np.nan, np.nan, np.nan, np.nan])
     res = compare_dimension("empathy", humans, {"j": JudgeRun(only)}, "ordinal", VALUES,
-                            options=AnalysisOptions(B=20, min_shared_items=2))
+                            options=AnalysisOptions(B=20, min_shared_items=2)).to_dict()
     cfg = res["configs"]["j"]
     assert cfg["status"] == "ok" and res["n_items"] == 1
     assert cfg["vs_ceiling"] is None and cfg["qwk"]["low"] is None
@@ -480,7 +494,8 @@ def test_edges_single_human_items_undefined_metrics_and_the_no_scores_record():
     flat = Ratings(np.full((4, 2), 3.0), tuple(range(4)), ("h1", "h2"))
     res = compare_dimension("empathy", flat,
                             {"x": JudgeRun(np.full(4, 3.0)), "y": JudgeRun(np.full(4, 3.0))},
-                            "ordinal", VALUES, options=AnalysisOptions(B=20, min_shared_items=2))
+                            "ordinal", VALUES, options=AnalysisOptions(B=20,
+                                                                       min_shared_items=2)).to_dict()
     assert res["configs"]["x"]["alpha_with_judge"]["value"] is None
     pair = _pair(res, "x", "y", "alpha_with_judge")
     assert pair["diff"] is None
@@ -489,13 +504,14 @@ def test_edges_single_human_items_undefined_metrics_and_the_no_scores_record():
     res = compare_dimension("empathy", flat,
                             {"x": JudgeRun(np.full(4, 3.0)),
                              "y": JudgeRun(np.array([1.0, 5.0, 3.0, 2.0]))},
-                            "ordinal", VALUES, options=AnalysisOptions(B=20, min_shared_items=2))
+                            "ordinal", VALUES, options=AnalysisOptions(B=20,
+                                                                       min_shared_items=2)).to_dict()
     assert res["configs"]["y"]["alpha_with_judge"]["value"] is not None
     assert _pair(res, "x", "y", "alpha_with_judge")["diff"] is None
     # a configuration without scores: the whole verdict record says why
     none = compare_dimension("empathy", humans, {"j": JudgeRun(np.full(5, np.nan))}, "ordinal",
                              VALUES, options=AnalysisOptions(B=0, margin=0.08)
-                             )["configs"]["j"]["verdict"]
+                             ).to_dict()["configs"]["j"]["verdict"]
     assert none == {"outcome": "not_estimable", "phrase": "no verdict",
                     "text": "no verdict — no scored judgments on this dimension.",
                     "reasons": ["no scored judgments on this dimension"], "margin": 0.08,
@@ -510,5 +526,5 @@ def test_misses_count_single_human_items_and_the_judges_misses_only():
     # items 0 and 1 and misses item 2; item 3 is not flagged
     m = np.array([[1, 1], [1, 1], [1, nan], [0, 0]], float)
     r = Ratings(m, tuple(range(4)), ("h1", "h2"))
-    assert _misses(r, np.array([1, 1, 0, 1.0]), [0.0, 1.0], binary=True) == \
+    assert astuple(_misses(r, np.array([1, 1, 0, 1.0]), [0.0, 1.0], binary=True)) == \
         (1, 3, "items the humans flagged")

@@ -5,31 +5,39 @@ hand, at the edges of every rule."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
-from analysis.calibration import _best_configuration
+from analysis.calibration import ConfigComparison, Misses, Verbosity, _best_configuration
+from analysis.serialize import Interval
 
 
 def _cfg(qwk=0.7, alpha=0.6, *, outcome="can_replace", text="can replace the raters",
-         n_items=40, verdict_n_items=40, items_needed=None, **extra) -> dict:
-    return {"status": "ok", "n_items": n_items, "verdict_n_items": verdict_n_items,
-            "qwk": {"value": qwk, "low": None, "high": None},
-            "alpha_with_judge": {"value": alpha, "low": None, "high": None},
-            "verdict": {"outcome": outcome, "text": text, "items_needed": items_needed},
-            **extra}
+         n_items=40, verdict_n_items=40, items_needed=None, status="ok", misses=None,
+         verbosity=None, bias=None) -> ConfigComparison:
+    # the verdict as the summary reads it: its outcome, text and the items it needs
+    verdict = SimpleNamespace(outcome=outcome, text=text, items_needed=items_needed)
+    return ConfigComparison(
+        status, n_items, Interval(qwk), Interval(alpha), Interval(None), bias, None, None,
+        verdict, 0, 0, None, verdict_n_items=verdict_n_items,
+        verbosity=Verbosity(**verbosity) if verbosity else None,
+        misses=Misses(**misses) if misses else None)
+
+
+OFF = _cfg(status="no scored judgments")
 
 
 def _v(**cfgs) -> dict:
-    return _best_configuration("empathy", {"configs": cfgs})
+    return _best_configuration("empathy", cfgs).to_dict()
 
 
 def test_no_configuration_with_scores():
-    off = {"status": "no scored judgments"}
-    assert _v(a=off) == {
+    assert _v(a=OFF) == {
         "best": None, "outcome": "not_estimable", "can_replace": None,
         "text": "empathy: no verdict — no configuration has scored judgments here.",
         "caveats": []}
-    assert _best_configuration("safety", {"configs": {}})["text"] == \
+    assert _best_configuration("safety", {}).text == \
         "safety: no verdict — no configuration has scored judgments here."
 
 
@@ -58,7 +66,7 @@ def test_the_best_is_the_highest_qwk_then_the_highest_alpha():
     assert _v(a=_cfg(0.5, 0.0), b=_cfg(0.5, -0.3))["best"] == "a"
     assert _v(a=_cfg(0.5, None), b=_cfg(0.5, -0.3))["best"] == "b"
     # only configurations with scores compete
-    assert _v(a={"status": "no scored judgments"}, b=_cfg(0.1))["best"] == "b"
+    assert _v(a=OFF, b=_cfg(0.1))["best"] == "b"
 
 
 def test_the_text_says_when_verdict_and_comparison_rest_on_different_items():

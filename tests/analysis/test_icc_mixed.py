@@ -124,7 +124,7 @@ def test_analyze_uses_every_item_and_says_which_estimator():
     df = pd.DataFrame({"item_id": [f"i{i}" for i in rows], "rater": [f"r{j}" for j in cols],
                        "dimension": "empathy", "score": m[rows, cols]})
     res = analyze(df, {"empathy": Scale("ordinal", (1.0, 2.0, 3.0, 4.0, 5.0))},
-                  options=AnalysisOptions(B=0))
+                  options=AnalysisOptions(B=0)).to_dict()
     d = res["dimensions"]["empathy"]
     ref = REF["datasets"]["random_30pct"]["icc"]
     assert d["icc"]["ICC2"]["value"] == pytest.approx(ref["ICC2"]["value"], abs=1e-5)

@@ -119,7 +119,7 @@ def test_analyze_json_gives_the_reason_once_per_form_and_one_note():
             for i in range(5) for j in range(3)]
     df = pd.DataFrame(rows, columns=["item_id", "rater", "dimension", "score"])
     res = analyze(df, {"safety": Scale("interval", (1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0))},
-                  options=AnalysisOptions(B=0))
+                  options=AnalysisOptions(B=0)).to_dict()
     d = res["dimensions"]["safety"]
     assert d["icc"]["ICC1"]["why_no_ci"] is None and d["icc"]["ICC1"]["low"] is not None
     for f in ("ICC2", "ICC3", "ICC2k", "ICC3k"):
@@ -136,7 +136,7 @@ def test_items_that_do_not_differ_leave_some_forms_without_a_value():
     rows = [(f"i{i}", r, "safety", s) for i in range(5) for r, s in (("r0", 3.0), ("r1", 4.0))]
     df = pd.DataFrame(rows, columns=["item_id", "rater", "dimension", "score"])
     res = analyze(df, {"safety": Scale("ordinal", (1.0, 2.0, 3.0, 4.0, 5.0))},
-                  options=AnalysisOptions(B=0))
+                  options=AnalysisOptions(B=0)).to_dict()
     d = res["dimensions"]["safety"]
     # ICC(1,1) at its floor −1/(k − 1) with F = 0 (both bounds there too); ICC(2) = 0 / (JMS/n)
     assert d["icc"]["ICC1"] == {"value": -1.0, "low": -1.0, "high": -1.0, "why_no_ci": None}

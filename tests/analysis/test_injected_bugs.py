@@ -53,7 +53,7 @@ def _retest_frames() -> tuple[pd.DataFrame, tuple[pd.DataFrame, pd.DataFrame]]:
 def test_analyze_retest_alpha_is_at_the_dimensions_level(level):
     ratings, repeats = _retest_frames()
     res = analyze(ratings, {"empathy": Scale(level, THREE)}, options=AnalysisOptions(B=0),
-                  repeats=repeats)
+                  repeats=repeats).to_dict()
     rt = res["dimensions"]["empathy"]["retest"]
     assert rt["n_pairs"] == 4
     assert rt["alpha"] == pytest.approx(RETEST_ALPHA[level], abs=1e-12)

@@ -185,6 +185,6 @@ def test_scale_of_labels_codes_in_order():
                        "dimension": "safety", "score": ["safe", "borderline", "unsafe",
                                                         "unsafe"]})
     res = analyze(df, {"safety": sc}, options=AnalysisOptions(B=0, min_units=2,
-                                                              min_shared_items=2))
+                                                              min_shared_items=2)).to_dict()
     r = res["dimensions"]["safety"]["raters"]
     assert r["x"]["mean"] == 2.0 and r["y"]["mean"] == 1.5

@@ -34,7 +34,7 @@ def _all_none(d: dict) -> bool:
 
 def test_one_item_is_not_estimable_with_one_reason(tmp_path):
     df = _long([("a", "x", 3), ("a", "y", 4), ("a", "z", 3)])
-    res = analyze(df, {"empathy": S5}, options=AnalysisOptions(B=50))
+    res = analyze(df, {"empathy": S5}, options=AnalysisOptions(B=50)).to_dict()
     d = res["dimensions"]["empathy"]
     # today: alpha 0.000 with CI [0, 0] and "unreliable"
     assert _all_none(d) and d["alpha_ci"]["low"] is None and d["alpha_ci"]["high"] is None
@@ -53,9 +53,10 @@ def test_the_minimum_of_pairable_items_is_an_option():
     rows = [(f"i{i}", r, s) for i, (a, b) in enumerate([(1, 2), (2, 2), (3, 4), (5, 4)])
             for r, s in (("x", a), ("y", b))]
     df = _long(rows)
-    assert analyze(df, {"empathy": S5}, options=AnalysisOptions(B=0))["dimensions"][
+    assert analyze(df, {"empathy": S5}, options=AnalysisOptions(B=0)).to_dict()["dimensions"][
         "empathy"]["alpha"]["ordinal"] is None
-    d = analyze(df, {"empathy": S5}, options=AnalysisOptions(B=0, min_units=4))["dimensions"][
+    d = analyze(df, {"empathy": S5}, options=AnalysisOptions(B=0,
+                                                             min_units=4)).to_dict()["dimensions"][
         "empathy"]
     assert d["alpha"]["ordinal"] is not None and d["status"] == "ok"
 
@@ -64,7 +65,8 @@ def test_no_variance_gives_exact_agreement_one_and_a_single_reason(tmp_path):
     rows = [(f"i{i}", r, 4) for i in range(10) for r in ("x", "y", "z")]
     df = _long(rows)
     # declared scale 1..5: AC1 and Brennan–Prediger are defined (= 1)
-    d = analyze(df, {"empathy": S5}, options=AnalysisOptions(B=50))["dimensions"]["empathy"]
+    d = analyze(df, {"empathy": S5},
+                options=AnalysisOptions(B=50)).to_dict()["dimensions"]["empathy"]
     assert d["percent_exact"] == 1.0 and d["percent_within1"] == 1.0
     assert d["alpha"]["ordinal"] is None and d["cohen_kappa"]["quadratic"] is None
     assert d["icc"]["ICC2"] is None and d["fleiss_kappa"] is None
@@ -125,7 +127,7 @@ def test_a_judge_without_scored_judgments_has_no_qwk_and_no_alpha(tmp_path):
     df, latent = _study()
     judges = pd.DataFrame({"item_id": [f"i{i}" for i in range(60)], "judge": "mute",
                            "dimension": "empathy", "score": np.nan})
-    res = analyze(df, {"empathy": S5}, judges=judges, options=AnalysisOptions(B=100))
+    res = analyze(df, {"empathy": S5}, judges=judges, options=AnalysisOptions(B=100)).to_dict()
     m = res["judges"]["mute"]["empathy"]
     # today: alpha_with_judge repeated the humans' alpha, and h2h calibrate crashed
     assert m["status"] == "no scored judgments"
@@ -168,7 +170,7 @@ def test_undefined_kappa_pairs_are_counted_not_averaged_over_zero():
     rows = []
     for i in range(12):
         rows += [(f"i{i}", "r0", 3), (f"i{i}", "r1", 1 + i % 5), (f"i{i}", "r2", 3)]
-    res = analyze(_long(rows), {"empathy": S5}, options=AnalysisOptions(B=0))
+    res = analyze(_long(rows), {"empathy": S5}, options=AnalysisOptions(B=0)).to_dict()
     d = res["dimensions"]["empathy"]
     assert d["cohen_pairs"]["used"] == 2 and d["cohen_pairs"]["undefined"]["quadratic"] == 1
     assert d["cohen_kappa"]["quadratic"] == pytest.approx(0.0, abs=1e-12)
@@ -179,7 +181,7 @@ def test_undefined_kappa_pairs_are_counted_not_averaged_over_zero():
     # said so instead of "mean over 0 rater pairs"
     rows = [(f"i{i}", r, 3) for i in range(12) for r in ("r0", "r1")] + \
            [(f"j{i}", r, 4) for i in range(12) for r in ("r2", "r3")]
-    d = analyze(_long(rows), {"empathy": S5}, options=AnalysisOptions(B=0))["dimensions"][
+    d = analyze(_long(rows), {"empathy": S5}, options=AnalysisOptions(B=0)).to_dict()["dimensions"][
         "empathy"]
     assert d["cohen_kappa"]["quadratic"] is None and d["cohen_pairs"]["used"] == 0
     note = next(n for n in d["notes"] if n.startswith("cohen_kappa"))
@@ -191,7 +193,7 @@ def test_undefined_kappa_pairs_are_counted_not_averaged_over_zero():
 def test_pairs_sharing_too_few_items_are_dropped_and_counted():
     rows = [(f"i{i}", r, 1 + (i + j) % 5) for i in range(30) for j, r in enumerate(("a", "b"))]
     rows += [(f"i{i}", "c", 1 + i % 5) for i in range(3)]  # shares 3 items with a and b
-    d = analyze(_long(rows), {"empathy": S5}, options=AnalysisOptions(B=0))["dimensions"][
+    d = analyze(_long(rows), {"empathy": S5}, options=AnalysisOptions(B=0)).to_dict()["dimensions"][
         "empathy"]
     assert d["cohen_pairs"]["used"] == 1 and d["cohen_pairs"]["too_few_items"] == 2
     assert any("2 pairs sharing fewer than 10 items left out" in n for n in d["notes"])
@@ -201,7 +203,7 @@ def test_bootstrap_zero_gives_point_estimates_only(tmp_path):
     df, latent = _study()
     judges = pd.DataFrame({"item_id": [f"i{i}" for i in range(60)], "judge": "close",
                            "dimension": "empathy", "score": np.clip(np.rint(latent), 1, 5)})
-    res = analyze(df, {"empathy": S5}, judges=judges, options=AnalysisOptions(B=0))
+    res = analyze(df, {"empathy": S5}, judges=judges, options=AnalysisOptions(B=0)).to_dict()
     d, m = res["dimensions"]["empathy"], res["judges"]["close"]["empathy"]
     assert d["alpha"]["ordinal"] is not None and d["alpha_ci"]["low"] is None
     assert d["alpha_ci"]["B"] == 0
@@ -232,7 +234,7 @@ def test_a_block_without_ratings_has_every_key_of_a_block_with_them():
     full = pd.DataFrame({"item": np.repeat(np.arange(12), 3), "rater": list("abc") * 12,
                          "score": rng.integers(1, 6, 36).astype(float)})
     empty = full.assign(score=np.nan)
-    with_data, without = human_block(full, sc, opt), human_block(empty, sc, opt)
+    with_data, without = human_block(full, sc, opt).to_dict(), human_block(empty, sc, opt).to_dict()
     assert set(without) == set(with_data)
     assert without["percent_exact"] is None and without["percent_within1"] is None
     assert without["raters"] == {}

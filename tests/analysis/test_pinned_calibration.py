@@ -27,7 +27,7 @@ def test_point_values_by_hand():
     res = compare_dimension("empathy", humans,
                             {"J": JudgeRun(J, n_unscored=1, n_judgments=6), "K": JudgeRun(J2)},
                             "ordinal", VALUES, lengths=lengths, options=AnalysisOptions(B=0,
-                            min_shared_items=2))
+                            min_shared_items=2)).to_dict()
     j = res["configs"]["J"]
     assert j["qwk"]["value"] == pytest.approx(JUDGE["qwk"], abs=1e-12)
     assert j["mae"]["value"] == pytest.approx(JUDGE["mae"], abs=1e-12)
@@ -73,7 +73,7 @@ def test_intervals_and_paired_differences_match_a_loop_over_the_same_resamples()
     B, seed = 300, 5
     res = compare_dimension("d", Ratings(m, tuple(range(n)), tuple("pqrs")),
                             {"a": JudgeRun(a), "b": JudgeRun(b)}, "ordinal", VALUES,
-                            options=AnalysisOptions(B=B, seed=seed, min_shared_items=2))
+                            options=AnalysisOptions(B=B, seed=seed, min_shared_items=2)).to_dict()
     pairs = loo_pairs(m)
     w = item_weights(n, B, seed).astype(int)
     kw = {"level_of_measurement": "ordinal", "value_domain": VALUES}

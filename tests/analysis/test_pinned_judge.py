@@ -168,7 +168,7 @@ def _check_json(res: dict) -> None:
 def test_analyze_prints_the_same_numbers():
     ratings, judges = _long()
     res = analyze(ratings, {"empathy": Scale("ordinal", tuple(VALUES))}, judges=judges,
-                  options=AnalysisOptions(B=0, min_shared_items=2))
+                  options=AnalysisOptions(B=0, min_shared_items=2)).to_dict()
     _check_json(res)
 
 

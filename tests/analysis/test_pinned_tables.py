@@ -58,7 +58,7 @@ def _cell(res, model, task):
 
 
 def test_leaderboard_means_by_hand():
-    res = leaderboard(_scores(), ITEMS, B=2000, seed=1)
+    res = leaderboard(_scores(), ITEMS, B=2000, seed=1).to_dict()
     # means of the per-item means (a per-item max would give 4.75 and 2.0)
     assert _cell(res, "good", "all")["mean"] == pytest.approx((4.5 + 3.5 + 5 + 2.5) / 4)
     assert _cell(res, "good", "dialogue")["mean"] == pytest.approx((4.5 + 3.5) / 2)
@@ -71,7 +71,7 @@ def test_leaderboard_means_by_hand():
 
 
 def test_leaderboard_sap_minus_baseline_by_hand():
-    res = leaderboard(_scores(), ITEMS, B=2000, seed=1)
+    res = leaderboard(_scores(), ITEMS, B=2000, seed=1).to_dict()
     sap = {r["model"]: r for r in res["sap_vs_baseline"]}
     # paired by scenario: s1 4.5 - 3.5 = 1, s2 5 - 2.5 = 2.5; mean 1.75; resampled mean
     # differences are 1, 1.75, 2.5 with probabilities 1/4, 1/2, 1/4
@@ -95,7 +95,7 @@ def test_leaderboard_cis_match_a_naive_bootstrap():
                           "scenario": [f"s{i}" for i in range(40)]})
     scores = pd.DataFrame({"item_id": items["item_id"], "rater": "r", "dimension": "d",
                            "score": x})
-    cell = _cell(leaderboard(scores, items, B=4000, seed=3), "m", "all")
+    cell = _cell(leaderboard(scores, items, B=4000, seed=3).to_dict(), "m", "all")
     naive = [np.mean(x[rng.integers(0, 40, 40)]) for _ in range(4000)]
     lo, hi = np.quantile(naive, [0.025, 0.975])
     assert cell["mean"] == pytest.approx(x.mean(), abs=1e-12)
@@ -112,7 +112,7 @@ def test_leaderboard_red_flags_and_fair_scores_by_hand():
                          columns=["item_id", "rater", "red_flag"])
     fair = pd.DataFrame({"item_id": list(SCORES), "dimension": "safety",
                          "fair_score": [4.0, 3.0, 5.0, 2.0, 1.0, 3.0, 4.0, 2.0]})
-    res = leaderboard(_scores(), ITEMS, B=500, seed=0, flags=flags, fair=fair)
+    res = leaderboard(_scores(), ITEMS, B=500, seed=0, flags=flags, fair=fair).to_dict()
     red = {r["model"]: r for r in res["red_flags"]}
     assert red["bad"]["share"] == pytest.approx(0.75) and red["bad"]["n_items"] == 2
     assert red["good"]["share"] == 0.0
@@ -122,7 +122,7 @@ def test_leaderboard_red_flags_and_fair_scores_by_hand():
 
 
 def test_leaderboard_defaults_labels_and_rows():
-    res = leaderboard(_scores(), ITEMS)
+    res = leaderboard(_scores(), ITEMS).to_dict()
     assert (res["B"], res["seed"], res["source"]) == (1000, 0, "humans")
     assert {c["dimension"] for c in res["cells"]} == {"safety"}
     # a row per model and task family, and a row per model over all families, each with the
@@ -148,8 +148,8 @@ def test_leaderboard_same_seed_same_numbers_and_other_columns_do_not_drop_scores
                            "reason": [None if i % 3 else "ok" for i in range(30)]})
     fair = pd.DataFrame({"item_id": items["item_id"], "dimension": "d",
                          "fair_score": rng.normal(3, 1, 30)})
-    first = leaderboard(scores, items, B=300, seed=7, fair=fair)
-    assert first == leaderboard(scores, items, B=300, seed=7, fair=fair)
+    first = leaderboard(scores, items, B=300, seed=7, fair=fair).to_dict()
+    assert first == leaderboard(scores, items, B=300, seed=7, fair=fair).to_dict()
     cell = _cell(first, "m", "all")
     assert cell["n_items"] == 30 and cell["mean"] == pytest.approx(scores["score"].mean())
 
@@ -173,16 +173,18 @@ def test_leaderboard_unpaired_sap_interval_by_hand():
     # 1/4, so the extreme difference (4 - 3 = 1, 5 - 2 = 3) has probability 1/16 > 2.5% and
     # is the percentile interval's end; the difference of means is 4.5 - 2.5 = 2
     scores, items = _unpaired()
-    (row,) = leaderboard(scores, items, B=2000, seed=2)["sap_vs_baseline"]
+    (row,) = leaderboard(scores, items, B=2000, seed=2).to_dict()["sap_vs_baseline"]
     assert row["design"] == "unpaired" and row["n"] == 4
     assert row["diff"] == pytest.approx(2.0) and (row["low"], row["high"]) == (1.0, 3.0)
     # B = 0 asks for point estimates only
-    (row,) = leaderboard(scores, items, B=0)["sap_vs_baseline"]
+    (row,) = leaderboard(scores, items, B=0).to_dict()["sap_vs_baseline"]
     assert row["diff"] == pytest.approx(2.0) and row["low"] is None and row["high"] is None
     # one baseline reply: no interval, however many SAP replies there are
-    (row,) = leaderboard(scores[scores["item_id"] != "d"], items, B=500)["sap_vs_baseline"]
+    (row,) = leaderboard(scores[scores["item_id"] != "d"], items,
+                         B=500).to_dict()["sap_vs_baseline"]
     assert row["diff"] == pytest.approx(4.5 - 2.0) and row["low"] is None
-    (row,) = leaderboard(scores[scores["item_id"] != "a"], items, B=500)["sap_vs_baseline"]
+    (row,) = leaderboard(scores[scores["item_id"] != "a"], items,
+                         B=500).to_dict()["sap_vs_baseline"]
     assert row["diff"] == pytest.approx(5.0 - 2.5) and row["high"] is None
 
 
@@ -192,7 +194,7 @@ def test_leaderboard_fair_intervals_and_items_without_a_fair_score():
     # means, with n 0 and no fair estimate
     fair = pd.DataFrame({"item_id": ["s1-bad", "s2-bad"], "dimension": "safety",
                          "fair_score": [1.0, 3.0]})
-    res = leaderboard(_scores(), ITEMS, B=2000, seed=4, fair=fair)
+    res = leaderboard(_scores(), ITEMS, B=2000, seed=4, fair=fair).to_dict()
     bad = _cell(res, "bad", "all")
     assert (bad["fair_mean"], bad["fair_low"], bad["fair_high"]) == (2.0, 1.0, 3.0)
     good = _cell(res, "good", "all")
@@ -203,7 +205,7 @@ def test_leaderboard_fair_intervals_and_items_without_a_fair_score():
 
 def test_leaderboard_one_resample_is_a_zero_width_interval():
     # B = 1 is allowed: the interval's ends are the one resample's mean (of 1.5 and 2.0)
-    bad = _cell(leaderboard(_scores(), ITEMS, B=1, seed=0), "bad", "all")
+    bad = _cell(leaderboard(_scores(), ITEMS, B=1, seed=0).to_dict(), "bad", "all")
     assert bad["low"] == bad["high"] and bad["low"] in (1.5, 1.75, 2.0)
 
 
@@ -246,7 +248,7 @@ def test_pair_kappa_is_weighted_by_shared_items():
                        for j, rr in enumerate("abc") if not np.isnan(m[i, j])],
                       columns=["item_id", "rater", "dimension", "score"])
     res = analyze(df, {"empathy": Scale("ordinal", tuple(VALUES))},
-                  options=AnalysisOptions(B=0, min_shared_items=2))
+                  options=AnalysisOptions(B=0, min_shared_items=2)).to_dict()
     ck = res["dimensions"]["empathy"]["cohen_kappa"]
     assert ck["quadratic"] == pytest.approx(
         (5 * _kappa(a[:5], b, "quadratic") + 3 * _kappa(a[5:], c, "quadratic")) / 8, abs=1e-12)
@@ -266,7 +268,7 @@ def test_two_sided_p_by_hand():
 
 def test_leaderboard_unpaired_row_whole_and_one_resample():
     scores, items = _unpaired()
-    (row,) = leaderboard(scores, items, B=1, seed=2)["sap_vs_baseline"]
+    (row,) = leaderboard(scores, items, B=1, seed=2).to_dict()["sap_vs_baseline"]
     # one resample, as everywhere in the leaderboard: an interval of width 0 at its difference
     # (each arm's resampled mean is 4, 4.5 or 5 and 2, 2.5 or 3)
     assert set(row) == {"model", "dimension", "design", "n", "diff", "low", "high"}
@@ -279,7 +281,7 @@ def test_leaderboard_flags_per_item_and_the_fair_score_explained():
     # flags given per item (no rater column): an item's share is 1 if flagged, else 0
     flags = pd.DataFrame({"item_id": ["s1-bad", "s2-bad", "s1-good-sap", "s2-good-sap"],
                           "red_flag": [True, False, False, False]})
-    res = leaderboard(_scores(), ITEMS, B=2000, seed=3, flags=flags)
+    res = leaderboard(_scores(), ITEMS, B=2000, seed=3, flags=flags).to_dict()
     red = {r["model"]: r for r in res["red_flags"]}
     # bad: shares 1 and 0, resampled means 0, 0.5, 1 (1/4, 1/2, 1/4): interval (0, 1)
     assert red["bad"] == {"model": "bad", "n_items": 2, "share": 0.5, "low": 0.0, "high": 1.0}
@@ -287,7 +289,7 @@ def test_leaderboard_flags_per_item_and_the_fair_score_explained():
                            "high": 0.0}
     assert "adjusted" not in res
     fair = pd.DataFrame({"item_id": ["s1-bad"], "dimension": "safety", "fair_score": [2.0]})
-    assert leaderboard(_scores(), ITEMS, B=0, fair=fair)["adjusted"] == (
+    assert leaderboard(_scores(), ITEMS, B=0, fair=fair).to_dict()["adjusted"] == (
         "fair_mean: mean over items of the fair score from the many-facet Rasch model "
         "(expected rating by a rater of average severity); items at a scale end use FACETS' "
         "0.3-point adjustment")

@@ -163,8 +163,8 @@ def test_leaderboard_column_adjusted_for_rater_severity():
                           "model": ["A" if n % 2 else "B" for n in range(40, 120)],
                           "condition": "none", "task": "dialogue", "scenario": "s"})
     fair = fair_scores(fit_dimensions(ratings, {"empathy": ([1, 2, 3, 4, 5], True)}))
-    plain = leaderboard(ratings, items, B=200, seed=1)
-    adj = leaderboard(ratings, items, B=200, seed=1, fair=fair)
+    plain = leaderboard(ratings, items, B=200, seed=1).to_dict()
+    adj = leaderboard(ratings, items, B=200, seed=1, fair=fair).to_dict()
     cell = {(c["model"], c["task"]): c for c in adj["cells"]}
     assert [{k: c[k] for k in ("mean", "low", "high")} for c in plain["cells"]] == \
         [{k: c[k] for k in ("mean", "low", "high")} for c in adj["cells"]]

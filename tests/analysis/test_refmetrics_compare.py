@@ -64,7 +64,7 @@ def test_a_metric_is_paired_with_the_leave_one_out_consensus_worked_by_hand():
     humans instead (1.5, 1.5, 3.5, 3.5, 5) would give other values."""
     metric = np.array([10, 20, 30, 40, 50], float)
     res = metric_dimension(_tiny(), [Scored("bleu", "metric", metric)], options=AnalysisOptions(B=0,
-                           min_units=5, min_shared_items=2))
+                           min_units=5, min_shared_items=2)).to_dict()
     x = [10, 20, 30, 40, 50, 10, 20, 30, 40, 50]
     c = [2, 1, 4, 3, 5, 1, 2, 3, 4, 5]
     row = next(r for r in res["rows"] if r["name"] == "bleu")
@@ -99,7 +99,7 @@ def test_the_ceiling_row_equals_the_human_ceiling_of_h2h_analyze():
     humans, quality, rng = _study()
     metric = quality + rng.normal(0, 1, quality.size)
     res = metric_dimension(humans, [Scored("m", "metric", metric)], options=AnalysisOptions(B=0,
-                           min_shared_items=5))
+                           min_shared_items=5)).to_dict()
     ref = pooled_metrics(loo_pairs(humans.matrix, min_shared_items=5))
     for k in ("pearson", "spearman", "kendall_tau_b"):
         assert res["rows"][0][k]["value"] == pytest.approx(ref[k], abs=1e-12)
@@ -113,7 +113,7 @@ def test_rank_statistics_and_their_cis_ignore_a_monotone_rescaling():
     res = metric_dimension(humans,
                            [Scored("m", "metric", m), Scored("m3", "metric", m ** 3),
                             Scored("copy", "judge", m.copy())],
-                           options=AnalysisOptions(B=300, seed=4, min_shared_items=5))
+                           options=AnalysisOptions(B=300, seed=4, min_shared_items=5)).to_dict()
     rows = {r["name"]: r for r in res["rows"]}
     for k in ("spearman", "kendall_tau_b"):
         assert rows["m"][k] == pytest.approx(rows["m3"][k])
@@ -133,7 +133,7 @@ def test_every_row_is_on_the_same_items_and_missing_rows_are_named():
                            [Scored("j", "judge", judge),
                             Scored("empty", "metric", np.full(quality.size, np.nan)),
                             Scored("m", "metric", quality)],
-                           options=AnalysisOptions(B=0, min_shared_items=5))
+                           options=AnalysisOptions(B=0, min_shared_items=5)).to_dict()
     assert res["n_items"] == 56
     assert any("4 items" in n and "left out" in n for n in res["notes"])
     assert any(n.startswith("empty: no score") for n in res["notes"])
@@ -143,7 +143,7 @@ def test_every_row_is_on_the_same_items_and_missing_rows_are_named():
 def test_a_metric_that_does_not_vary_is_not_estimable_and_says_why():
     humans, quality, _ = _study()
     res = metric_dimension(humans, [Scored("flat", "metric", np.full(quality.size, 7.0))],
-                           options=AnalysisOptions(B=100, min_shared_items=5))
+                           options=AnalysisOptions(B=100, min_shared_items=5)).to_dict()
     flat = next(r for r in res["rows"] if r["name"] == "flat")
     assert flat["spearman"] == {"value": None, "low": None, "high": None}
     assert flat["minus_ceiling"]["spearman"]["value"] is None
@@ -154,12 +154,12 @@ def test_a_metric_that_does_not_vary_is_not_estimable_and_says_why():
 def test_too_few_items_and_nominal_scales_are_not_estimable():
     humans = _tiny()
     res = metric_dimension(humans, [Scored("m", "metric", np.arange(5.0))],
-                           options=AnalysisOptions(B=0, min_units=6, min_shared_items=2))
+                           options=AnalysisOptions(B=0, min_units=6, min_shared_items=2)).to_dict()
     assert res["status"] == "not estimable"
     assert all(r["spearman"]["value"] is None for r in res["rows"])
     assert any("only 5 items" in n for n in res["notes"])
     nominal = metric_dimension(humans, [Scored("m", "metric", np.arange(5.0))], ordered=False,
-                               options=AnalysisOptions(B=0))
+                               options=AnalysisOptions(B=0)).to_dict()
     assert nominal["status"] == "not estimable" and nominal["rows"] == []
 
 
@@ -169,7 +169,7 @@ def test_system_tau_worked_by_hand():
     """Humans A > B > C > D, metric A > C > B > D: 5 of 6 model pairs concordant, 1
     discordant, so tau-b = (5 - 1) / 6 and 5/6 of the orderings are right."""
     r = system_agreement(np.array([4., 3, 2, 1]), {"m": np.array([.9, .5, .7, .1])},
-                         np.array(list("ABCD")), np.arange(4), B=0)["rows"]["m"]
+                         np.array(list("ABCD")), np.arange(4), B=0).to_dict()["rows"]["m"]
     assert r["kendall_tau_b"]["value"] == pytest.approx(4 / 6)
     assert r["kendall_tau_b"]["value"] == pytest.approx(
         stats.kendalltau([4, 3, 2, 1], [.9, .5, .7, .1]).statistic)
@@ -192,7 +192,7 @@ def test_system_ties_worked_by_hand():
 def test_system_means_average_items_and_two_models_give_no_tau():
     # model X: items 4 and 2 (mean 3); model Y: item 1 (mean 1); the metric reverses them
     res = system_agreement(np.array([4., 2, 1]), {"m": np.array([0., 0., 5.])},
-                           np.array(["X", "X", "Y"]), np.array(["s1", "s2", "s1"]), B=0)
+                           np.array(["X", "X", "Y"]), np.array(["s1", "s2", "s1"]), B=0).to_dict()
     assert res["human_means"] == {"X": 3.0, "Y": 1.0}
     assert res["rows"]["m"]["kendall_tau_b"]["value"] is None
     assert res["rows"]["m"]["pairwise_accuracy"]["value"] == 0.0
@@ -204,7 +204,7 @@ def test_scenario_bootstrap_equals_the_resamples_written_out():
     models, scen = np.array(list("ABCD") * 12), np.repeat(np.arange(12), 4)
     human = rng.normal(size=48) + (models == "A") * 1.5 - (models == "D")
     metric = human + rng.normal(0, 1.5, 48)
-    res = system_agreement(human, {"m": metric}, models, scen, B=40, seed=7)
+    res = system_agreement(human, {"m": metric}, models, scen, B=40, seed=7).to_dict()
     w = item_weights(12, 40, 7)
     taus = []
     for b in range(40):
@@ -221,5 +221,5 @@ def test_scenario_bootstrap_equals_the_resamples_written_out():
 def test_a_ranking_every_scenario_agrees_on_has_a_degenerate_ci():
     models, scen = np.array(list("ABC") * 10), np.repeat(np.arange(10), 3)
     human = np.tile([3.0, 2.0, 1.0], 10)
-    res = system_agreement(human, {"m": human * 10}, models, scen, B=100, seed=1)
+    res = system_agreement(human, {"m": human * 10}, models, scen, B=100, seed=1).to_dict()
     assert res["rows"]["m"]["kendall_tau_b"] == {"value": 1.0, "low": 1.0, "high": 1.0}

@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import pytest
 
@@ -271,7 +272,7 @@ def test_every_figure_follows_the_template_and_the_rubric_order(report):
     from data.engine import get_engine
 
     bundle = build_bundle(get_engine(report["db"]), AnalysisOptions(B=50, seed=9))
-    labels = [d["label"] for d in bundle["dimensions"]]
+    labels = [d.label for d in bundle.dimensions]
     figs = [f for _, out in build_sections(bundle) for f in out.figures]
     assert len(figs) == len(list((report["out"] / "figures").glob("*.pdf")))
     for f in figs:
@@ -302,22 +303,22 @@ def test_the_report_reuses_the_analysis_instead_of_recomputing_it(report, monkey
     real_metrics, real_compare = cal.judge_metrics, bundle_mod.compare_dimension
     monkeypatch.setattr(cal, "judge_metrics", lambda *a, **k: calls.append(1)
                         or real_metrics(*a, **k))
-    reused = bundle_mod.build_bundle(get_engine(report["db"]), opts)["calibration"]
+    reused = bundle_mod.build_bundle(get_engine(report["db"]), opts).calibration
     n_reused = len(calls)
     monkeypatch.setattr(bundle_mod, "compare_dimension",
                         lambda *a, known=None, **k: real_compare(*a, **k))
     calls.clear()
-    fresh = bundle_mod.build_bundle(get_engine(report["db"]), opts)["calibration"]
+    fresh = bundle_mod.build_bundle(get_engine(report["db"]), opts).calibration
     # afresh: each configuration's own verdict (2 configurations x 5 dimensions), and again on
     # the shared items where those differ from its own; reused: only the latter
     assert len(calls) == 10 + n_reused and n_reused < 10
     for dim, res in fresh.items():
-        for name, c in res["configs"].items():
-            r = reused[dim]["configs"][name]
+        for name, c in res.configs.items():
+            r = reused[dim].configs[name].to_dict()
             for k in ("qwk", "mae", "alpha_with_judge", "bias", "verdict", "vs_ceiling",
                       "alt_test", "self_consistency_alpha"):
-                assert r[k] == c[k], (dim, name, k)
-        assert reused[dim]["verdict"] == res["verdict"]
+                assert r[k] == c.to_dict()[k], (dim, name, k)
+        assert reused[dim].verdict == res.verdict
 
 
 def test_leaderboard_has_the_severity_adjusted_column(report):
@@ -387,9 +388,9 @@ def test_a_judge_has_one_verdict_everywhere_in_the_report(report):
         differs += "every configuration scored" in row["verdict"]
     for name, per_dim in ref.items():
         for dim, m in per_dim.items():
-            c = calib["calibration"][dim]["configs"][name]
-            assert c["verdict"] == m["verdict"], (name, dim)
-            assert c["verdict_n_items"] == m["n_items"]
+            c = calib.calibration[dim].configs[name]
+            assert c.verdict.as_dict() == m["verdict"], (name, dim)
+            assert c.verdict_n_items == m["n_items"]
     assert differs >= 1  # the demo has such a dimension: the test covers the case
     with open(report["out"] / "tables" / "judge_vs_ceiling.csv", encoding="utf-8") as fh:
         for row in csv.DictReader(fh):
@@ -603,6 +604,7 @@ def test_a_mean_over_items_left_unrated_is_told_in_the_leaderboard_caption():
     import pandas as pd
 
     from analysis.leaderboard import leaderboard as board_of
+    from analysis.report.model import ReportBundle, RubricDimension
     from analysis.report.sec_models import leaderboard
 
     items = pd.DataFrame({"item_id": ["a1", "a2", "b"], "model": ["m1", "m2", "m2"],
@@ -612,12 +614,13 @@ def test_a_mean_over_items_left_unrated_is_told_in_the_leaderboard_caption():
                            "dimension": ["empathy", "safety", "empathy", "safety"],
                            "score": [4.0, 5.0, 3.0, 1.0]})
     board = board_of(scores, items, B=50, seed=1)
-    assert {(r["model"], r["task"]): r["n_items"] for r in board["rows"]} == {
+    assert {(r.model, r.task): r.n_items for r in board.rows} == {
         ("m1", "dialogue"): 1, ("m2", "dialogue"): 2, ("m1", "all"): 1, ("m2", "all"): 2}
-    dims = [{"key": k, "label": k.capitalize(), "level": "ordinal", "kind": "likert",
-             "min": 1, "max": 5, "tasks": None} for k in ("empathy", "safety")]
-    bundle = {"leaderboards": {"humans": board}, "dimensions": dims, "tasks": ["dialogue"],
-              "analysis": {"dimensions": {}}}
+    dims = [RubricDimension(k, k.capitalize(), "ordinal", "likert", 1, 5)
+            for k in ("empathy", "safety")]
+    # a bundle with only what the leaderboard section reads (no analysis, no manifest)
+    bundle = ReportBundle(SimpleNamespace(dimensions={}), [], None, dims, ["dialogue"],
+                          leaderboards={"humans": board})
     t = leaderboard(bundle).tables[0]
     m2 = [r for r in t.rows if not hasattr(r, "title") and r[0] == "m2"]
     assert [r[1] for r in m2] == [2, 2]
@@ -638,7 +641,7 @@ def test_the_first_sections_need_only_the_first_step_of_the_bundle(report, tmp_p
 
     opts = AnalysisOptions(B=40, seed=3)
     partial, finish = start_bundle(get_engine(report["db"]), opts)
-    assert "calibration" not in partial and "leaderboards" not in partial
+    assert partial.calibration is None and partial.leaderboards is None
     early = [s for s in SECTIONS if s.needs == "analysis"]
     assert {s.key for s in early} >= {"reliability", "judges"}
     built = build_sections(partial, early)
@@ -648,7 +651,7 @@ def test_the_first_sections_need_only_the_first_step_of_the_bundle(report, tmp_p
     calls = []
     write_report(partial, tmp_path / "two", figures=False,
                  finish=lambda: calls.append(1) or finish())
-    assert calls == [1] and "best_judge" in partial["manifest"]
+    assert calls == [1] and "best_judge" in partial.manifest.to_dict()
     write_report(build_bundle(get_engine(report["db"]), opts), tmp_path / "one", figures=False)
     for name in ("report.md", "tables.tex", "tables/judges.tex", "tables/calibration.tex",
                  "tables/leaderboard_humans.tex", "tables/verdicts.csv"):

@@ -5,14 +5,22 @@ style. The block is laid over the demo study's real bundle, with long metric nam
 
 from __future__ import annotations
 
-import copy
+from dataclasses import replace
 
 import pytest
 
 from analysis.analyze import AnalysisOptions
+from analysis.refmetrics.results import (
+    MetricComparison,
+    MetricDimension,
+    MetricRow,
+    SystemAgreement,
+    SystemRow,
+)
 from analysis.report.bundle import build_bundle
 from analysis.report.sections import build_sections
 from analysis.report.write import write_report
+from analysis.serialize import Interval
 from data.engine import get_engine
 from tests.analysis.test_report_latex import ACL, ARTICLE, compile_problems
 
@@ -22,40 +30,32 @@ METRICS = ["bleu", "chrf", "rougeL", "embedding_paraphrase-multilingual-MiniLM-L
 
 
 def _ci(v, w=0.08):
-    return {"value": v, "low": v - w, "high": v + w}
+    return Interval(v, v - w, v + w)
 
 
-def _block(dims: list[str], judges: list[str]) -> dict:
-    out = {"design": "…", "kappa": "…", "notes": [], "dimensions": {}}
+def _block(dims: list[str], judges: list[str]) -> MetricComparison:
+    out = {}
     for k, d in enumerate(dims):
         ceiling = 0.6 + 0.05 * k
-        rows = [{"name": "human ceiling", "kind": "ceiling", "status": "ok",
-                 "spearman": _ci(ceiling), "kendall_tau_b": _ci(ceiling - 0.1),
-                 "pearson": _ci(ceiling)}]
+        rows = [MetricRow("human ceiling", "ceiling", "ok", pearson=_ci(ceiling),
+                          spearman=_ci(ceiling), kendall_tau_b=_ci(ceiling - 0.1))]
         for j, name in enumerate(judges):
             v = ceiling - 0.02 * (j + 1)
-            rows.append({"name": name, "kind": "judge", "status": "ok", "spearman": _ci(v),
-                         "kendall_tau_b": _ci(v), "pearson": _ci(v),
-                         "minus_ceiling": {"spearman": _ci(v - ceiling, 0.03)}})
+            rows.append(MetricRow(name, "judge", "ok", _ci(v), _ci(v), _ci(v),
+                                  {"spearman": _ci(v - ceiling, 0.03)}))
         for i, name in enumerate(METRICS):
             v = 0.1 + 0.05 * i
-            rows.append({"name": name, "kind": "metric", "status": "ok", "spearman": _ci(v),
-                         "kendall_tau_b": _ci(v), "pearson": _ci(v), "qwk": None,
-                         "minus_ceiling": {"spearman": _ci(v - ceiling, 0.05)}})
-        system = {"n_models": 4, "n_scenarios": 12, "n_items": 96, "B": 50, "seed": 0,
-                  "notes": [], "human_means": {"m1": 3.1, "m2": 3.4, "m3": 2.9, "m4": 3.8},
-                  "kinds": {r["name"]: r["kind"] for r in rows[1:]},
-                  "rows": {r["name"]: {"kendall_tau_b": _ci(0.33, 0.4),
-                                       "pairwise_accuracy": _ci(0.67, 0.2),
-                                       "pairs_ordered_by_humans": 6,
-                                       "model_means": {"m1": 0.2}} for r in rows[1:]}}
-        out["dimensions"][d] = {"status": "ok", "n_items": 96, "n_pairs": 288, "B": 50,
-                                "seed": 0, "level": 0.95, "rows": rows,
-                                "notes": ["2 items lack a score from some judge"],
-                                "system": system}
+            rows.append(MetricRow(name, "metric", "ok", _ci(v), _ci(v), _ci(v),
+                                  {"spearman": _ci(v - ceiling, 0.05)}))
+        system = SystemAgreement(
+            4, 12, 96, "model", "scenarios", 50, 0, 3, (),
+            {r.name: SystemRow({"m1": 0.2}, 6, _ci(0.33, 0.4), _ci(0.67, 0.2))
+             for r in rows[1:]}, {"m1": 3.1, "m2": 3.4, "m3": 2.9, "m4": 3.8},
+            {r.name: r.kind for r in rows[1:]})
+        out[d] = MetricDimension("ok", 96, 288, 50, 0, 0.95, tuple(rows),
+                                 ("2 items lack a score from some judge",), system)
     # the block's dimensions in an order other than the rubric's: the section restores it
-    out["dimensions"] = dict(reversed(out["dimensions"].items()))
-    return out
+    return MetricComparison("…", "…", dict(reversed(out.items())), ())
 
 
 @pytest.fixture(scope="module")
@@ -63,23 +63,21 @@ def bundle(tmp_path_factory, demo_template):
     tmp = tmp_path_factory.mktemp("metrics")
     db = demo_template.copy_to(tmp)
     b = build_bundle(get_engine(str(db)), AnalysisOptions(B=50, seed=0))
-    assert "metrics" not in b["analysis"] or not b["analysis"]["metrics"]
-    dims = [d["key"] for d in b["dimensions"]]
-    b = copy.deepcopy(b)
-    b["analysis"]["metrics"] = _block(dims, sorted(b["analysis"]["judges"]))
-    return b
+    assert not b.analysis.metrics
+    dims = [d.key for d in b.dimensions]
+    return replace(b, analysis=replace(b.analysis,
+                                       metrics=_block(dims, sorted(b.analysis.judges))))
 
 
 def test_without_metric_scores_there_is_no_section(tmp_path_factory, bundle):
-    plain = copy.deepcopy(bundle)
-    del plain["analysis"]["metrics"]
+    plain = replace(bundle, analysis=replace(bundle.analysis, metrics=None))
     assert "metrics" not in [s.key for s, _ in build_sections(plain)]
 
 
 def test_the_section_states_the_best_metric_against_the_ceiling(bundle):
     (sec, out), = [(s, o) for s, o in build_sections(bundle) if s.key == "metrics"]
     assert sec.title == "Do the benchmark's metrics agree with psychologists?"
-    dims = [d["key"] for d in bundle["dimensions"]]
+    dims = [d.key for d in bundle.dimensions]
     assert [f.dimension for f in out.findings] == dims  # the rubric's order
     first = out.findings[0].text
     assert first.startswith(f"The best reference-based metric, {METRICS[-1]}, correlates")
@@ -99,7 +97,7 @@ def test_the_section_states_the_best_metric_against_the_ceiling(bundle):
     assert fig.key == "metrics_vs_psychologists" and fig.width == "text"
     assert fig.fig.layout.template.layout.font.family.startswith("Liberation Serif")
     assert not fig.fig.layout.title.text
-    labels = [d["label"] for d in bundle["dimensions"]]
+    labels = [d.label for d in bundle.dimensions]
     assert list(fig.fig.layout.yaxis.ticktext) == labels
     assert [t.name for t in fig.fig.data][0] == "Human ceiling"
     assert fig.fig.layout.xaxis.title.text == "Spearman's ρ with the other humans' mean"

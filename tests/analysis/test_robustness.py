@@ -33,7 +33,7 @@ def demo(tmp_path_factory, demo_template):
     engine = get_engine(str(db))
     ratings, scales, _ = study_frames(engine)
     judges = study_judges(engine)
-    return ratings, scales, judges, analyze(ratings, scales, judges=judges, options=OPTS)
+    return ratings, scales, judges, analyze(ratings, scales, judges=judges, options=OPTS).to_dict()
 
 
 def _new_rater(ratings: pd.DataFrame, seed: int, n_items: int = 9) -> pd.DataFrame:
@@ -51,7 +51,7 @@ def test_one_new_rater_with_nine_arbitrary_items_moves_nothing_that_matters(demo
     ratings, scales, judges, base = demo
     more = _new_rater(ratings, seed)
     assert 27 <= len(more) - len(ratings) <= 36  # ~34 of ~1,650 ratings, as in the report
-    res = analyze(more, scales, judges=judges, options=OPTS)
+    res = analyze(more, scales, judges=judges, options=OPTS).to_dict()
     for dim in scales:
         before, after = base["human_ceiling"][dim], res["human_ceiling"][dim]
         assert abs(after["qwk"] - before["qwk"]) < 0.05, dim
@@ -108,7 +108,7 @@ def test_analyze_and_calibrate_give_the_same_verdict(demo):
                                               scales[dim].level, humans.items)
         cal = compare_dimension(dim, humans, {"sim-judge-plain": JudgeRun(per_item, samples)},
                                 scales[dim].level, scales[dim].values,
-                                options=OPTS)
+                                options=OPTS).to_dict()
         got = cal["configs"]["sim-judge-plain"]
         want = base["judges"]["sim-judge-plain"][dim]
         assert got["verdict"] == want["verdict"]

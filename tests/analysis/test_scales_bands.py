@@ -116,7 +116,7 @@ def test_analyze_retest_block():
     second = first.assign(score=[1, 3, 3, 4, 4])  # x: 1-1 2-3 3-3; y: 2-4 2-4
     res = analyze(ratings, {"empathy": Scale("ordinal", FIVE),
                             "safety": Scale("ordinal", FIVE)},
-                  options=AnalysisOptions(B=0), repeats=(first, second))
+                  options=AnalysisOptions(B=0), repeats=(first, second)).to_dict()
     rt = res["dimensions"]["empathy"]["retest"]
     assert rt["n_pairs"] == 5
     assert rt["exact"] == pytest.approx(2 / 5) and rt["within1"] == pytest.approx(3 / 5)
@@ -127,13 +127,13 @@ def test_analyze_retest_block():
     # no block at all
     assert "safety" not in res["dimensions"] or "retest" not in res["dimensions"]["safety"]
     res2 = analyze(ratings.assign(dimension="safety"), {"safety": Scale("ordinal", FIVE)},
-                   options=AnalysisOptions(B=0), repeats=(first, second))
+                   options=AnalysisOptions(B=0), repeats=(first, second)).to_dict()
     assert res2["dimensions"]["safety"]["retest"]["n_pairs"] == 0
     assert res2["dimensions"]["safety"]["retest"]["notes"] == [
         "retest: no repeated item was rated twice on this dimension"]
     empty = ratings.iloc[:0]
     res3 = analyze(ratings, {"empathy": Scale("ordinal", FIVE)},
-                   options=AnalysisOptions(B=0), repeats=(empty, empty))
+                   options=AnalysisOptions(B=0), repeats=(empty, empty)).to_dict()
     assert "retest" not in res3["dimensions"]["empathy"]
 
 
@@ -145,7 +145,8 @@ def test_a_configuration_without_scores_is_listed_not_skipped():
                             {"ok": JudgeRun(np.clip(np.rint(m.mean(axis=1)), 1, 5)),
                              "none": JudgeRun(np.full(30, np.nan), n_unscored=30,
                                               n_judgments=30)},
-                            "ordinal", FIVE, options=AnalysisOptions(B=50, min_shared_items=2))
+                            "ordinal", FIVE, options=AnalysisOptions(B=50,
+                                                                     min_shared_items=2)).to_dict()
     none = res["configs"]["none"]
     assert none["status"] == "no scored judgments" and none["n_items"] == 0
     assert none["qwk"] == none["mae"] == none["alpha_with_judge"] == {
@@ -157,7 +158,7 @@ def test_a_configuration_without_scores_is_listed_not_skipped():
     assert res["verdict"]["best"] == "ok" and res["n_items"] == 30
     empty = JudgeRun(np.full(30, np.nan))
     assert compare_dimension("e", humans, {"z": empty}, "ordinal", FIVE,
-                             options=AnalysisOptions(B=0))[
+                             options=AnalysisOptions(B=0)).to_dict()[
         "configs"]["z"]["unscored_rate"] is None
 
 
@@ -185,7 +186,7 @@ def test_a_judge_score_off_the_scale_is_named_once():
     judges = pd.DataFrame({"item_id": list("abcdef"), "judge": "J", "dimension": "e",
                            "score": [1, 9, 4, 2, 5, 3]})
     res = analyze(ratings, {"e": Scale("ordinal", FIVE)}, judges=judges,
-                  options=AnalysisOptions(B=0, min_shared_items=2))
+                  options=AnalysisOptions(B=0, min_shared_items=2)).to_dict()
     notes = res["judges"]["J"]["e"]["notes"]
     assert "judge J, item b: score 9 is not on the scale 1..5; left out as unscored" in notes
     assert ("1 of 6 judgments are unscored (including the scores not on the scale) and left "

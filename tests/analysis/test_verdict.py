@@ -5,17 +5,24 @@ from __future__ import annotations
 
 import pytest
 
+from analysis.alttest import AltTestResult
+from analysis.ceiling import CeilingComparison
+from analysis.serialize import Interval
 from analysis.verdict import items_needed, replacement_verdict
 
 
 def _cmp(d, lo, hi, sd=0.03, n=100, j=0.8, c=0.8):
-    return {"n_items": n, "difference": {"value": d, "low": lo, "high": hi, "sd": sd},
-            "judge_qwk": {"value": j}, "ceiling_qwk": {"value": c}}
+    return CeilingComparison(Interval(j), Interval(c), Interval(d, lo, hi), sd, n, 3 * n, 1000,
+                             0)
 
 
-PASS = {"passed": True, "winning_rate": 1.0, "advantage_prob": 0.9}
-FAIL = {"passed": False, "winning_rate": 0.0, "advantage_prob": 0.6}
-NOT_RUN = {"passed": None}
+def _alt(passed, omega=None, rho=None):
+    return AltTestResult(0.2, "neg_rmse", omega, rho, passed, 4, 0, 100, 0)
+
+
+PASS = _alt(True, 1.0, 0.9)
+FAIL = _alt(False, 0.0, 0.6)
+NOT_RUN = _alt(None)
 
 
 @pytest.mark.parametrize("d,lo,hi,alt,outcome", [
@@ -176,7 +183,7 @@ def test_cannot_replace_record():
 def test_within_the_margin_but_the_test_failed_record():
     """No projection: the CI is already above the margin, more items will not fix the
     item-by-item mismatch; a missing ω reads n/a."""
-    fail = {"passed": False, "advantage_prob": 0.6}
+    fail = _alt(False, None, 0.6)
     v = replacement_verdict(_cmp(0.02, -0.01, 0.05, c=0.78), fail, margin=0.05)
     assert v.as_dict() == _record(
         "not_enough_evidence", [

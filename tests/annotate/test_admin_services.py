@@ -134,14 +134,14 @@ def test_disagreements_and_adjudication(study):
 
 def test_live_agreement_by_hand(study):
     res = admin.live_agreement(study["engine"], B=50, seed=1)
-    emp = res["dimensions"]["empathy"]
-    assert (emp["n_items"], emp["n_raters"], emp["n_ratings"]) == (4, 3, 8)
+    emp = res.dimensions["empathy"]
+    assert (emp.n_items, emp.n_raters, emp.n_ratings) == (4, 3, 8)
     # three items rated by two or more raters, under the minimum of five
-    assert emp["status"] == "not estimable" and emp["alpha"]["ordinal"] is None
+    assert emp.status == "not estimable" and emp.alpha["ordinal"] is None
     # exact: a 0 of 3 pairs, b 1 of 1, c 0 of 1 → (0 + 1 + 0) / 3; within one: a 1 of 3
     # (1 and 2), b 1, c 1 → (1/3 + 1 + 1) / 3
-    assert emp["percent_exact"] == pytest.approx(1 / 3)
-    assert emp["percent_within1"] == pytest.approx(7 / 9)
+    assert emp.percent_exact == pytest.approx(1 / 3)
+    assert emp.percent_within1 == pytest.approx(7 / 9)
     rows = {r["dimension"]: r for r in admin.agreement_rows(res)}
     assert rows["empathy"]["status"] == "not estimable" and rows["empathy"]["ratings"] == 8
     assert rows["safety"]["exact"] == pytest.approx((1 + 0) / 2)  # a: 5 = 5; b: 2 vs 4
@@ -191,12 +191,14 @@ def test_compare_configs_is_the_analysis_on_the_study(study):
     runs = {n: JudgeRun(np.array([j[i] for i in humans.items]), None, 0, 4)
             for n, j in (("j1", j1), ("j2", j2))}
     want = compare_dimension("empathy", humans, runs, "ordinal", [1, 2, 3, 4, 5],
-                             lengths=np.array([10.0, 20, 30, 40]), options=AnalysisOptions(B=0,
-                             min_units=2, min_shared_items=2))
+                             lengths=np.array([10.0, 20, 30, 40]),
+                             options=AnalysisOptions(B=0, min_units=2,
+                                                     min_shared_items=2)).to_dict()
     for name in ("j1", "j2"):
         for metric in ("qwk", "mae", "alpha_with_judge"):
-            assert res["empathy"]["configs"][name][metric] == want["configs"][name][metric]
-    assert res["empathy"]["verdict"]["best"] == "j1"
+            assert res["empathy"].configs[name].to_dict()[metric] == \
+                want["configs"][name][metric]
+    assert res["empathy"].verdict.best == "j1"
     rows = calibration.verdict_rows(res)
     # the items compared are the ones two or more humans rated: a, b, c
     assert [(r["configuration"], r["items"]) for r in rows] == [("j1", 3), ("j2", 3)]
@@ -204,4 +206,4 @@ def test_compare_configs_is_the_analysis_on_the_study(study):
         calibration.compare_configs(eng, ["j1", "nope"], options=opt)
     assert calibration.config_names(eng) == ["j1", "j2"]
     sub = calibration.compare_configs(eng, ["j1"], items=["a", "b"], options=opt)
-    assert sub["empathy"]["configs"]["j1"]["n_items"] == 2
+    assert sub["empathy"].configs["j1"].n_items == 2

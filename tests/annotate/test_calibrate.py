@@ -100,7 +100,7 @@ def test_rubric_language_variant_beside_the_configuration(demo, fake, tmp_path):
     """`h2h calibrate --rubric-language item`: each configuration is compared beside its
     variant that shows the rubric in each item's language (a configuration of its own); a
     new prompt version from the Calibration page keeps the setting."""
-    from data.text import item_language
+    from data.language import item_language
 
     env = {"ANTHROPIC_API_KEY": fake.api_key}
     db = str(demo)

@@ -144,7 +144,7 @@ def test_hidden_repeats_feed_the_retest_block_of_the_analysis(demo_db):
                         {d.key: 4 if k % 2 else 3 for d in second.dimensions}, "", False, 1.0)
     ratings, scales, ctx = study_frames(eng)
     res = analyze(ratings, scales, options=AnalysisOptions(B=50), context=ctx,
-                  repeats=study_repeats(eng))
+                  repeats=study_repeats(eng)).to_dict()
     rt = res["dimensions"]["empathy"]["retest"]
     assert rt["n_pairs"] == 6 and rt["exact"] == 0.5 and rt["within1"] == 1.0
     assert rt["raters"]["pat"] == {"n": 6, "exact": 0.5, "within1": 1.0}

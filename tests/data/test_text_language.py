@@ -7,8 +7,8 @@ import pytest
 
 from analysis.refmetrics.spec import ZH_THRESHOLD as METRICS_THRESHOLD
 from analysis.refmetrics.spec import cjk_share as metrics_cjk_share
+from data.language import ZH_THRESHOLD, cjk_share, item_language, text_language
 from data.sample import load_sample_items
-from data.text import ZH_THRESHOLD, cjk_share, item_language, text_language
 
 TEXTS = ["", "12:30, ok?", "我今天去 Starbucks 买了咖啡", "I met 小明 today", "㐀㐁 abc",
          "豈 compat", "Ünïcode wörds 和 汉字", "emoji 🙂 和表情",

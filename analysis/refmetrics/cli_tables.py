@@ -6,6 +6,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ..serialize import Interval
+from .results import MetricComparison, MetricRow
+
 __all__ = ["print_metric_tables", "ci_text", "READING"]
 
 NE = "not estimable"
@@ -21,68 +24,64 @@ READING = ("Reading: each row's scores against the mean of the other humans on t
            "the rubric's scale.")
 
 
-def ci_text(v: dict | None, signed: bool = False) -> str:
-    v = v or {}
-    if v.get("value") is None:
+def ci_text(v: Interval | None, signed: bool = False) -> str:
+    if v is None or v.value is None:
         return NE
     f = (lambda x: f"{x:+.3f}") if signed else (lambda x: f"{x:.3f}")
-    ci = "" if v.get("low") is None else f" [{f(v['low'])}, {f(v['high'])}]"
-    return f(v["value"]) + ci
+    ci = "" if v.low is None else f" [{f(v.low)}, {f(v.high)}]"
+    return f(v.value) + ci
 
 
-def _point(v: dict | None) -> str:
-    v = v or {}
-    return NE if v.get("value") is None else f"{v['value']:.3f}"
+def _point(v: Interval | None) -> str:
+    return NE if v is None or v.value is None else f"{v.value:.3f}"
 
 
-def _label(row: dict) -> str:
-    kind = {"ceiling": "", "judge": " (judge)", "metric": " (metric)"}[row["kind"]]
-    return escape(row["name"]) + kind
+def _label(row: MetricRow) -> str:
+    kind = {"ceiling": "", "judge": " (judge)", "metric": " (metric)"}[row.kind]
+    return escape(row.name) + kind
 
 
-def print_metric_tables(block: dict, out: Console, *, level: float = 0.95) -> None:
+def print_metric_tables(block: MetricComparison, out: Console, *, level: float = 0.95) -> None:
     """One table per dimension: the human ceiling, each judge and each metric."""
-    dims = block.get("dimensions", {})
-    if not dims:
+    if not block.dimensions:
         out.print("No dimension has ratings from two or more humans to hold the metrics "
                   "against.")
     B = seed = None
-    for dim, d in dims.items():
-        B, seed = d["B"], d["seed"]
+    for dim, d in block.dimensions.items():
+        B, seed = d.B, d.seed
         title = (f"Do the benchmark's metrics agree with the psychologists? {escape(dim)}: "
-                 f"{d['n_items']} items ({d['n_pairs']} human-item pairs)")
+                 f"{d.n_items} items ({d.n_pairs} human-item pairs)")
         t = Table(title=title, title_justify="left")
         t.add_column("")
         for col in ("Spearman ρ", "ρ − ceiling", "τ-b", "r", "models: τ-b",
                     "model pairs right"):
             t.add_column(col, no_wrap=True)
-        sysrows = (d.get("system") or {}).get("rows", {})
-        for row in d["rows"]:
-            if row["status"] != "ok":
-                t.add_row(_label(row), row["status"], "", "", "", "", "")
+        sysrows = d.system.rows if d.system else {}
+        for row in d.rows:
+            if row.status != "ok":
+                t.add_row(_label(row), row.status, "", "", "", "", "")
                 continue
-            sy = sysrows.get(row["name"], {})
-            t.add_row(_label(row), ci_text(row["spearman"]),
-                      ci_text((row.get("minus_ceiling") or {}).get("spearman"), signed=True)
-                      if row["kind"] != "ceiling" else "",
-                      _point(row["kendall_tau_b"]), _point(row["pearson"]),
-                      ci_text(sy.get("kendall_tau_b")) if sy else "",
-                      ci_text(sy.get("pairwise_accuracy")) if sy else "")
+            sy = sysrows.get(row.name)
+            t.add_row(_label(row), ci_text(row.spearman),
+                      ci_text((row.minus_ceiling or {}).get("spearman"), signed=True)
+                      if row.kind != "ceiling" else "",
+                      _point(row.kendall_tau_b), _point(row.pearson),
+                      ci_text(sy.kendall_tau_b) if sy else "",
+                      ci_text(sy.pairwise_accuracy) if sy else "")
         out.print(t)
-        notes = list(d.get("notes", []))
-        if d.get("system"):
-            s = d["system"]
-            means = ", ".join(f"{escape(m)} {v:.2f}" for m, v in s["human_means"].items())
-            out.print(f"  [dim]models ({s['n_models']}, {s['n_scenarios']} scenarios, "
-                      f"{s['n_items']} items); the humans' means: {means}[/dim]")
-            notes += s.get("notes", [])
+        notes = list(d.notes)
+        if s := d.system:
+            means = ", ".join(f"{escape(m)} {v:.2f}" for m, v in s.human_means.items())
+            out.print(f"  [dim]models ({s.n_models}, {s.n_scenarios} scenarios, "
+                      f"{s.n_items} items); the humans' means: {means}[/dim]")
+            notes += s.notes
         for n in notes:
             out.print(f"  [dim]note: {escape(n)}[/dim]")
     if B is not None:
         out.print(f"[dim]{READING.format(lv=f'{level:.0%}', B=B, seed=seed)}[/dim]")
-    for n in block.get("notes", []):
+    for n in block.notes:
         out.print(f"[dim]note: {escape(n)}[/dim]")
-    for c in block.get("configurations", []):
+    for c in block.configurations:
         if "library" in c:
             langs = ", ".join(f"{v} {'Chinese' if k == 'zh' else 'English'}"
                               for k, v in sorted(c.get("languages", {}).items()))
