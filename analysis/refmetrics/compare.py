@@ -27,6 +27,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from ..aggregate import aggregate_samples
 from ..ceiling import loo_pairs
 from ..layout import Ratings, as_ratings
 from ..options import AnalysisOptions
@@ -172,8 +173,6 @@ def metric_comparison(ratings: pd.DataFrame, scales: Mapping, metrics: pd.DataFr
     score; numeric codes), ``metrics`` (item_id, metric, score), ``judges`` (item_id, judge,
     dimension, score[, sample]; numeric codes, nan = unscored) and ``items`` (item_id, model,
     scenario) for the system level."""
-    from ..judge import aggregate_samples
-
     dims: dict[str, MetricDimension] = {}
     notes: list[str] = []
     names = sorted(metrics["metric"].astype(str).unique())
