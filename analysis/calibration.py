@@ -29,7 +29,8 @@ from .alpha import Level, alpha_from_matrix
 from .alttest import AltTestResult
 from .ceiling import (
     CeilingComparison,
-    loo_pairs,
+    ComparisonSet,
+    common_items,
     mae_from_sums,
     pair_sums,
     pooled_metrics,
@@ -198,6 +199,12 @@ class DimensionCalibration(Record):
     notes: tuple[str, ...]
     human_ceiling: CalibrationCeiling
     verdict: BestConfiguration
+    #: which items the comparison is on (not in the JSON); each configuration's verdict,
+    #: alternative annotator test and comparison with the ceiling are on its own items
+    items: str = ""
+
+    def json_keys(self) -> list[str]:
+        return [k for k in super().json_keys() if k != "items"]
 
     def pair(self, a: str, b: str, metric: str) -> PairDifference | None:
         return next((p for p in self.pairs if (p.a, p.b, p.metric) == (a, b, metric)), None)
@@ -274,9 +281,9 @@ def compare_dimension(dim: str, humans: Ratings, runs: Mapping[str, JudgeRun], l
     n_h = np.sum(~np.isnan(humans.matrix), axis=1)
     scored = {n: r for n, r in runs.items() if np.any(~np.isnan(r.scores) & (n_h > 0))}
     names = sorted(scored)
-    common = n_h > 0
-    for r in scored.values():
-        common &= ~np.isnan(r.scores)
+    items = common_items(humans.matrix, [r.scores for r in scored.values()],
+                         min_shared_items=options.min_shared_items, basis="scored_by_all")
+    common = items.rows
     notes: list[str] = []
     dropped = int(np.sum(n_h > 0) - common.sum())
     if dropped and names:
@@ -293,8 +300,8 @@ def compare_dimension(dim: str, humans: Ratings, runs: Mapping[str, JudgeRun], l
         configs = dict(sorted({**cfgs, **unscored}.items()))
         return DimensionCalibration(0, options.B, options.seed, options.margin, configs, (),
                                     tuple(notes), CalibrationCeiling(Interval(None)),
-                                    _best_configuration(dim, configs))
-    cmp = _Comparison(humans, common, level, values, options, bool(names))
+                                    _best_configuration(dim, configs), items.label)
+    cmp = _Comparison(humans, items, level, values, options, bool(names))
     configs = dict(unscored)
     for name in names:
         configs[name] = cmp.config(name, runs[name], lengths, binary,
@@ -303,15 +310,16 @@ def compare_dimension(dim: str, humans: Ratings, runs: Mapping[str, JudgeRun], l
     pairs = cmp.pairs(names, configs)
     return DimensionCalibration(int(common.sum()), options.B, options.seed, options.margin,
                                 configs, pairs, tuple(notes), cmp.ceiling(bool(names)),
-                                _best_configuration(dim, configs))
+                                _best_configuration(dim, configs), items.label)
 
 
 class _Comparison:
     """The configurations of one dimension on their common items: one set of item
     resamples for all of them (paired), and the humans' own numbers on the same items."""
 
-    def __init__(self, humans: Ratings, common: np.ndarray, level: Level,
+    def __init__(self, humans: Ratings, items: ComparisonSet, level: Level,
                  values: Sequence[float], options: AnalysisOptions, resample: bool):
+        common = items.rows
         self.humans, self.common, self.level, self.values = humans, common, level, values
         self.options = options
         n = int(common.sum())
@@ -322,8 +330,7 @@ class _Comparison:
         # The same leave-one-out pairs as `h2h analyze` forms for one judge on these items
         # (the humans left out for too few items are chosen on all items), so with one
         # configuration the numbers and the verdict are those of `h2h analyze`.
-        self.loo = loo_pairs(humans.matrix, rows=common,
-                             min_shared_items=options.min_shared_items)
+        self.loo = items.pairs
         self.boots: dict[str, dict[str, np.ndarray]] = {}
         self.ceiling_ci: tuple[float | None, float | None] = (None, None)
 

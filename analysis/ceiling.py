@@ -34,7 +34,9 @@ Wellek, S. (2010). Testing Statistical Hypotheses of Equivalence and Noninferior
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from scipy import stats
@@ -42,7 +44,8 @@ from scipy import stats
 from .resample import item_bootstrap_sums, percentile_ci
 from .serialize import Interval, finite
 
-__all__ = ["LooPairs", "loo_pairs", "value_qwk", "pooled_metrics", "Interval",
+__all__ = ["LooPairs", "loo_pairs", "ComparisonSet", "common_items", "ItemBasis",
+           "value_qwk", "pooled_metrics", "Interval",
            "CeilingComparison", "compare_with_ceiling", "human_ceiling", "pair_sums",
            "qwk_from_sums", "mae_from_sums"]
 
@@ -112,6 +115,71 @@ def loo_pairs(matrix: np.ndarray, rows: np.ndarray | None = None,
     total = np.nansum(m, axis=1)
     c = (total[item] - x) / (n[item] - 1)
     return LooPairs(item, human, x, c, m, np.flatnonzero(keep), left_out)
+
+
+ItemBasis = Literal["rated_by_two", "scored", "scored_by_all"]
+
+# what each kind of item set is, in the words a table or a page prints beside its numbers
+_BASIS_TEXT = {
+    "rated_by_two": "the items two or more humans rated",
+    "scored": "the items the judge scored that two or more humans rated",
+    "scored_by_all": "the items every compared judge or metric scored",
+}
+
+
+@dataclass(frozen=True)
+class ComparisonSet:
+    """The items a comparison with the humans is computed on, and their pooled leave-one-out
+    pairs: one definition for the human ceiling, each judge, the calibration of several
+    configurations and the metrics comparison (:func:`common_items`).
+
+    ``rows`` marks the items of the set among the humans' items (rated by ``min_humans`` or
+    more humans and scored by every score given); ``pairs`` are the leave-one-out pairs on
+    them (items two or more kept humans rated); ``basis`` says which set it is."""
+
+    rows: np.ndarray
+    pairs: LooPairs
+    basis: ItemBasis
+
+    @property
+    def n_items(self) -> int:
+        """Items in the set (those with a leave-one-out pair: ``pairs.n_items``)."""
+        return int(self.rows.sum())
+
+    @property
+    def label(self) -> str:
+        """Which items these are, in words."""
+        return _BASIS_TEXT[self.basis]
+
+
+def common_items(matrix: np.ndarray, scores: Sequence[np.ndarray] = (), *,
+                 min_shared_items: int = 1, min_humans: int = 1,
+                 basis: ItemBasis | None = None) -> ComparisonSet:
+    """The items of a comparison: rated by at least ``min_humans`` humans and scored by
+    every one of ``scores`` (per-item scores aligned to the matrix's rows, nan = none), with
+    their leave-one-out pairs (:func:`loo_pairs`; a human with fewer than
+    ``min_shared_items`` items rated together with another human is left out, chosen on all
+    items). Without scores it is the human ceiling's set (``rated_by_two``); with one, a
+    judge's (``scored``); with several, the items all of them scored (``scored_by_all``).
+
+    Examples
+    --------
+    Three items, two humans; the judge scored the first two:
+
+    >>> m = np.array([[1., 2.], [3., 3.], [4., np.nan]])
+    >>> s = common_items(m, [np.array([1., 3., np.nan])])
+    >>> s.rows.tolist(), s.pairs.n_pairs, s.label
+    ([True, True, False], 4, 'the items the judge scored that two or more humans rated')
+    """
+    m = np.asarray(matrix, float)
+    rows = np.sum(~np.isnan(m), axis=1) >= min_humans
+    for x in scores:
+        rows &= ~np.isnan(np.asarray(x, float))
+    if basis is None:
+        basis = "rated_by_two" if not scores else "scored" if len(scores) == 1 else \
+            "scored_by_all"
+    return ComparisonSet(rows, loo_pairs(m, rows=rows, min_shared_items=min_shared_items),
+                         basis)
 
 
 def value_qwk(x: np.ndarray, y: np.ndarray) -> float:
@@ -268,7 +336,7 @@ def human_ceiling(matrix: np.ndarray, *, B: int = 0, seed: int = 0, ci: float = 
     """Pooled leave-one-out metrics of the humans, with item-bootstrap CIs of QWK and MAE;
     ``left_out`` lists the humans (column indices) with fewer than ``min_shared_items`` items
     rated together with another human."""
-    pairs = loo_pairs(matrix, min_shared_items=min_shared_items)
+    pairs = common_items(matrix, min_shared_items=min_shared_items, min_humans=2).pairs
     out = pooled_metrics(pairs)
     out["n_humans"] = int(np.unique(pairs.human).size)
     out["left_out"] = list(pairs.left_out)

@@ -227,7 +227,10 @@ def print_tables(res: StudyAnalysis, out: Console) -> None:
               "humans' own (the human ceiling; α of the humans without the judge). QWK, MAE, "
               "bias and Spearman compare each score with the mean of the other humans on the "
               "same item, pooled over every (human, item) pair, for the judge and the humans "
-              "alike; 'items (pairs)' counts them. A judge can "
+              "alike, on the items the judge scored that two or more humans rated; 'items "
+              "(pairs)' counts them. α +judge adds the judge as one more rater on every item a "
+              "human rated (so it is on more items than the rest; h2h calibrate computes it on "
+              "the items every compared configuration scored). A judge can "
               "replace a human rater when the alternative annotator test passes and the CI of "
               f"judge − ceiling lies above −{margin:g} (--margin); it cannot when the CI "
               f"lies below −{margin:g}; otherwise there is not enough evidence yet.[/dim]")

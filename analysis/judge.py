@@ -25,7 +25,13 @@ import numpy as np
 from .aggregate import aggregate_samples, lower_medians
 from .alpha import Level, alpha, alpha_from_matrix
 from .alttest import AltTestResult, alt_test
-from .ceiling import CeilingComparison, compare_with_ceiling, loo_pairs, pooled_metrics
+from .ceiling import (
+    CeilingComparison,
+    ComparisonSet,
+    common_items,
+    compare_with_ceiling,
+    pooled_metrics,
+)
 from .layout import Ratings
 from .options import AnalysisOptions
 from .results import POOLED, BlandAltman, Confusion, JudgeAgreement
@@ -47,6 +53,8 @@ class JudgeMetrics:
     comparison: CeilingComparison | None = None
     verdict: Verdict | None = None
     notes: list[str] = field(default_factory=list)
+    #: the items of the pooled statistics and of the comparison with the ceiling
+    items: ComparisonSet | None = None
 
 
 def _bland_altman(judge: np.ndarray, m: np.ndarray) -> dict | None:
@@ -89,13 +97,15 @@ def judge_metrics(humans: Ratings, judge: np.ndarray, level: Level, values: Sequ
     its comparison with the human ceiling (paired item bootstrap with ``options.B``
     resamples; none when it is 0) and the verdict. Humans with fewer than
     ``options.min_shared_items`` items rated together with another human are left out of the
-    ceiling comparison (see :func:`analysis.ceiling.loo_pairs`); a verdict says so when the
-    humans' α is below ``options.alpha_min``."""
+    ceiling comparison (see :func:`analysis.ceiling.common_items`); a verdict says so when the
+    humans' α is below ``options.alpha_min``. α with the judge is on every item a human
+    rated (the judge added where it scored), the other statistics on the items it scored."""
     notes: list[str] = []
     m = humans.matrix
     judge = np.asarray(judge, float)
     n_h = np.sum(~np.isnan(m), axis=1)
-    scored = ~np.isnan(judge) & (n_h > 0)
+    items = common_items(m, [judge], min_shared_items=options.min_shared_items)
+    scored = items.rows
     missing = int(np.sum(np.isnan(judge) & (n_h > 0)))
     if not scored.any():
         notes.append("no scored judgments on the human-rated items: nothing to compare")
@@ -104,10 +114,10 @@ def judge_metrics(humans: Ratings, judge: np.ndarray, level: Level, values: Sequ
                        alpha_humans=finite(alpha(humans, level, values)), alpha_with_judge=None,
                        self_consistency_alpha=None)
         v = verdict_for(None, None, m, judge, options=options)
-        return JudgeMetrics(metrics, None, None, None, v, notes)
+        return JudgeMetrics(metrics, None, None, None, v, notes, items)
     if missing:
         notes.append(f"{missing} human-rated items have no judge score (unscored or missing)")
-    pairs = loo_pairs(m, rows=scored, min_shared_items=options.min_shared_items)
+    pairs = items.pairs
     metrics = pooled_metrics(pairs, judge)
     metrics["n_scored_items"] = int(scored.sum())
     metrics["bland_altman"] = _bland_altman(judge, m)
@@ -129,7 +139,8 @@ def judge_metrics(humans: Ratings, judge: np.ndarray, level: Level, values: Sequ
                                       ci=options.ci) if pairs.n_pairs else None
     v = verdict_for(comparison, alt, m, judge, options=options,
                     humans_alpha=metrics["alpha_humans"])
-    return JudgeMetrics(metrics, alt, _confusion(m, judge, values), comparison, v, notes)
+    return JudgeMetrics(metrics, alt, _confusion(m, judge, values), comparison, v, notes,
+                        items)
 
 
 def agreement_block(jm: JudgeMetrics, *, n_judgments: int = 0, n_unscored: int = 0,
@@ -150,7 +161,7 @@ def agreement_block(jm: JudgeMetrics, *, n_judgments: int = 0, n_unscored: int =
             tuple(tuple(row) for row in conf["matrix"]),
             tuple(label(v) for v in conf["values"]) if label else None),
         vs_ceiling=jm.comparison, verdict=jm.verdict, n_judgments=n_judgments,
-        n_unscored=n_unscored,
+        n_unscored=n_unscored, items=jm.items.label if jm.items else None,
         status="no scored judgments" if m["n_items"] == 0 and not m.get("n_scored_items")
         else None)
     block = settle(block, notes)

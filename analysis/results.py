@@ -337,6 +337,9 @@ class JudgeAgreement(Record):
     n_unscored: int
     status: str | None = None
     notes: tuple[str, ...] = ()
+    #: which items the pooled statistics, the comparison and the verdict are on (not in the
+    #: JSON, whose layout is fixed); α with the judge is on every item a human rated
+    items: str | None = None
 
     _omit_none = frozenset({"status"})
 

@@ -221,7 +221,7 @@ def _ci(x: Interval | None, signed: bool = False) -> str:
 
 
 def _print_dimension(dim: str, r: DimensionCalibration) -> None:
-    t = Table(title=f"{dim}: {r.n_items} items, paired bootstrap B={r.B}, "
+    t = Table(title=f"{dim}: {r.n_items} items ({r.items}), paired bootstrap B={r.B}, "
                     f"seed={r.seed}, margin {r.margin:g}", title_justify="left")
     for col in ("configuration", "items", "QWK [95% CI]", "judge − ceiling [95% CI]",
                 "α with judge", "MAE / bias", "alt-test", "verdict", "unscored"):
@@ -246,7 +246,9 @@ def _print_dimension(dim: str, r: DimensionCalibration) -> None:
     out.print(t)
     out.print("  [dim]QWK and MAE: each score against the mean of the other humans on the same "
               "item, pooled over (human, item) pairs, for the judges and the humans alike; "
-              "square brackets are 95% CIs from the same item resamples. judge − ceiling, "
+              "square brackets are 95% CIs from the same item resamples. α with judge: the "
+              "judge as one more rater on these items (h2h analyze: on every item a human "
+              "rated). judge − ceiling, "
               "alt-test and verdict: on all the items the configuration scored (its verdict "
               "in h2h analyze), with their count when that is not the items compared.[/dim]")
     for n in r.notes:

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ..aggregate import aggregate_samples
-from ..ceiling import loo_pairs
+from ..ceiling import common_items
 from ..layout import Ratings, as_ratings
 from ..options import AnalysisOptions
 from ..resample import item_weights, percentile_ci
@@ -83,14 +83,13 @@ def metric_dimension(humans: Ratings, scored: Sequence[Scored], *, models=None,
     absent = [r for r in scored if not any(r is p for p in present)]
     for r in absent:
         notes.append(f"{r.name}: no score on items rated by two or more humans")
-    common = n_h >= 2
-    for r in present:
-        common &= ~np.isnan(r.scores)
-    dropped = int(np.sum(n_h >= 2) - common.sum())
+    items = common_items(m, [r.scores for r in present], min_humans=2,
+                         min_shared_items=options.min_shared_items, basis="scored_by_all")
+    dropped = int(np.sum(n_h >= 2) - items.rows.sum())
     if dropped and present:
         notes.append(f"{dropped} items rated by two or more humans lack a score from some "
                      "judge or metric and are left out, so every row is on the same items")
-    pairs = loo_pairs(m, rows=common, min_shared_items=options.min_shared_items)
+    pairs = items.pairs
     if pairs.left_out:
         notes.append(f"{len(pairs.left_out)} humans left out (fewer than "
                      f"{options.min_shared_items} items rated together with another human)")
