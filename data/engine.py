@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
@@ -34,6 +34,7 @@ from .errors import H2HError
 from .location import DEFAULT_DB, file_url, given, is_url
 
 __all__ = ["DEFAULT_DB", "resolve_url", "get_engine", "read_session", "write_session",
+           "upsert_statement",
            "write_connection", "describe_url", "sqlite_path", "create_sqlite_file",
            "sqlite_connect", "make_engine", "SQLITE_HEADER"]
 
@@ -230,3 +231,25 @@ def write_connection(engine: Engine) -> Iterator[sa.Connection]:
     committed on success, rolled back whole on any error (no ORM bookkeeping, for hot paths)."""
     with engine.execution_options(**{_WRITE: True}).begin() as conn:
         yield conn
+
+
+@lru_cache(maxsize=32)
+def upsert_statement(table: sa.Table, dialect: str, key: tuple[str, ...],
+                     columns: tuple[str, ...],
+                     where: Callable[[sa.ColumnCollection, sa.ColumnCollection],
+                                     sa.ColumnElement[bool]] | None = None):
+    """``INSERT … ON CONFLICT (key) DO UPDATE SET`` every other of ``columns`` to the new
+    row's value, on SQLite and PostgreSQL: the database decides atomically whether a row is
+    new, never a SELECT before. ``where(stored, new)`` (the table's columns and the new row's)
+    limits which stored rows are replaced. Built once per arguments: constructing the
+    ``excluded`` columns costs more than running the statement."""
+    if dialect == "sqlite":
+        from sqlalchemy.dialects.sqlite import insert
+    elif dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    else:  # pragma: no cover - studies live on SQLite or PostgreSQL
+        raise H2HError(f"a study lives on SQLite or PostgreSQL, not {dialect}")
+    stmt = insert(table)
+    return stmt.on_conflict_do_update(
+        index_elements=list(key), set_={c: stmt.excluded[c] for c in columns if c not in key},
+        where=None if where is None else where(table.c, stmt.excluded))

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import func
@@ -19,7 +18,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import delete, select
 
 from .configs import find_by_name_or_hash
-from .engine import read_session, write_connection, write_session
+from .engine import read_session, upsert_statement, write_connection, write_session
 from .errors import H2HError
 from .models import AttentionCheck, Item, MetricConfigRow, MetricScore, utcnow
 
@@ -141,20 +140,6 @@ def scored_hashes(engine: Engine, config_hash: str) -> dict[str, str]:
 _KEY = ("config_hash", "item_id")
 
 
-@lru_cache(maxsize=4)
-def _upsert(dialect: str, columns: tuple[str, ...]):
-    if dialect == "sqlite":
-        from sqlalchemy.dialects.sqlite import insert
-    elif dialect == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert
-    else:  # pragma: no cover - studies live on SQLite or PostgreSQL
-        raise H2HError(f"metrics need SQLite or PostgreSQL, not {dialect}")
-    stmt = insert(MetricScore.__table__)
-    return stmt.on_conflict_do_update(index_elements=list(_KEY),
-                                      set_={c: stmt.excluded[c] for c in columns
-                                            if c not in _KEY})
-
-
 def store_metric_scores(engine: Engine, config_hash: str,
                         rows: Iterable[dict[str, Any]]) -> int:
     """Insert or replace scores (``item_id, item_hash, score, lang, cjk_share, reason``) in
@@ -165,7 +150,8 @@ def store_metric_scores(engine: Engine, config_hash: str,
     if not values:
         return 0
     with write_connection(engine) as conn:
-        conn.execute(_upsert(conn.dialect.name, tuple(values[0])), list(values))
+        conn.execute(upsert_statement(MetricScore.__table__, conn.dialect.name, _KEY,
+                                      tuple(values[0])), list(values))
     return len(values)
 
 

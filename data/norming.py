@@ -25,7 +25,7 @@ from .models import (
     Rater,
     utcnow,
 )
-from .rating_service import NO_SESSION, _retrying
+from .rating_service import NO_SESSION, retrying
 from .sessions import check_in
 from .study import current_rubric_in
 
@@ -117,7 +117,7 @@ def save_norming(engine: Engine, session_id: int, rater_id: int, item_id: str,
     scores (double click, second tab) is retried once and then updates the row. From the
     browser, ``session_token`` is checked in the same transaction (an ended sign-in session
     or a deactivated rater raises :class:`~data.sessions.SessionEnded`)."""
-    return _retrying(lambda: _save(engine, session_id, rater_id, item_id, scores,
+    return retrying(lambda: _save(engine, session_id, rater_id, item_id, scores,
                                    session_token))
 
 

@@ -41,7 +41,7 @@ from .models import (
 )
 from .rating_service import (
     NO_SESSION,
-    _retrying,  # a concurrent first save: run once more, update
+    retrying,  # a concurrent first save: run once more, update
 )
 from .sessions import check_in
 from .study import current_rubric_in
@@ -319,7 +319,7 @@ def save_training(engine: Engine, rater_id: int, item_id: str, round_: int,
     """Store one training item's scores (replacing an earlier answer in the same round).
     From the browser, ``session_token`` is checked in the same transaction (see
     :func:`data.rating_service.save_item_ratings`)."""
-    _retrying(lambda: _save_training(engine, rater_id, item_id, round_, scores, seconds,
+    retrying(lambda: _save_training(engine, rater_id, item_id, round_, scores, seconds,
                                      session_token))
 
 
@@ -585,7 +585,7 @@ def save_attention(engine: Engine, rater_id: int, item_id: str,
     from the browser passes ``session_token``: an ended session or a deactivated rater
     raises :class:`~data.sessions.SessionEnded` and nothing is stored.
     """
-    return _retrying(lambda: _save_attention(engine, rater_id, item_id, scores, seconds,
+    return retrying(lambda: _save_attention(engine, rater_id, item_id, scores, seconds,
                                              assignment_id, session_token))
 
 

@@ -10,13 +10,12 @@ one of the saves, whole, never a mix of both.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import datetime
 from typing import TypeVar
 
 from sqlalchemy import insert, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, select
+from sqlmodel import select
 
 from messages import Msg
 
@@ -26,17 +25,19 @@ from .models import Assignment, Item, Rating, RatingRevision, RepeatRating, utcn
 from .sessions import check_in
 from .study import current_rubric_in
 
-__all__ = ["save_rating", "save_item_ratings", "NO_SESSION"]
+__all__ = ["save_rating", "save_item_ratings", "retrying", "NO_SESSION"]
 
 T = TypeVar("T")
 NO_SESSION = object()
 """``session_token`` of saves that do not come from a signed-in browser (import, demo)."""
 
 
-def _retrying(save: Callable[[], T]) -> T:
+def retrying(save: Callable[[], T]) -> T:
     """Run a save; if a concurrent save inserted the same (rater, item, dimension) first
     (possible on PostgreSQL, where transactions do not queue up front), run it once more: it
-    then finds that row and updates it. The UNIQUE constraint decides, never a SELECT."""
+    then finds that row and updates it. The UNIQUE constraint decides, never a SELECT. Every
+    save path of the data layer runs through it (ratings, training, attention checks,
+    norming)."""
     try:
         return save()
     except IntegrityError:
@@ -50,84 +51,24 @@ def _check_text(comment: str) -> None:
                            "again"))
 
 
-def _upsert(s: Session, table: type[Rating] | type[RepeatRating], *, rater_id: int,
-            item_id: str, dimension: str, score: int | None, comment: str, flags: list[str],
-            rubric_version: str, seconds: float | None, now: datetime,
-            row: Rating | RepeatRating | None, source: str = "app"
-            ) -> tuple[Rating | RepeatRating, bool]:
-    """Insert or update one row (added to ``s``, not yet flushed); returns it and whether it
-    changed. A changed main rating needs a revision: :func:`_add_revisions`."""
-    if row is None:
-        row = table(rater_id=rater_id, item_id=item_id, dimension=dimension, score=score,
-                    comment=comment, flags=flags, rubric_version=rubric_version,
-                    seconds_spent=seconds, created_at=now, updated_at=now)
-        if table is Rating:
-            row.source = source
-    elif (row.score, row.comment, list(row.flags or [])) == (score, comment, flags):
-        return row, False
-    else:
-        row.score, row.comment, row.flags = score, comment, flags
-        row.rubric_version, row.updated_at = rubric_version, now
-        if seconds is not None:
-            row.seconds_spent = (row.seconds_spent or 0.0) + seconds
-    s.add(row)
-    return row, True
-
-
-def _add_revisions(s: Session, changed: list[Rating], seconds: float | None,
-                   now: datetime) -> None:
-    """One revision per changed main rating, as stored: one flush for all of them (the rows
-    get their ids; a new item's ratings go in as one statement), then the revisions."""
-    if not changed:
-        return
-    s.flush()
-    for row in changed:
-        s.add(RatingRevision(rating_id=row.id, score=row.score, comment=row.comment,
-                             flags=list(row.flags or []), rubric_version=row.rubric_version,
-                             seconds_spent=seconds, changed_at=now))
-
-
 def save_rating(engine: Engine, *, rater_id: int, item_id: str, dimension: str,
                 score: int | None, comment: str = "", flags: Sequence[str] = (),
-                seconds_spent: float | None = None, source: str = "app") -> Rating:
-    """Insert or update one rating and append a revision, in one committed transaction.
-
-    Safe under concurrency: a double click or a second tab updates the one row instead of
-    creating another.
-    """
-    _check_text(comment)
-
-    def save() -> Rating:
-        with write_session(engine) as s:
-            rubric = current_rubric_in(s)
-            item = s.get(Item, item_id)
-            if item is None:
-                raise H2HError(Msg("no item '{item_id}'", item_id=item_id))
-            dim = rubric.dimension(dimension)
-            if not dim.applies_to(item.task):
-                raise H2HError(Msg("'{dimension}' does not apply to task '{task}'",
-                                   dimension=dimension, task=item.task))
-            row = s.exec(select(Rating).where(Rating.rater_id == rater_id,
-                                              Rating.item_id == item_id,
-                                              Rating.dimension == dimension)
-                         .with_for_update()).first()
-            now = utcnow()
-            row, changed = _upsert(s, Rating, rater_id=rater_id, item_id=item_id,
-                                   dimension=dimension,
-                                   score=None if score is None else dim.parse_score(score),
-                                   comment=comment, flags=list(flags),
-                                   rubric_version=rubric.version, seconds=seconds_spent,
-                                   now=now, row=row, source=source)
-            _add_revisions(s, [row] if changed else [], seconds_spent, now)
-            return row
-    return _retrying(save)
+                seconds_spent: float | None = None, source: str = "app") -> None:
+    """Insert or update one rating and append a revision, in one committed transaction:
+    :func:`save_item_ratings` for one dimension (the others of the item are left as they
+    are). Safe under concurrency: a double click or a second tab updates the one row instead
+    of creating another."""
+    save_item_ratings(engine, rater_id=rater_id, item_id=item_id, scores={dimension: score},
+                      comment=comment, flags=flags, seconds_spent=seconds_spent, only=True,
+                      source=source)
 
 
 def save_item_ratings(engine: Engine, *, rater_id: int, item_id: str,
                       scores: dict[str, int | None], comment: str = "",
                       flags: Sequence[str] = (), seconds_spent: float | None = None,
                       repeat: bool = False, assignment_id: int | None = None,
-                      session_token: str | None | object = NO_SESSION) -> None:
+                      session_token: str | None | object = NO_SESSION, only: bool = False,
+                      source: str = "app") -> None:
     """Save every dimension of one item at once ("Save and next"), in one transaction.
 
     ``scores`` maps each applicable dimension to a score or None ("cannot rate"); a missing
@@ -139,6 +80,9 @@ def save_item_ratings(engine: Engine, *, rater_id: int, item_id: str,
     and the rater active *in the same transaction* (:func:`data.sessions.check_in`), else
     :class:`data.sessions.SessionEnded` is raised and nothing is stored. Only callers outside
     the app (imports, the demo, tests) leave it at :data:`NO_SESSION`.
+
+    With ``only``, just the dimensions in ``scores`` are saved and the others left as they
+    are (:func:`save_rating`); ``source`` is stored with a new main rating.
     """
     _check_text(comment)
 
@@ -153,15 +97,7 @@ def save_item_ratings(engine: Engine, *, rater_id: int, item_id: str,
             task = c.execute(select(Item.task).where(Item.id == item_id)).scalar()
             if task is None:
                 raise H2HError(Msg("no item '{item_id}'", item_id=item_id))
-            dims = rubric.dimensions_for(task)
-            missing = [d.label for d in dims if d.key not in scores]
-            if missing:
-                raise H2HError(Msg("score every dimension or mark it 'cannot rate': {labels}",
-                                   labels=", ".join(missing)))
-            unknown = set(scores) - {d.key for d in dims}
-            if unknown:
-                raise H2HError(Msg("not dimensions of this item: {keys}",
-                                   keys=", ".join(sorted(unknown))))
+            dims = _dimensions(rubric.dimensions_for(task), scores, only)
             a = None
             if assignment_id is not None:
                 a = c.execute(select(Assignment.rater_id, Assignment.item_id,
@@ -187,7 +123,7 @@ def save_item_ratings(engine: Engine, *, rater_id: int, item_id: str,
                     values.update(rater_id=rater_id, item_id=item_id, dimension=d.key,
                                   seconds_spent=per_dim, created_at=now)
                     if table is Rating:
-                        values["source"] = "app"
+                        values["source"] = source
                     new_rows.append(values)
                     changed.append([None, values])
                 elif (row.score, row.comment, list(row.flags or [])) != (score, comment,
@@ -211,4 +147,19 @@ def save_item_ratings(engine: Engine, *, rater_id: int, item_id: str,
             if a is not None and a.completed_at is None:
                 c.execute(update(Assignment).where(Assignment.id == assignment_id)
                           .values(completed_at=now))
-    _retrying(save)
+    retrying(save)
+
+
+def _dimensions(dims, scores: dict[str, int | None], only: bool) -> list:
+    """The item's dimensions to save: every one (each must have a score or "cannot rate"),
+    or with ``only`` those in ``scores``; a key that is not a dimension of the item is an
+    error either way."""
+    unknown = set(scores) - {d.key for d in dims}
+    missing = [d.label for d in dims if d.key not in scores]
+    if missing and not only:
+        raise H2HError(Msg("score every dimension or mark it 'cannot rate': {labels}",
+                           labels=", ".join(missing)))
+    if unknown:
+        raise H2HError(Msg("not dimensions of this item: {keys}",
+                           keys=", ".join(sorted(unknown))))
+    return [d for d in dims if d.key in scores]

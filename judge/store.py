@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 import sqlalchemy as sa
@@ -19,7 +18,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from data.configs import find_by_name_or_hash
-from data.engine import read_session, write_connection, write_session
+from data.engine import read_session, upsert_statement, write_connection, write_session
 from data.errors import H2HError
 from data.models import CostEntry, JudgeBatch, JudgeConfigRow, Judgment, PairJudgment, utcnow
 
@@ -182,22 +181,10 @@ def open_batch_keys(engine: Engine, config_hash: str) -> set[Key]:
 _KEY = ("config_hash", "item_id", "dimension", "sample")
 
 
-@lru_cache(maxsize=8)
-def _upsert(dialect: str, columns: tuple[str, ...]):
-    """The statement, built once: constructing ``excluded`` costs more than running it."""
-    if dialect == "sqlite":
-        from sqlalchemy.dialects.sqlite import insert
-    elif dialect == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert
-    else:  # pragma: no cover - studies live on SQLite or PostgreSQL
-        raise H2HError(f"judging needs SQLite or PostgreSQL, not {dialect}")
-    table = Judgment.__table__
-    stmt = insert(table)
-    return stmt.on_conflict_do_update(
-        index_elements=list(_KEY),
-        set_={c: stmt.excluded[c] for c in columns if c not in _KEY},
-        where=sa.or_(table.c.outcome == "request_failed",
-                     table.c.item_hash != stmt.excluded.item_hash))
+def _replaceable(stored, new):
+    """A stored judgment is replaced only when it was a request failure or is about another
+    version of the item."""
+    return sa.or_(stored.outcome == "request_failed", stored.item_hash != new.item_hash)
 
 
 def store_judgments(conn: sa.Connection, config_hash: str,
@@ -212,7 +199,8 @@ def store_judgments(conn: sa.Connection, config_hash: str,
     now = utcnow()
     values = [{**r, "config_hash": config_hash, "created_at": now} for r in rows]
     if values:
-        conn.execute(_upsert(conn.dialect.name, tuple(values[0])), values)
+        conn.execute(upsert_statement(Judgment.__table__, conn.dialect.name, _KEY,
+                                      tuple(values[0]), _replaceable), values)
 
 
 def ledger_row(*, config_hash: str, item_id: str | None, call_kind: str, provider: str,
