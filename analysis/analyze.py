@@ -21,7 +21,7 @@ import pandas as pd
 
 from .agreement import human_block
 from .ceiling import human_ceiling
-from .judge import aggregate_samples, agreement_block, judge_metrics
+from .judge_agreement import aggregate_samples, agreement_block, judge_metrics
 from .layout import as_ratings
 from .options import AnalysisOptions
 from .raters import retest_agreement

@@ -36,7 +36,7 @@ from .ceiling import (
     pooled_metrics,
     qwk_from_sums,
 )
-from .judge import judge_metrics, lower_medians
+from .judge_agreement import judge_metrics, lower_medians
 from .layout import Ratings
 from .options import AnalysisOptions
 from .resample import item_weights, percentile_ci, two_sided_p, weighted_alpha

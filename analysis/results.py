@@ -308,9 +308,10 @@ _UNSCORED = ("pearson", "spearman", "kendall_tau_b", "mae", "rmse", "bias", "qwk
 
 @dataclass(frozen=True)
 class JudgeAgreement(Record):
-    """One judge on one dimension against the humans (:func:`analysis.judge.judge_metrics`):
-    the pooled statistics against the leave-one-out consensus, the comparison with the
-    human ceiling on the same items, the alternative annotator test and the verdict."""
+    """One judge on one dimension against the humans
+    (:func:`analysis.judge_agreement.judge_metrics`): the pooled statistics against the
+    leave-one-out consensus, the comparison with the human ceiling on the same items, the
+    alternative annotator test and the verdict."""
 
     qwk: float | None
     linear_kappa: float | None

@@ -21,7 +21,6 @@ REPORT_VERDICTS = "h2h_report_verdicts"
 PROMPT_RUN = "h2h_new_run"         # (name, pid, items, template) of a prompt version running
 TRAIN_FEEDBACK = "h2h_train_feedback"  # gold item whose feedback the training page shows
 TRAIN_SHOWN_AT = "h2h_train_shown_at"  # (item id, monotonic time) a training item appeared
-NORM_ITEM = "h2h_norm_item"        # (session id, item index) a norming participant is on
 LANGUAGE = "h2h_language"          # this tab's language ("en", "zh")
 LANGUAGE_CHOSEN = "h2h_language_chosen"  # chosen on the sign-in page: stored at sign-in
 PAIR_POS = "h2h_pair_position"      # queue position the side-by-side form shows

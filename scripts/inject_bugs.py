@@ -49,7 +49,7 @@ BUGS = (
         '"rmse": float(np.sqrt(np.mean(d ** 2)))', '"rmse": float(np.mean(np.abs(d)))'),
     Bug(3, "Kendall tau-b replaced by tau-c", "analysis/ceiling.py",
         'variant="b"', 'variant="c"'),
-    Bug(4, "Bland-Altman limits at 1.0 SD instead of 1.96", "analysis/judge.py",
+    Bug(4, "Bland-Altman limits at 1.0 SD instead of 1.96", "analysis/judge_agreement.py",
         '"low": bias - 1.96 * sd, "high": bias + 1.96 * sd',
         '"low": bias - 1.0 * sd, "high": bias + 1.0 * sd'),
     Bug(5, "within-one counted as within-two (judge/ceiling)", "analysis/ceiling.py",

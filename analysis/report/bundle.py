@@ -24,7 +24,7 @@ from data.ratings import NO_FLAGS_SOURCE
 
 from ..analyze import analyze
 from ..calibration import DimensionCalibration, JudgeRun, calibrate, compare_dimension
-from ..judge import aggregate_samples
+from ..judge_agreement import aggregate_samples
 from ..layout import Ratings, as_ratings
 from ..leaderboard import leaderboard
 from ..options import AnalysisOptions

@@ -87,21 +87,12 @@ class PaperTable:
         return any(isinstance(c, Est) and not (is_missing(c.low) and is_missing(c.high))
                    for r in self.rows if not isinstance(r, Group) for c in r)
 
-    @property
-    def has_bare(self) -> bool:
-        """Whether an estimate stands without its CI."""
-        return bool(self.bare_cells)
-
-    @cached_property  # read by has_bare and by the legend: computed once per table
+    @cached_property  # read by the legend: computed once per table
     def bare_cells(self) -> list[Est]:
         """The estimates that stand without their CI, in reading order."""
         return [c for r in self.rows if not isinstance(r, Group) for c in r
                 if isinstance(c, Est) and not is_missing(c.value)
                 and (is_missing(c.low) or is_missing(c.high))]
-
-    @property
-    def has_missing(self) -> bool:
-        return bool(self.missing_reasons)
 
     @cached_property  # asked for every cell by mark(): computed once per table
     def missing_reasons(self) -> tuple[str, ...]:

@@ -15,7 +15,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import select
 
 from analysis.calibration import DimensionCalibration, JudgeRun, calibrate, compare_dimension
-from analysis.judge import aggregate_samples
+from analysis.judge_agreement import aggregate_samples
 from analysis.layout import as_ratings
 from analysis.options import AnalysisOptions
 from analysis.refmetrics.results import MetricComparison

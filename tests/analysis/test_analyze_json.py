@@ -12,7 +12,7 @@ import pytest
 
 from analysis.alpha import alpha_bootstrap
 from analysis.analyze import AnalysisOptions, Scale, analyze
-from analysis.judge import aggregate_samples, judge_metrics
+from analysis.judge_agreement import aggregate_samples, judge_metrics
 from analysis.layout import as_ratings
 
 FIVE = Scale("ordinal", (1.0, 2.0, 3.0, 4.0, 5.0))

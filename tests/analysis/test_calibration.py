@@ -127,7 +127,7 @@ def test_a_configuration_has_one_verdict_on_all_the_items_it_scored(case):
     """A judge's verdict is decided on every human-rated item it scored, not on the smaller
     set that the comparison with another configuration uses: otherwise the same judge gets
     two verdicts in one report (`h2h analyze` says one thing, the calibration another)."""
-    from analysis.judge import judge_metrics
+    from analysis.judge_agreement import judge_metrics
 
     humans, close, far, _ = case
     partial = far.copy()
@@ -322,7 +322,7 @@ def test_every_option_reaches_every_number(uneven):
     import krippendorff
 
     from analysis.ceiling import loo_pairs, pooled_metrics
-    from analysis.judge import agreement_block, judge_metrics
+    from analysis.judge_agreement import agreement_block, judge_metrics
 
     humans, runs = uneven
     m = humans.matrix
@@ -391,7 +391,7 @@ def test_every_option_reaches_every_number(uneven):
 
 
 def test_known_blocks_are_used_only_when_they_cover_the_same_items(uneven):
-    from analysis.judge import agreement_block, judge_metrics
+    from analysis.judge_agreement import agreement_block, judge_metrics
 
     humans, runs = uneven
     own_b = agreement_block(judge_metrics(humans, runs["b"].scores, "ordinal", VALUES,

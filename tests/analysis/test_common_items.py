@@ -13,7 +13,7 @@ import pytest
 from analysis.analyze import analyze
 from analysis.calibration import JudgeRun, compare_dimension
 from analysis.ceiling import common_items, human_ceiling, loo_pairs
-from analysis.judge import judge_metrics
+from analysis.judge_agreement import judge_metrics
 from analysis.layout import Ratings
 from analysis.options import AnalysisOptions
 from analysis.refmetrics.compare import Scored, metric_dimension

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from analysis.ceiling import human_ceiling
-from analysis.judge import aggregate_samples, judge_metrics
+from analysis.judge_agreement import aggregate_samples, judge_metrics
 from analysis.layout import Ratings
 from analysis.options import AnalysisOptions
 

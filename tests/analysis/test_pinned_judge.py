@@ -34,7 +34,7 @@ from scipy import stats
 
 from analysis.analyze import AnalysisOptions, Scale, analyze
 from analysis.ceiling import human_ceiling, loo_pairs
-from analysis.judge import judge_metrics
+from analysis.judge_agreement import judge_metrics
 from analysis.layout import Ratings
 from tests.helpers import run_h2h
 

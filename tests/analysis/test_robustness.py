@@ -17,7 +17,7 @@ import pytest
 
 from analysis.analyze import AnalysisOptions, analyze
 from analysis.calibration import JudgeRun, compare_dimension
-from analysis.judge import aggregate_samples
+from analysis.judge_agreement import aggregate_samples
 from analysis.layout import as_ratings
 from analysis.study import study_frames, study_judges
 from data.engine import get_engine
