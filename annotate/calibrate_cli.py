@@ -61,7 +61,7 @@ def _run_configs(engine, configs: list[str], items: list[str], *, base_url: str 
     """Judge the calibration items with each stored configuration (and each new
     ``--rubric-language`` variant), after a cost estimate."""
     from data.engine import read_session
-    from judge.cli import print_run_stats
+    from judge.cli_common import print_run_stats
     from judge.config import spec_from_row
     from judge.judging import Filters, plan_judging
     from judge.prices import load_prices

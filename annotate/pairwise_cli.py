@@ -8,7 +8,6 @@ It lives here, not in ``judge/``, because the summary after a run uses the analy
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -17,7 +16,7 @@ from rich.console import Console
 
 from data.cli import DbOption
 from data.errors import H2HError
-from judge.cli import (
+from judge.cli_common import (
     BackoffOpt,
     BaseUrlOpt,
     ConcurrencyOpt,
@@ -147,77 +146,36 @@ def pairwise_cmd(
     Example: h2h judge pairwise --provider anthropic --model claude-sonnet-4-5 --name sonnet-pairs
     """
     from data.engine import get_engine
-    from data.study import current_rubric
-    from judge.cli import (
-        _concurrency,
-        _csv_list,
-        _describe,
-        _local_model,
-        _options,
-        _print_collect,
-        _print_request,
-        _stored_local_model,
+    from judge.cli import _describe, _print_collect
+    from judge.cli_common import (
+        concurrency_for,
+        csv_list,
+        print_request,
         print_run_stats,
+        run_options,
     )
-    from judge.config import MODES, JudgeSpec, rubric_language_setting, spec_from_row
     from judge.pairwise import PairFilters, plan_pairwise
     from judge.pairwise_run import dry_run_pairwise, run_pairwise, submit_pair_batches
     from judge.prices import load_prices
     from judge.progress import format_usd
-    from judge.prompts import load_pairwise_template
     from judge.providers import make_provider
-    from judge.store import find_config, settle_name
+    from judge.resolve import SpecOptions, resolve_spec
 
     if inconsistent not in ("tie", "drop"):
         raise H2HError(f"--inconsistent: '{inconsistent}' is not tie or drop")
     engine = get_engine(db)
-    rubric = current_rubric(engine)
-    if config is not None:
-        given = [o for o, v in (("--provider", provider), ("--model", model), ("--name", name),
-                                ("--template", template), ("--mode", mode),
-                                ("--temperature", temperature), ("--max-tokens", max_tokens),
-                                ("--rubric-language", rubric_language)) if v is not None]
-        if given:
-            raise H2HError(f"--config re-runs a stored configuration as it was; leave out "
-                           f"{', '.join(given)}")
-        row = find_config(engine, config)
-        spec = spec_from_row(row, samples=samples)
-        if not spec.pairwise:
-            raise H2HError(f"--config: '{row.name}' scores single replies; run it with `h2h "
-                           "judge run --config`")
-        if spec.provider == "local":
-            spec = _stored_local_model(spec, model_file)
-    else:
-        if provider is None or (model is None and provider != "local"):
-            raise H2HError("give --provider and --model (or --config NAME to re-run a stored "
-                           "configuration)")
-        if mode is not None and mode not in MODES:
-            raise H2HError(f"--mode: '{mode}' is not one of {', '.join(MODES)}")
-        digest = file = None
-        if provider == "local":
-            lm = _local_model(model, model_file)
-            model, digest, file = lm.name, lm.digest, str(lm.path)
-        elif model_file is not None:
-            raise H2HError("--model-file goes with --provider local")
-        spec = JudgeSpec(provider=provider, model=model, template=load_pairwise_template(template),
-                         rubric_version=rubric.version,
-                         mode="pairwise-all" if mode == "all" else "pairwise",
-                         reason_first=reason_first, structured=structured,
-                         temperature=temperature, max_tokens=max_tokens or 1024,
-                         samples=samples or 1, name=name, model_digest=digest, model_file=file,
-                         rubric_language=rubric_language_setting(rubric_language, rubric))
-    settled, note = settle_name(engine, spec.name, spec.hash)
-    if settled != spec.name:
-        spec = replace(spec, name=settled)
+    spec, note = resolve_spec(engine, SpecOptions(
+        config, provider, model, name, template, mode, reason_first, temperature, max_tokens,
+        samples, rubric_language, structured, model_file, pairwise=True))
     try:
-        ids = tuple(int(p) for p in _csv_list([pairs] if pairs else None))
+        ids = tuple(int(p) for p in csv_list([pairs] if pairs else None))
     except ValueError:
         raise H2HError(f"--pairs: '{pairs}' is not a list of pair ids (numbers)") from None
     filters = PairFilters(pairs=ids, task=task, limit=limit,
-                          dimensions=_csv_list([dimensions] if dimensions else None))
+                          dimensions=csv_list([dimensions] if dimensions else None))
     table = load_prices(prices)
-    n_calls, why = _concurrency(concurrency, spec.provider, base_url)
-    options = _options(n_calls, rpm, tpm, max_retries, backoff)
+    n_calls, why = concurrency_for(concurrency, spec.provider, base_url)
+    options = run_options(n_calls, rpm, tpm, max_retries, backoff)
     out.print(_describe(spec).replace("Judge ", "Pairwise judge ", 1)
               + ", each pair in both orders")
     if note:
@@ -234,7 +192,7 @@ def pairwise_cmd(
     if dry:
         d = dry_run_pairwise(plan, table, show=show, batch=batch)
         for label, req in d.prompts:
-            _print_request(label, req)
+            print_request(label, req)
         cost = (f"unknown (no price for '{spec.model}' in {table.source})" if d.cost is None
                 else f"at most {format_usd(d.cost_max)}" if d.measured is None
                 else f"{format_usd(d.cost)} (at most {format_usd(d.cost_max)})")

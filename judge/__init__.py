@@ -39,7 +39,7 @@ _WHERE = {
     "Provider": "providers", "ProviderError": "providers", "Reply": "providers",
     "Request": "providers", "make_provider": "providers",
     "cost_summary": "reports", "export_judgments_csv": "reports",
-    "DryRun": "run", "dry_run": "run", "run_judge": "run",
+    "DryRun": "estimate", "dry_run": "run", "run_judge": "run",
     "RunOptions": "calls", "RunStats": "calls",
     "Scenario": "scenarios", "read_scenarios": "scenarios", "study_scenarios": "scenarios",
 }

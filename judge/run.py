@@ -8,7 +8,6 @@ one preflight call checks the key and the server, and only then is anything writ
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
 
 from sqlalchemy.engine import Engine
 
@@ -17,6 +16,7 @@ from data.errors import H2HError
 
 from .calls import RunOptions, RunStats, run_calls
 from .config import JudgeSpec
+from .estimate import DryRun, EstimatedCall, estimate_calls
 from .judging import (
     Filters,
     JudgePlan,
@@ -27,68 +27,27 @@ from .judging import (
 )
 from .prices import PriceTable
 from .progress import RunProgress
-from .providers.base import Provider, Request
+from .providers.base import Provider
 from .store import check_name_free, record_output_form, save_config, stored_output_form
 
 __all__ = ["DryRun", "dry_run", "run_judge", "run_async"]
 
 
-@dataclass
-class DryRun:
-    """What a run would do: calls, estimated tokens and cost, and sample prompts.
-
-    ``output_tokens`` is the configuration's measured mean output per call times the calls
-    when earlier runs exist (``measured`` says over how many calls), else the bound
-    ``max_tokens × calls``; ``output_tokens_max`` and ``cost_max`` are always that bound.
-    """
-
-    calls: int
-    keys: int
-    input_tokens: int
-    output_tokens: int
-    cost: float | None
-    prompts: list[tuple[str, Request]] = field(default_factory=list)
-    output_tokens_max: int = 0
-    cost_max: float | None = None
-    measured: tuple[float, int] | None = None
-
-    def describe_output(self, max_tokens: int) -> str:
-        """``about 1,100 output tokens (mean 100 per call measured over …)`` or the bound."""
-        if self.measured is None:
-            return (f"at most {self.output_tokens_max:,} output tokens (--max-tokens "
-                    f"{max_tokens} × {self.calls} calls; no earlier run of this configuration "
-                    "to measure from)")
-        mean, n = self.measured
-        return (f"about {self.output_tokens:,} output tokens (mean {mean:,.0f} per call "
-                f"measured over {n} earlier calls of this configuration; at most "
-                f"{self.output_tokens_max:,} at --max-tokens {max_tokens})")
-
-
 def dry_run(plan: JudgePlan, prices: PriceTable, *, show: int = 1,
             batch: bool = False) -> DryRun:
-    """Render every prompt and estimate tokens and cost; nothing is sent or written."""
-    inp = 0
-    prompts: list[tuple[str, Request]] = []
+    """Render every prompt and estimate tokens and cost; nothing is sent or written. The
+    answers' length is the configuration's measured mean when earlier runs exist, else
+    ``max_tokens`` per call (:func:`~.estimate.estimate_calls`)."""
+    spec = plan.spec
+    calls = []
     for unit in plan.units:
         req, total = unit_request(plan, unit)
-        inp += total - expected_output_tokens(plan.spec, len(unit.ask))
-        if len(prompts) < show:
-            label = f"item {unit.item_id}, {'+'.join(unit.ask)}, sample {unit.sample}"
-            prompts.append((label, req))
-    calls = len(plan.units)
-    bound = calls * plan.spec.max_tokens
-    measured = plan.measured_output
-    out = bound if measured is None else min(bound, round(measured[0] * calls))
-
-    def price(output: int) -> float | None:
-        if not calls:
-            return 0.0
-        return prices.cost(plan.spec.model, input_tokens=inp, output_tokens=output,
-                           batch=batch, provider=plan.spec.provider)
-
-    return DryRun(calls=calls, keys=plan.pending_keys, input_tokens=inp, output_tokens=out,
-                  cost=price(out), prompts=prompts, output_tokens_max=bound,
-                  cost_max=price(bound), measured=measured)
+        calls.append(EstimatedCall(
+            f"item {unit.item_id}, {'+'.join(unit.ask)}, sample {unit.sample}", req,
+            spec.model, spec.provider, total - expected_output_tokens(spec, len(unit.ask)),
+            spec.max_tokens, spec.max_tokens))
+    return estimate_calls(calls, prices, show=show, batch=batch, keys=plan.pending_keys,
+                          measured=plan.measured_output)
 
 
 def run_async(coro):

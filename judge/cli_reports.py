@@ -1,0 +1,134 @@
+"""`h2h judge cost|export|configs`: what was run, what it cost, and the judgments as CSV
+(registered on the ``judge`` command by :mod:`judge.cli`)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from data.cli import DbOption
+from data.errors import H2HError
+
+from .cli_common import csv_list, out
+
+__all__ = ["cost_cmd", "export_cmd", "configs_cmd"]
+
+
+def _duration(seconds: float) -> str:
+    """``—`` when nothing was timed (batches, calls before wall times were recorded)."""
+    if not seconds:
+        return "—"
+    m, s = divmod(round(seconds), 60)
+    return f"{m} min {s:02d} s" if m else f"{seconds:.1f} s"
+
+
+def cost_cmd(
+    db: DbOption = None,
+    config: Annotated[list[str] | None, typer.Option(help="Only these configurations.")] = None,
+) -> None:
+    """What each judge and generator cost: calls, retries, tokens (with cache) and USD.
+
+    Example: h2h judge cost --db pilot.db
+    """
+    from data.engine import get_engine
+    from data.study import current_rubric
+
+    from .progress import format_usd
+    from .reports import cost_summary
+    from .store import find_config
+
+    engine = get_engine(db)
+    current_rubric(engine)
+    hashes = [find_config(engine, c).hash for c in csv_list(config)] or None
+    lines = cost_summary(engine, hashes)
+    if not lines:
+        out.print("No calls recorded yet.")
+        return
+    t = Table("configuration", "kind", "model", "calls", "batch", "failed attempts", "input",
+              "output", "cache write", "cache read", "wall time", "cost (USD)")
+    total = 0.0
+    unpriced = 0
+    for ln in lines:
+        total += ln.cost
+        unpriced += ln.unpriced_calls
+        cost = format_usd(ln.cost, bool(ln.unpriced_calls)) if ln.calls > ln.unpriced_calls \
+            else "—"
+        t.add_row(f"{ln.name} ({ln.config_hash[:8]})", ln.kind, f"{ln.provider} {ln.model}",
+                  str(ln.calls), str(ln.batch_calls), str(ln.failed_attempts),
+                  f"{ln.input_tokens:,}", f"{ln.output_tokens:,}", f"{ln.cache_write_tokens:,}",
+                  f"{ln.cache_read_tokens:,}", _duration(ln.seconds), cost)
+    out.print(t)
+    out.print(f"Total: {format_usd(total)}"
+              + (f" plus {unpriced} calls without a price (add their model to the price "
+                 "table)" if unpriced else ""))
+
+
+def export_cmd(
+    db: DbOption = None,
+    out_file: Annotated[Path | None, typer.Option("--out", "-o", help="Output CSV (default: "
+                                                  "standard output).")] = None,
+    config: Annotated[list[str] | None, typer.Option(help="Only these configurations.")] = None,
+    label: Annotated[str, typer.Option(help="Name judges by configuration 'name' or "
+                                       "'hash'.")] = "name",
+) -> None:
+    """Write the judges CSV (item_id, judge, dimension, score, sample, ...) for `h2h analyze`.
+
+    Unscored judgments are kept with an empty score and their reason.
+
+    Example: h2h judge export --db pilot.db --out judges.csv
+    """
+    from data.engine import get_engine
+    from data.study import current_rubric
+
+    from .reports import export_judgments_csv
+    from .store import find_config
+
+    if label not in ("name", "hash"):
+        raise H2HError(f"--label: '{label}' is not name or hash")
+    engine = get_engine(db)
+    current_rubric(engine)
+    hashes = [find_config(engine, c).hash for c in csv_list(config)] or None
+    text, n, unscored = export_judgments_csv(engine, hashes, label=label)
+    if out_file is None:
+        sys.stdout.write(text)
+        return
+    out_file.write_text(text, encoding="utf-8")
+    out.print(f"Wrote {n} judgments ({unscored} unscored) to {out_file}")
+
+
+def configs_cmd(db: DbOption = None) -> None:
+    """List the judge configurations with their judgment counts.
+
+    Example: h2h judge configs --db pilot.db
+    """
+    from data.engine import get_engine
+    from data.study import current_rubric
+
+    from .store import list_configs
+
+    engine = get_engine(db)
+    current_rubric(engine)
+    rows = list_configs(engine)
+    if not rows:
+        out.print("No judge configurations yet; start one with `h2h judge run`.")
+        return
+    t = Table("name", "hash", "provider / model", "template", "mode", "rubric", "output",
+              "samples", "items", "scored", "unscored", "request failures")
+    for r in rows:
+        c = r["row"]
+        mode = c.mode + (", reason-first" if c.reason_first else "")
+        form = c.output_form or ("text" if not c.structured else "—")
+        t.add_row(c.name, c.hash[:8], f"{c.provider} {c.model}", c.template_name, mode,
+                  c.rubric_language or "as written", form,
+                  str(c.samples), str(r["items"]), str(r["scored"]), str(r["unscored"]),
+                  str(r["request_failed"]))
+    out.print(t)
+    out.print("rubric: the language the prompt shows the rubric in (--rubric-language: en, "
+              "zh, or item for each item's own; as written: the rubric's own language). "
+              "output: the structured-output form the server took (json_schema, json_object "
+              "with the schema, tools, grammar for a local model, or text read by the tolerant "
+              "parser); — until a run has settled it.")
