@@ -39,6 +39,7 @@ from messages import Msg
 
 from .bradley_terry import BTResult, bradley_terry, kendall_tau_b
 from .resample import item_weights
+from .serialize import finite
 
 __all__ = ["By", "BY", "Inconsistent", "INCONSISTENT", "player", "human_comparisons",
            "judge_comparisons", "combine_orders", "OrderStats", "arena", "ties_text",
@@ -288,10 +289,6 @@ def _interval(S: np.ndarray, B: int, seed: int, ci: float) -> tuple[float | None
     return float(lo), float(hi)
 
 
-def _num(v: float) -> float | None:
-    return float(v) if np.isfinite(v) else None
-
-
 def _kappa_for(d: str, units: list[tuple[str, np.ndarray, np.ndarray]], B: int, seed: int,
                ci: float) -> PairKappa:
     """κ of one dimension from its units (scenario, human-human table, judge-human table)."""
@@ -313,9 +310,9 @@ def _kappa_for(d: str, units: list[tuple[str, np.ndarray, np.ndarray]], B: int, 
     hl, hh = _interval(SH, B, seed, ci)
     jl, jh = _interval(SJ, B, seed, ci) if jn else (None, None)
     return PairKappa(
-        d, len(units), _num(jk) if jn else None, jl, jh,
+        d, len(units), finite(jk) if jn else None, jl, jh,
         float(np.trace(JH.sum(axis=0).reshape(3, 3)) / jn) if jn else None, jn,
-        _num(hk), hl, hh, float(np.trace(HH.sum(axis=0).reshape(3, 3)) / hn), hn, reason)
+        finite(hk), hl, hh, float(np.trace(HH.sum(axis=0).reshape(3, 3)) / hn), hn, reason)
 
 
 def pairwise_kappas(humans: pd.DataFrame, judge: pd.DataFrame, *, B: int = 1000,

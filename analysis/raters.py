@@ -11,6 +11,7 @@ import pandas as pd
 from .alpha import Level, alpha
 from .chance import cohen_kappa
 from .layout import Ratings, as_ratings
+from .serialize import finite
 
 __all__ = ["RaterDiagnostics", "rater_diagnostics", "retest_agreement", "RetestResult",
            "binary_checks", "BinaryChecks"]
@@ -23,10 +24,6 @@ class RaterDiagnostics:
     sd: float | None
     alpha_without: float | None
     corr_with_others: float | None
-
-
-def _f(x: float) -> float | None:
-    return None if x is None or not np.isfinite(x) else float(x)
 
 
 def rater_diagnostics(r: Ratings, level: Level, values: Sequence[float]
@@ -50,10 +47,10 @@ def rater_diagnostics(r: Ratings, level: Level, values: Sequence[float]
         scores = mine[has]
         out[str(name)] = RaterDiagnostics(
             n=int(has.sum()),
-            mean=_f(scores.mean()) if scores.size else None,
-            sd=_f(scores.std(ddof=1)) if scores.size > 1 else None,
-            alpha_without=_f(alpha(r.without(name), level, values)) if r.n_raters > 2 else None,
-            corr_with_others=_f(corr))
+            mean=finite(scores.mean()) if scores.size else None,
+            sd=finite(scores.std(ddof=1)) if scores.size > 1 else None,
+            alpha_without=finite(alpha(r.without(name), level, values)) if r.n_raters > 2 else None,
+            corr_with_others=finite(corr))
     return out
 
 
@@ -94,7 +91,7 @@ def retest_agreement(first: pd.DataFrame, second: pd.DataFrame, level: Level,
         per[str(rater)] = {"n": int(len(g)), "exact": float(np.mean(dd == 0)),
                            "within1": float(np.mean(dd <= 1))}
     return RetestResult(int(len(pairs)), float(np.mean(d == 0)), float(np.mean(d <= 1)),
-                        _f(al), _f(qwk), per)
+                        finite(al), finite(qwk), per)
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 Every problem with a user's file or command is an :class:`H2HError`; the CLI prints its
 message and exits non-zero, the app shows it (in the reader's language: a message given as a
-:class:`~data.messages.Msg` keeps its template), and nothing is written.
+:class:`~messages.Msg` keeps its template), and nothing is written.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ __all__ = ["H2HError", "FormatError", "Problem"]
 
 class H2HError(Exception):
     """A user error: bad input, missing study, wrong option. Never a bug. Its one argument
-    is the message (a :class:`~data.messages.Msg` to be shown translated in the app)."""
+    is the message (a :class:`~messages.Msg` to be shown translated in the app)."""
 
 
 @dataclass(frozen=True)

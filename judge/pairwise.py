@@ -33,12 +33,12 @@ from sqlmodel import select
 
 from data.engine import read_session, write_connection
 from data.errors import H2HError
+from data.language import item_language
 from data.migrate import ensure_current
 from data.models import Item, JudgeBatch, JudgeConfigRow, Pair, PairJudgment, utcnow
 from data.pairs import pair_hash
 from data.rubric import Dimension, Rubric
 from data.study import rubric_by_version
-from data.text import item_language
 
 from .config import JudgeSpec
 from .parse import extract_json

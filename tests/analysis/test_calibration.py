@@ -289,7 +289,7 @@ OPTS = AnalysisOptions(B=120, seed=5, ci=0.90, margin=0.1, min_units=4, min_shar
 
 @pytest.fixture(scope="module")
 def uneven():
-    """62 items: h0–h2 rate items 0–59, h3 only items 0–3 (fewer than min_human_items = 6
+    """62 items: h0–h2 rate items 0–59, h3 only items 0–3 (fewer than min_shared_items = 6
     shared), item 50 has one human only, items 60–61 none. Configuration a scores every item
     (with three samples each), b all but items 5–9, c only the two items no human rated."""
     rng = np.random.default_rng(17)
