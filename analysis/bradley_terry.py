@@ -78,6 +78,7 @@ from scipy.sparse.csgraph import connected_components
 from messages import Msg
 
 from .resample import item_weights
+from .serialize import finite
 
 __all__ = ["BTResult", "GroupRelation", "bradley_terry", "elo", "ELO_SCALE", "ELO_BASE",
            "Outcome", "encode", "Encoded", "fit_weighted", "pair_counts", "kendall_tau_b"]
@@ -587,10 +588,8 @@ def bradley_terry(a: Sequence[str], b: Sequence[str], outcome: Sequence[str], *,
         raise ValueError(f"ci must be between 0 and 1, got {ci}")
     enc = encode(a, b, outcome, players=players, clusters=clusters,
                  cluster_levels=cluster_levels)
+    weights = _given_weights(weights, enc.n_clusters)
     if weights is not None:
-        weights = np.asarray(weights, float)
-        if weights.ndim != 2 or weights.shape[1] != enc.n_clusters:
-            raise ValueError("weights must be (B, clusters)")
         B = len(weights)
     m = len(enc.players)
     T = pair_counts(enc)
@@ -600,36 +599,21 @@ def bradley_terry(a: Sequence[str], b: Sequence[str], outcome: Sequence[str], *,
     labels = _components(enc.pairs, w, ls, t, m) if m else np.zeros(0, int)
     # a player without comparisons is a group of its own (never compared with anyone)
     groups, relations, total = _order_groups(labels, enc.pairs, w, ls, t, enc.players)
-    group_of = np.empty(m, int)
-    for gi, g in enumerate(groups):
-        group_of[g] = gi
-    same = group_of[enc.pairs[:, 0]] == group_of[enc.pairs[:, 1]] if p else np.zeros(0, bool)
+    group_of, same = _group_of(groups, enc.pairs, m)
     n_ties = int(t.sum())
-    within_t = float(t[same].sum()) if p else 0.0
-    within_n = float((w + ls + t)[same].sum()) if p else 0.0
+    within_t = float(t[same].sum())
+    within_n = float((w + ls + t)[same].sum())
     ties = within_t > 0
-    notes: list[str] = []
-    if within_n and within_t == within_n:
-        notes.append(Msg("every comparison was a tie: the tie parameter has no finite "
-                         "estimate and no model is ranked above another"))
     free = _free_mask(m, groups)
     cnt = base[None].astype(float)
     cnt[:, ~same] = 0.0
     all_ties = bool(within_n) and within_t == within_n
     unbounded = ties and not all_ties and _nu_unbounded(enc.pairs, *cnt[0].T, m)
-    if unbounded:
-        notes.append(Msg("the tie parameter has no finite estimate: no two models each beat "
-                         "the other, and the ties and one-way wins are fitted exactly only "
-                         "in the limit; no model is given a strength"))
+    notes = _tie_notes(all_ties, unbounded)
     estimable = bool(free.any()) and not all_ties and not unbounded
     if estimable:
-        beta, theta, conv, iters = fit_weighted(cnt, enc.pairs, m, free, ties=ties, tol=tol,
-                                                max_iter=max_iter)
-        point = _centre(beta, groups)[0]
-        ll = float(_loglik(beta.T, theta, enc.pairs[:, 0], enc.pairs[:, 1], cnt[..., 0].T,
-                           cnt[..., 1].T, cnt[..., 2].T, ties)[0])
-        nu = float(np.exp(theta[0])) if ties else None
-        converged = bool(conv[0])
+        beta, theta, point, ll, nu, converged, iters = _point_fit(
+            cnt, enc.pairs, m, free, groups, ties, tol, max_iter)
     else:
         point = np.full(m, np.nan)
         ll, nu, converged, iters = None, None, False, 0
@@ -641,71 +625,156 @@ def bradley_terry(a: Sequence[str], b: Sequence[str], outcome: Sequence[str], *,
         W = item_weights(enc.n_clusters, B, seed) if weights is None else weights
         boot = np.asarray((T.T @ W.T).T).reshape(B, p, 3)
         boot[:, ~same] = 0.0
-        ok = _valid(boot, cnt[0], enc.pairs, m, groups)
-        boot_all = np.full((B, m), np.nan)
-        # a resample without ties is fitted without ν (its maximum is at ν = 0); one whose
-        # ν runs off (see _nu_unbounded) has no estimate
-        tied = boot[..., 2].sum(axis=1) > 0
-        if ties:
-            for r in np.flatnonzero(ok & tied & ~((boot[..., 0] > 0) & (boot[..., 1] > 0))
-                                    .any(axis=1)):
-                ok[r] = not _nu_unbounded(enc.pairs, *boot[r].T, m)
-        tie_rows = ok & tied if ties else np.zeros(B, bool)
-        for rows, with_ties in ((tie_rows, True), (ok & ~tie_rows, False)):
-            if not rows.any():
-                continue
-            # from the point estimate, to 1e-7: far below the intervals' own resolution
-            bb, _th, bconv, _ = fit_weighted(boot[rows], enc.pairs, m, free, ties=with_ties,
-                                             tol=1e-7, max_iter=max_iter,
-                                             start=(beta[0], theta[0]))
-            boot_all[np.flatnonzero(rows)[bconv]] = _centre(bb, groups)[bconv]
-        done = np.isfinite(boot_all).any(axis=1)
-        if done.any():
-            cent = boot_all[done]
-            n_valid = len(cent)
-            if n_valid >= 2:
-                q = np.quantile(cent, [(1 - ci) / 2, 1 - (1 - ci) / 2], axis=0)
-                low, high = q[0], q[1]
+        boot_all = _boot_fits(boot, cnt[0], enc.pairs, m, groups, free, ties,
+                              (beta[0], theta[0]), max_iter)
+        low, high, n_valid = _percentiles(boot_all, ci, m)
         if n_valid < B:
             notes.append(Msg("{k} of {B} bootstrap resamples had no finite estimate (in them "
                              "a model never lost, or a group fell apart) and were left out; "
                              "the intervals rest on the other {n}", k=B - n_valid, B=B,
                              n=n_valid))
-    rank: list[int | None] = [None] * m
-    if total and not all_ties and not unbounded and m:  # one that never lost: first, no strength
-        order = [x for g in groups for x in sorted(g, key=lambda x: -np.nan_to_num(point[x]))]
-        for r_, x in enumerate(order, start=1):
-            rank[x] = r_
-    n_per = np.zeros(m, int)
-    if p:
-        np.add.at(n_per, enc.pairs[:, 0], (w + ls + t).astype(int))
-        np.add.at(n_per, enc.pairs[:, 1], (w + ls + t).astype(int))
-    wins = np.zeros((m, m), int)
-    tie_m = np.zeros((m, m), int)
-    for (i, j), wi, li, ti in zip(enc.pairs, w, ls, t, strict=True):
-        wins[i, j] += int(wi)
-        wins[j, i] += int(li)
-        tie_m[i, j] += int(ti)
-        tie_m[j, i] += int(ti)
+    rank = _ranks(groups, point, m) if total and not all_ties and not unbounded and m \
+        else [None] * m
+    n_per, wins, tie_m = _tables(enc.pairs, w, ls, t, m)
     if enc.dropped_self:
         notes.append(Msg("{n} comparisons of a model with itself were left out",
                          n=enc.dropped_self))
     if estimable and not converged:
         notes.append(Msg("the fit did not converge in {n} iterations", n=max_iter))
 
-    def num(v: float) -> float | None:
-        return None if not np.isfinite(v) else float(v)
-
     return BTResult(
-        players=enc.players, log_strength=tuple(num(v) for v in point),
-        low=tuple(num(v) for v in low), high=tuple(num(v) for v in high), rank=tuple(rank),
-        n_comparisons=tuple(int(x) for x in n_per), group=tuple(int(g) for g in group_of),
-        groups=tuple(tuple(enc.players[x] for x in g) for g in groups),
+        players=enc.players, log_strength=_floats(point), low=_floats(low),
+        high=_floats(high), rank=tuple(rank), n_comparisons=_ints(n_per),
+        group=_ints(group_of), groups=_names(groups, enc.players),
         relations=tuple(relations), nu=nu, n=int((w + ls + t).sum()), n_ties=n_ties,
-        n_scenarios=enc.n_clusters, wins=tuple(tuple(int(x) for x in row) for row in wins),
-        ties=tuple(tuple(int(x) for x in row) for row in tie_m), B=B, seed=seed, ci=ci,
-        n_boot_valid=n_valid, log_likelihood=ll, iterations=iters, converged=converged,
+        n_scenarios=enc.n_clusters, wins=_table(wins), ties=_table(tie_m), B=B, seed=seed,
+        ci=ci, n_boot_valid=n_valid, log_likelihood=ll, iterations=iters, converged=converged,
         dropped_self=enc.dropped_self, notes=tuple(notes), boot=boot_all)
+
+
+def _floats(v: np.ndarray) -> tuple[float | None, ...]:
+    return tuple(finite(x) for x in v)
+
+
+def _ints(v: np.ndarray) -> tuple[int, ...]:
+    return tuple(int(x) for x in v)
+
+
+def _table(m: np.ndarray) -> tuple[tuple[int, ...], ...]:
+    return tuple(_ints(row) for row in m)
+
+
+def _names(groups, players: Sequence[str]) -> tuple[tuple[str, ...], ...]:
+    return tuple(tuple(players[x] for x in g) for g in groups)
+
+
+def _given_weights(weights: np.ndarray | None, n_clusters: int) -> np.ndarray | None:
+    """Resampling weights given by the caller, checked: (B, clusters)."""
+    if weights is None:
+        return None
+    weights = np.asarray(weights, float)
+    if weights.ndim != 2 or weights.shape[1] != n_clusters:
+        raise ValueError("weights must be (B, clusters)")
+    return weights
+
+
+def _tie_notes(all_ties: bool, unbounded: bool) -> list[str]:
+    """Why the strengths have no finite estimate when the ties decide it."""
+    notes: list[str] = []
+    if all_ties:
+        notes.append(Msg("every comparison was a tie: the tie parameter has no finite "
+                         "estimate and no model is ranked above another"))
+    if unbounded:
+        notes.append(Msg("the tie parameter has no finite estimate: no two models each beat "
+                         "the other, and the ties and one-way wins are fitted exactly only "
+                         "in the limit; no model is given a strength"))
+    return notes
+
+
+def _group_of(groups, pairs: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each player's group, and whether each pair's two players are in the same group."""
+    group_of = np.empty(m, int)
+    for gi, g in enumerate(groups):
+        group_of[g] = gi
+    same = group_of[pairs[:, 0]] == group_of[pairs[:, 1]] if len(pairs) else np.zeros(0, bool)
+    return group_of, same
+
+
+def _point_fit(cnt: np.ndarray, pairs: np.ndarray, m: int, free: np.ndarray, groups,
+               ties: bool, tol: float, max_iter: int):
+    """The maximum-likelihood fit of the observed counts: (β, θ, centred log-strengths,
+    log-likelihood, ν, converged, iterations)."""
+    beta, theta, conv, iters = fit_weighted(cnt, pairs, m, free, ties=ties, tol=tol,
+                                            max_iter=max_iter)
+    point = _centre(beta, groups)[0]
+    ll = float(_loglik(beta.T, theta, pairs[:, 0], pairs[:, 1], cnt[..., 0].T,
+                       cnt[..., 1].T, cnt[..., 2].T, ties)[0])
+    nu = float(np.exp(theta[0])) if ties else None
+    return beta, theta, point, ll, nu, bool(conv[0]), iters
+
+
+def _ranks(groups, point: np.ndarray, m: int) -> list[int | None]:
+    """Ranks by group, then by strength within a group (one that never lost: first, with no
+    strength)."""
+    rank: list[int | None] = [None] * m
+    order = [x for g in groups for x in sorted(g, key=lambda x: -np.nan_to_num(point[x]))]
+    for r_, x in enumerate(order, start=1):
+        rank[x] = r_
+    return rank
+
+
+def _boot_fits(boot: np.ndarray, observed: np.ndarray, pairs: np.ndarray, m: int, groups,
+               free: np.ndarray, ties: bool, start, max_iter: int) -> np.ndarray:
+    """The centred log-strengths of each resample (B, players); a resample without a finite
+    estimate is a row of NaN. A resample without ties is fitted without ν (its maximum is at
+    ν = 0); one whose ν runs off (see :func:`_nu_unbounded`) has no estimate."""
+    B = len(boot)
+    ok = _valid(boot, observed, pairs, m, groups)
+    boot_all = np.full((B, m), np.nan)
+    tied = boot[..., 2].sum(axis=1) > 0
+    if ties:
+        for r in np.flatnonzero(ok & tied & ~((boot[..., 0] > 0) & (boot[..., 1] > 0))
+                                .any(axis=1)):
+            ok[r] = not _nu_unbounded(pairs, *boot[r].T, m)
+    tie_rows = ok & tied if ties else np.zeros(B, bool)
+    for rows, with_ties in ((tie_rows, True), (ok & ~tie_rows, False)):
+        if not rows.any():
+            continue
+        # from the point estimate, to 1e-7: far below the intervals' own resolution
+        bb, _th, bconv, _ = fit_weighted(boot[rows], pairs, m, free, ties=with_ties,
+                                         tol=1e-7, max_iter=max_iter, start=start)
+        boot_all[np.flatnonzero(rows)[bconv]] = _centre(bb, groups)[bconv]
+    return boot_all
+
+
+def _percentiles(boot_all: np.ndarray, ci: float, m: int
+                 ) -> tuple[np.ndarray, np.ndarray, int]:
+    """The percentile interval of each player over the resamples with an estimate, and how
+    many those were (no interval from fewer than two)."""
+    low = np.full(m, np.nan)
+    high = np.full(m, np.nan)
+    done = np.isfinite(boot_all).any(axis=1)
+    cent = boot_all[done]
+    if len(cent) >= 2:
+        q = np.quantile(cent, [(1 - ci) / 2, 1 - (1 - ci) / 2], axis=0)
+        low, high = q[0], q[1]
+    return low, high, len(cent)
+
+
+def _tables(pairs: np.ndarray, w, ls, t, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Comparisons per player, and the wins and ties of each player against each other."""
+    n_per = np.zeros(m, int)
+    if len(pairs):
+        np.add.at(n_per, pairs[:, 0], (w + ls + t).astype(int))
+        np.add.at(n_per, pairs[:, 1], (w + ls + t).astype(int))
+    wins = np.zeros((m, m), int)
+    tie_m = np.zeros((m, m), int)
+    for (i, j), wi, li, ti in zip(pairs, w, ls, t, strict=True):
+        wins[i, j] += int(wi)
+        wins[j, i] += int(li)
+        tie_m[i, j] += int(ti)
+        tie_m[j, i] += int(ti)
+    return n_per, wins, tie_m
 
 
 def kendall_tau_b(x: np.ndarray, y: np.ndarray) -> np.ndarray:

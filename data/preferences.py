@@ -74,99 +74,26 @@ def parse_preferences(text: str, file: str, rubric: Rubric,
     """Validate every row against the rubric and the study's items (``id -> (task,
     scenario)``); the whole file is rejected on any problem, each one located."""
     header, rows, problems = read_csv(text, file)
-    for h in header:
-        if h not in PREFERENCE_EXPORT_COLUMNS:
-            problems.append(Problem(file, 1, h, Msg("unknown column (allowed: {columns})",
-                                                    columns=", ".join(PREFERENCE_EXPORT_COLUMNS
-                                                                      ))))
-    for h in PREFERENCE_COLUMNS:
-        if h not in header:
-            problems.append(Problem(file, 1, h, Msg("required column is missing (header must "
-                                                    "have {columns})",
-                                                    columns=", ".join(PREFERENCE_COLUMNS))))
+    problems += _header_problems(header, file)
     if problems:
         raise FormatError(problems)
     out: list[PreferenceRecord] = []
     seen: dict[tuple[frozenset[str], str, str], int] = {}
     for n, row in rows:
         v = {k: val.strip() for k, val in row.items()}
-        missing = [c for c in ("item_a", "item_b", "rater", "dimension") if not v[c]]
-        for c in missing:
-            problems.append(Problem(file, n, c, Msg("must not be empty")))
-        if missing:
+        found, rec = _parse_row(v, file, n, rubric, items)
+        problems += found
+        if rec is None:
             continue
-        a, b = v["item_a"], v["item_b"]
-        bad = False
-        for col, it in (("item_a", a), ("item_b", b)):
-            if it not in items:
-                problems.append(Problem(file, n, col, Msg(
-                    "unknown item {item_id} (import the items first)", item_id=short(it))))
-                bad = True
-        if bad:
-            continue
-        if a == b:
-            problems.append(Problem(file, n, "item_b", Msg(
-                "the same item as item_a: a pair compares two different replies")))
-            continue
-        (task_a, scen_a), (task_b, scen_b) = items[a], items[b]
-        if scen_a != scen_b:
-            problems.append(Problem(file, n, "item_b", Msg(
-                "'{b}' answers scenario '{sb}' and item_a '{a}' answers '{sa}': a pair "
-                "compares two replies to the same scenario", a=a, b=b, sa=scen_a, sb=scen_b)))
-            continue
-        if (why := name_problem(v["rater"])) is not None:
-            problems.append(Problem(file, n, "rater", why))
-            continue
-        try:
-            dim = rubric.dimension(v["dimension"])
-        except KeyError as exc:
-            problems.append(Problem(file, n, "dimension", exc.args[0]))
-            continue
-        off = next((t for t in (task_a, task_b) if not dim.applies_to(t)), None)
-        if off is not None:
-            problems.append(Problem(file, n, "dimension", Msg(
-                "'{dim_key}' does not apply to task '{task}'", dim_key=dim.key, task=off)))
-            continue
-        raw = v["winner"]
-        if raw in ("", CANNOT_RATE):
-            winner = None
-        elif raw in ("a", "b", "tie"):
-            winner = raw
-        else:
-            problems.append(Problem(file, n, "winner", Msg(
-                "{value} is not a, b or tie (leave it empty or write {cannot} for \"cannot "
-                "compare\")", value=short(raw), cannot=CANNOT_RATE)))
-            continue
-        strength = None
-        rs = v.get("strength", "")
-        if rs:
-            if rs not in ("1", "2"):
-                problems.append(Problem(file, n, "strength", Msg(
-                    "{value} is not a strength: 2 (much better), 1 (better) or empty",
-                    value=short(rs))))
-                continue
-            if winner not in ("a", "b"):
-                problems.append(Problem(file, n, "strength", Msg(
-                    "only a preference for a or b has a strength (this row's winner is "
-                    "'{winner}')", winner=raw)))
-                continue
-            strength = int(rs)
-        left = v.get("shown_left", "") or None
-        if left not in (None, "a", "b"):
-            problems.append(Problem(file, n, "shown_left", Msg(
-                "{value} is not a or b (the reply shown on the left), or empty",
-                value=short(left))))
-            continue
-        key = (frozenset((a, b)), v["rater"], dim.key)
+        key = (frozenset((rec.item_a, rec.item_b)), rec.rater, rec.dimension)
         if key in seen:
             problems.append(Problem(file, n, None, Msg(
                 "duplicate preference of '{rater}' between '{a}' and '{b}' on '{dim_key}' "
-                "(first on line {line})", rater=v["rater"], a=a, b=b, dim_key=dim.key,
-                line=seen[key])))
+                "(first on line {line})", rater=rec.rater, a=rec.item_a, b=rec.item_b,
+                dim_key=rec.dimension, line=seen[key])))
             continue
         seen[key] = n
-        out.append(PreferenceRecord(n, a, b, v["rater"], dim.key, winner, strength,
-                                    v.get("comment", ""), left))
+        out.append(rec)
     if not problems and not out:
         problems.append(Problem(file, None, None, Msg("the file has a header but no "
                                                       "preference rows")))
@@ -303,3 +230,86 @@ def export_preferences_csv(engine: Engine) -> str:
                     p.shown_left or "", p.comment, p.rubric_version, p.created_at.isoformat(),
                     p.updated_at.isoformat()])
     return buf.getvalue()
+
+
+def _header_problems(header: list[str], file: str) -> list[Problem]:
+    problems = [Problem(file, 1, h, Msg("unknown column (allowed: {columns})",
+                                        columns=", ".join(PREFERENCE_EXPORT_COLUMNS)))
+                for h in header if h not in PREFERENCE_EXPORT_COLUMNS]
+    problems += [Problem(file, 1, h, Msg("required column is missing (header must have "
+                                         "{columns})", columns=", ".join(PREFERENCE_COLUMNS)))
+                 for h in PREFERENCE_COLUMNS if h not in header]
+    return problems
+
+
+def _parse_row(v: dict[str, str], file: str, n: int, rubric: Rubric,
+               items: dict[str, tuple[str, str]]
+               ) -> tuple[list[Problem], PreferenceRecord | None]:
+    """One row's problems (several only for empty or unknown fields), or its record."""
+    missing = [c for c in ("item_a", "item_b", "rater", "dimension") if not v[c]]
+    if missing:
+        return [Problem(file, n, c, Msg("must not be empty")) for c in missing], None
+    a, b = v["item_a"], v["item_b"]
+    unknown = [Problem(file, n, col, Msg("unknown item {item_id} (import the items first)",
+                                         item_id=short(it)))
+               for col, it in (("item_a", a), ("item_b", b)) if it not in items]
+    if unknown:
+        return unknown, None
+    problem = _pair_problem(a, b, items) or (
+        ("rater", why) if (why := name_problem(v["rater"])) is not None else None)
+    if problem is not None:
+        return [Problem(file, n, *problem)], None
+    try:
+        dim = rubric.dimension(v["dimension"])
+    except KeyError as exc:
+        return [Problem(file, n, "dimension", exc.args[0])], None
+    off = next((t for t in (items[a][0], items[b][0]) if not dim.applies_to(t)), None)
+    if off is not None:
+        return [Problem(file, n, "dimension", Msg(
+            "'{dim_key}' does not apply to task '{task}'", dim_key=dim.key, task=off))], None
+    got = _choice(v)
+    if len(got) == 2:
+        return [Problem(file, n, *got)], None
+    winner, strength, left = got
+    return [], PreferenceRecord(n, a, b, v["rater"], dim.key, winner, strength,
+                                v.get("comment", ""), left)
+
+
+def _pair_problem(a: str, b: str, items: dict[str, tuple[str, str]]
+                  ) -> tuple[str, str] | None:
+    """(field, message) when the two items cannot be a pair."""
+    if a == b:
+        return "item_b", Msg("the same item as item_a: a pair compares two different replies")
+    (_, scen_a), (_, scen_b) = items[a], items[b]
+    if scen_a != scen_b:
+        return "item_b", Msg("'{b}' answers scenario '{sb}' and item_a '{a}' answers '{sa}': "
+                             "a pair compares two replies to the same scenario", a=a, b=b,
+                             sa=scen_a, sb=scen_b)
+    return None
+
+
+def _choice(v: dict[str, str]):
+    """(winner, strength, shown_left), or (field, message) for the first that is wrong."""
+    raw = v["winner"]
+    if raw in ("", CANNOT_RATE):
+        winner = None
+    elif raw in ("a", "b", "tie"):
+        winner = raw
+    else:
+        return "winner", Msg("{value} is not a, b or tie (leave it empty or write {cannot} for "
+                             "\"cannot compare\")", value=short(raw), cannot=CANNOT_RATE)
+    strength = None
+    rs = v.get("strength", "")
+    if rs:
+        if rs not in ("1", "2"):
+            return "strength", Msg("{value} is not a strength: 2 (much better), 1 (better) or "
+                                   "empty", value=short(rs))
+        if winner not in ("a", "b"):
+            return "strength", Msg("only a preference for a or b has a strength (this row's "
+                                   "winner is '{winner}')", winner=raw)
+        strength = int(rs)
+    left = v.get("shown_left", "") or None
+    if left not in (None, "a", "b"):
+        return "shown_left", Msg("{value} is not a or b (the reply shown on the left), or "
+                                 "empty", value=short(left))
+    return winner, strength, left

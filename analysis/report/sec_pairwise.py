@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import pandas as pd
+import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..bradley_terry import BTResult, elo
@@ -130,22 +131,7 @@ def pairwise_figure(ps, judge, labels: dict[str, str], order: list[str]) -> Figu
     if not dims or not models:
         return None
     width = "column" if len(dims) == 1 else "text"
-    names = [s for s, _ in sources]
-    fig = make_subplots(rows=1, cols=len(dims), shared_yaxes=True, horizontal_spacing=0.04,
-                        subplot_titles=[labels.get(d, d) for d in dims])
-    leg = _legend_height(names, width) + 4
-    plot_h = 30 + 22 * len(models)
-    top, bottom = 22 + leg, 40
-    # the legend above the panels' titles, the one x title under the panels
-    fig.update_layout(template=use_template(), width=width_px(width),
-                      height=plot_h + top + bottom, showlegend=True,
-                      margin=dict(t=top, b=bottom, l=4, r=8),
-                      legend=dict(y=1 + 20 / plot_h, yanchor="bottom"))
-    for ann in fig.layout.annotations:
-        ann.font = dict(size=FONT_PX)
-    fig.add_annotation(text="Bradley–Terry log-strength (0: the dimension's average)",
-                       xref="paper", yref="paper", x=0.5, y=0, yanchor="top", yshift=-22,
-                       showarrow=False, font=dict(size=FONT_PX))
+    fig = _panels(dims, labels, [s for s, _ in sources], models, width)
     ys = {m: -i for i, m in enumerate(models)}
     offs = [-0.15, 0.15] if len(sources) == 2 else [0.0]
     for c, d in enumerate(dims, start=1):
@@ -153,8 +139,7 @@ def pairwise_figure(ps, judge, labels: dict[str, str], order: list[str]) -> Figu
             r = fits.get(d)
             if r is None:
                 continue
-            ms = [m for m in models if m in r.players and r.log_strength[r.index(m)]
-                  is not None]
+            ms = _drawn(r, models)
             v = [r.log_strength[r.index(m)] for m in ms]
             fig.add_scatter(x=v, y=[ys[m] + offs[k] for m in ms], mode="markers", name=name,
                             legendgroup=name, showlegend=c == 1, row=1, col=c,
@@ -174,11 +159,36 @@ def pairwise_figure(ps, judge, labels: dict[str, str], order: list[str]) -> Figu
     alt = ("Dot plot of log-strengths per model: " + "; ".join(
         f"{labels.get(d, d)}: " + ", ".join(
             f"{m} {name.lower()} {fmt(fits[d].log_strength[fits[d].index(m)], 'coef')}"
-            for name, fits in sources if d in fits for m in models
-            if m in fits[d].players and fits[d].log_strength[fits[d].index(m)] is not None)
+            for name, fits in sources if d in fits for m in _drawn(fits[d], models))
         for d in dims) + ".")
     key = f"pairwise_{slug(judge.name)}" if judge else "pairwise_humans"
     return Figure(key, fig, caption, alt, width)
+
+
+def _drawn(r: BTResult, models: list[str]) -> list[str]:
+    """The models of ``models`` with a finite strength in ``r``, in that order."""
+    return [m for m in models if m in r.players and r.log_strength[r.index(m)] is not None]
+
+
+def _panels(dims: list[str], labels: dict[str, str], names: list[str], models: list[str],
+            width: str) -> go.Figure:
+    """A panel per dimension sharing the models' axis; the legend above the panels' titles,
+    the one x title under the panels."""
+    fig = make_subplots(rows=1, cols=len(dims), shared_yaxes=True, horizontal_spacing=0.04,
+                        subplot_titles=[labels.get(d, d) for d in dims])
+    leg = _legend_height(names, width) + 4
+    plot_h = 30 + 22 * len(models)
+    top, bottom = 22 + leg, 40
+    fig.update_layout(template=use_template(), width=width_px(width),
+                      height=plot_h + top + bottom, showlegend=True,
+                      margin=dict(t=top, b=bottom, l=4, r=8),
+                      legend=dict(y=1 + 20 / plot_h, yanchor="bottom"))
+    for ann in fig.layout.annotations:
+        ann.font = dict(size=FONT_PX)
+    fig.add_annotation(text="Bradley–Terry log-strength (0: the dimension's average)",
+                       xref="paper", yref="paper", x=0.5, y=0, yanchor="top", yshift=-22,
+                       showarrow=False, font=dict(size=FONT_PX))
+    return fig
 
 
 def rankings_frame(ps) -> pd.DataFrame:

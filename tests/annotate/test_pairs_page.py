@@ -258,16 +258,19 @@ def test_the_calibration_page_shows_the_pairwise_judge(demo_pairs):
 
 
 def test_the_report_section_fits_an_acl_column_and_shows_both_rankings(demo_pairs):
+    from types import SimpleNamespace
+
     from analysis.arena_study import pairwise_study
     from analysis.report.latex import _layout
+    from analysis.report.model import ReportBundle, RubricDimension
     from analysis.report.sec_pairwise import pairwise
 
     rub = current_rubric(demo_pairs)
-    bundle = {"dimensions": [{"key": d.key, "label": d.label, "level": d.level,
-                              "kind": d.kind, "min": d.min, "max": d.max, "tasks": None}
-                             for d in rub.dimensions],
-              "analysis": {"dimensions": {}},
-              "pairwise": pairwise_study(demo_pairs, B=100, seed=1)}
+    # a bundle with only what the section reads: the rubric's dimensions and the rankings
+    bundle = ReportBundle(SimpleNamespace(dimensions={}), [], None,
+                          [RubricDimension(d.key, d.label, d.level, d.kind, d.min, d.max)
+                           for d in rub.dimensions],
+                          pairwise=pairwise_study(demo_pairs, B=100, seed=1))
     out = pairwise(bundle)
     keys = [t.key for t in out.tables]
     assert keys == ["pairwise_sim-judge-pairwise", "pairwise_agreement_sim-judge-pairwise"]
