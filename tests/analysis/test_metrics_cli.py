@@ -44,7 +44,7 @@ def demo(tmp_path_factory, tiny_model, demo_template):
 def test_metrics_run_scores_every_demo_item_and_says_how(demo):
     out = demo["run"]
     assert "147 of 147 items have a reference reply (114 English, 33 Chinese)" in out
-    assert "6 attention-check items left out" in out
+    assert "9 attention-check items left out" in out  # 6 for single items, 3 for pairs
     for name in ("bleu", "chrf", "rougeL", "embedding"):
         assert f"│ {name} " in out
     assert "bleu: sacrebleu " in out and "smooth exp" in out
