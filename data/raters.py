@@ -71,14 +71,11 @@ def deactivate_rater(engine: Engine, name: str) -> int:
     """Stop a rater at once: no new sign-in, and every open session ends now (their next
     page or save is refused, on every app server). Their ratings stay. Returns how many
     sessions were open."""
-    with write_session(engine) as s:
-        rater = s.exec(select(Rater).where(Rater.name == name).with_for_update()).first()
-        if rater is None:
+    with write_session(engine, urgent=True) as s:
+        rater_id = s.exec(select(Rater.id).where(Rater.name == name)).first()
+        if rater_id is None:
             raise H2HError(Msg("no rater named '{name}'", name=name))
-        rater.active = False
-        s.add(rater)
-        s.flush()
-        return revoke_rater_sessions(s, rater.id, "deactivated")
+        return revoke_rater_sessions(s, rater_id, "deactivated", active=False)
 
 
 def authenticate(engine: Engine, code: str) -> Rater | None:
