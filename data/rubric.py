@@ -73,9 +73,6 @@ __all__ = [
 
 _KEY_RE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 _RANGE_RE = re.compile(r"^\s*(-?\d{1,9})\s*\.\.\s*(-?\d{1,9})\s*$")
-# A Markdown image, inline ![alt](url) or by reference ![alt][ref]: rubric text is shown as
-# Markdown (guidelines, anchors), and an image there would make every rater's browser fetch it.
-_MD_IMAGE_RE = re.compile(r"!\[[^\]]*\]\s*[\[(]")
 _TOP_FIELDS = {"name", "description", "guidelines", "tasks", "dimensions", "language",
                "pairwise_scale"}
 _DIM_FIELDS = {"key", "label", "description", "scale", "anchors", "labels", "tasks", "level",
@@ -250,8 +247,12 @@ class _RubricParser:
         if found is not None:
             self.bad(None, found[0] or None, found[1])
             return
+        from .rubric_markdown import images_in  # the Markdown parser, only when a file is read
         for fld, val in _texts(raw):
-            if _MD_IMAGE_RE.search(val):
+            # rubric text is shown as Markdown (guidelines, anchors): an image there, in any of
+            # Markdown's forms (found by the parser the pages use), would make every rater's
+            # browser fetch it
+            if images_in(val):  # in every language
                 self.bad(self.loc.line_of(fld), fld,
                          Msg("images are not allowed in rubric text (the browser would fetch "
                              "them from elsewhere); describe the example in words"))

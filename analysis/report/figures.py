@@ -68,20 +68,28 @@ def inert(fig: go.Figure) -> go.Figure:
             return plain(values) if isinstance(values, str) else values
         return [plain(v) if isinstance(v, str) else v for v in values]
 
+    def texts(values) -> bool:  # a list, or an array of objects or strings (plotly express)
+        if values is None or isinstance(values, str):
+            return isinstance(values, str)
+        if hasattr(values, "dtype"):
+            return values.dtype.kind in "OUS" and any(isinstance(v, str) for v in values)
+        return any(isinstance(v, str) for v in values)
+
     for tr in fig.data:
         if isinstance(getattr(tr, "name", None), str):
             tr.name = plain(tr.name)
-        for attr in ("customdata", "x", "y", "text"):
-            vals = getattr(tr, attr, None)
-            if vals is not None and not hasattr(vals, "dtype") and any(
-                    isinstance(v, str) for v in vals):
-                setattr(tr, attr, esc(vals))
+        for attr in ("customdata", "x", "y", "text", "hovertext", "labels", "ids"):
+            vals = getattr(tr, attr, None) if attr in tr else None
+            if texts(vals):
+                setattr(tr, attr, esc(vals if isinstance(vals, str) else list(vals)))
     for ann in fig.layout.annotations:
         if isinstance(ann.text, str):
             ann.text = plain(ann.text)
     for key in fig.layout:
-        if key.startswith(("xaxis", "yaxis")) and fig.layout[key].ticktext is not None:
-            fig.layout[key].ticktext = esc(fig.layout[key].ticktext)
+        if key.startswith(("xaxis", "yaxis")):
+            for attr in ("ticktext", "categoryarray"):
+                if texts(fig.layout[key][attr]):
+                    fig.layout[key][attr] = esc(fig.layout[key][attr])
     fig.layout.meta = "h2h-inert"
     return fig
 

@@ -8,9 +8,12 @@ page, admin pages included. Three ways to show it:
 * where Streamlit reads Markdown (titles, captions, messages, widget labels, radio options,
   tooltips, ``st.table`` cells): :func:`md_text` escapes every Markdown and Streamlit
   directive character, so the text shows exactly as written;
-* rubric guidelines and anchors, which are written as Markdown on purpose:
-  :func:`md_formatting` keeps the formatting but neutralises images (the only Markdown
-  that makes the browser fetch something) and raw HTML.
+* rubric guidelines, descriptions and anchors, which are written as Markdown on purpose:
+  :func:`rubric_text_html` parses them with a real Markdown parser and builds HTML from its
+  tokens, keeping the formatting and dropping images, raw HTML and links other than web
+  and mail links by token type (:mod:`data.rubric_markdown`); Streamlit never reads them;
+* in a plotly figure (which reads a subset of HTML in every label): escaped by
+  :func:`annotate.components.charts.plotly_chart`.
 
 A rubric shown in the rater's language (:meth:`data.rubric.Rubric.in_language`) may lack a
 translation of some texts; they are shown in the rubric's own language with a small tag
@@ -35,7 +38,7 @@ from annotate.services.i18n import N_
 
 __all__ = ["conversation_html", "response_html", "plain_html", "context_html",
            "shortcuts_html", "feedback_html", "anchors_html", "caption_html", "md_text",
-           "md_formatting", "md_table", "anchor_block_html", "item_html",
+           "rubric_text_html", "levels_table_html", "md_table", "anchor_block_html", "item_html",
            "anchors_store_html", "missing_html", "ready_marker_html", "untranslated_html",
            "pair_html", "pair_anchors_store_html", "pair_ready_marker_html",
            "untranslated_md",
@@ -144,6 +147,13 @@ button[data-variant="segmented_control"][data-selected="true"] p{color:#8a1020;
 .h2h-untranslated{display:inline-block;margin-left:.35rem;padding:0 .3rem;font-size:.72rem;
   line-height:1.3;font-weight:600;font-style:normal;color:#3c4043;background:#f1f3f4;
   border:1px solid #80868b;border-radius:3px;white-space:nowrap}
+.h2h-md>:last-child{margin-bottom:0}
+.h2h-levels{border-collapse:collapse;width:100%;margin:.3rem 0 1rem 0}
+.h2h-levels th,.h2h-levels td{border-bottom:1px solid #dadce0;padding:.4rem .6rem;
+  text-align:left;vertical-align:top}
+.h2h-levels td:first-child{white-space:nowrap;font-weight:600}
+.h2h-md table{border-collapse:collapse}.h2h-md th,.h2h-md td{border:1px solid #dadce0;
+  padding:.2rem .4rem}
 .h2h-sr{position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;
   clip:rect(0,0,0,0);white-space:nowrap;border:0}
 /* side by side: the two replies in two columns, one under the other below 900 px */
@@ -177,20 +187,6 @@ def md_text(text: object) -> str:
     emphasis, heading, math or directive can come out of it. Line breaks are kept."""
     escaped = _MD_SPECIAL.sub(lambda m: f"&#{ord(m.group())};", _no_autolink(str(text)))
     return escaped.replace("\r\n", "\n").replace("\n", "  \n")
-
-
-# An image, inline ![alt](url "title") or by reference ![alt][ref]
-_IMAGE = re.compile(r"!\[[^\]]*\]\s*(?:\([^)]*\)|\[[^\]]*\])")
-_BARE_URL = re.compile(r"(?i)(?<!\]\()(\b(?:https?|ftp|file):|\bwww(?=\.))")
-
-
-def md_formatting(text: str) -> str:
-    """Rubric Markdown with its formatting (bold, lists, explicit [links](url)) but no image
-    and no raw HTML: ``![alt](url)`` and ``<tag>`` show as the characters written, and a bare
-    URL stays text; nothing is fetched."""
-    text = _IMAGE.sub(lambda m: md_text(m.group()), text)
-    text = _BARE_URL.sub(lambda m: m.group() + _ZWSP, text)
-    return text.replace("<", "&#60;")
 
 
 def md_table(table):
@@ -322,6 +318,33 @@ def _shown(text: str, untranslated: bool, language: str | None, _, wrap=None) ->
 
 def _fallbacks(obj) -> frozenset[str]:
     return getattr(obj, "fallback", frozenset())
+
+
+def rubric_text_html(text: str, untranslated: bool = False, language: str | None = None,
+                     _=_same) -> str:
+    """Rubric Markdown (guidelines, a description, an anchor) as HTML for ``st.html``: its
+    formatting kept, no image, raw HTML or unsafe link (:func:`data.rubric_markdown.
+    rubric_html`); when shown untranslated, in its own ``lang`` and tagged."""
+    from data.rubric_markdown import rubric_html  # the parser only where rubric text is drawn
+
+    body = f'<div class="h2h-md">{rubric_html(text)}</div>'
+    if not untranslated or language is None:
+        return body
+    return (f'<div class="h2h-md" lang="{_esc(language)}">{rubric_html(text)}</div>'
+            + untranslated_html(language, _))
+
+
+def levels_table_html(d, headers: tuple[str, str], base: str | None = None, _=_same) -> str:
+    """A dimension's levels as a table for ``st.html``: "value · name" (escaped) and the
+    anchor (rubric Markdown, :func:`rubric_text_html`), texts the reader's language lacks
+    tagged as in ``base``, the rubric's own language; ``headers`` are the two columns'
+    titles (translated)."""
+    rows = "".join(
+        f"<tr><td>{lv.value} · {_shown(lv.label, 'label' in _fallbacks(lv), base, _)}</td>"
+        f"<td>{rubric_text_html(lv.anchor, 'anchor' in _fallbacks(lv), base, _)}</td></tr>"
+        for lv in d.levels)
+    return (f'<table class="h2h-levels"><thead><tr><th>{_esc(headers[0])}</th>'
+            f"<th>{_esc(headers[1])}</th></tr></thead><tbody>{rows}</tbody></table>")
 
 
 def anchor_block_html(d, empty: str, cannot: str, all_label: str = "All anchors",

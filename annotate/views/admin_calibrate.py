@@ -8,6 +8,7 @@ import streamlit as st
 from analysis.options import AnalysisOptions
 from analysis.report.figures import calibration_figure
 from annotate import state
+from annotate.components.charts import plotly_chart
 from annotate.components.pairwise_calibration import pairwise_section
 from annotate.components.tables import rows_frame, show_table
 from annotate.i18n import _, labelled, language, tr
@@ -77,7 +78,7 @@ if chosen:
     fig = calibration_figure(res, labels)
     if fig is not None:
         fig.update_xaxes(title=_("Quadratic-weighted κ (paired bootstrap 95% CI)"))
-        st.plotly_chart(fig, key="h2h_cal_fig")
+        plotly_chart(fig, key="h2h_cal_fig")
 
 st.subheader(_("Largest disagreements"))
 c = st.columns(2)

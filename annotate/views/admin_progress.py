@@ -3,6 +3,7 @@
 import plotly.express as px
 import streamlit as st
 
+from annotate.components.charts import plotly_chart
 from annotate.components.tables import show_table, translated
 from annotate.i18n import _, labelled, language
 from annotate.resources import cached_rubric, engine
@@ -41,7 +42,7 @@ else:
     fig = px.bar(long, x="rater", y="items", color="status", barmode="overlay",
                  title=_("Items done of assigned, per rater"),
                  labels={"rater": _("Rater"), "items": _("Items"), "status": ""})
-    st.plotly_chart(fig, key="h2h_rater_progress")
+    plotly_chart(fig, key="h2h_rater_progress")
     show_table(raters, RATER_PROGRESS_COLUMNS, key="h2h_rater_progress_table")
 labels = {d.key: d.label for d in cached_rubric(engine(), language()).dimensions}
 dims = dimension_progress(engine())
@@ -54,7 +55,7 @@ if not dims.empty:
         name={"ratings": _("Ratings"), "cannot_rate": _("Cannot rate")}[t.name],
         hovertemplate=t.hovertemplate.replace("variable=", "").replace(
             "ratings", _("Ratings")).replace("cannot_rate", _("Cannot rate"))))
-    st.plotly_chart(fig, key="h2h_dim_progress")
+    plotly_chart(fig, key="h2h_dim_progress")
     show_table(dims, DIMENSION_PROGRESS_COLUMNS, key="h2h_dim_progress_table")
 
 st.subheader(_("Rater quality"))

@@ -1,6 +1,7 @@
 """The rubric in full, in the reader's language: the guidelines and the anchor of every level
 of every dimension; a text the rubric lacks in that language is shown in the rubric's own,
-tagged."""
+tagged. Rubric Markdown is drawn as HTML built by a real parser, without images, raw HTML or
+unsafe links (annotate.services.render.rubric_text_html)."""
 
 import streamlit as st
 
@@ -8,9 +9,9 @@ from annotate.i18n import _, language
 from annotate.resources import cached_rubric, engine
 from annotate.services.render import (
     language_name,
-    md_formatting,
+    levels_table_html,
     md_text,
-    untranslated_html,
+    rubric_text_html,
     untranslated_md,
 )
 from annotate.session import identity
@@ -26,20 +27,18 @@ def tag(obj, fld: str) -> str:
 
 
 st.title(_("Guidelines"))
-if "guidelines" in getattr(rubric, "fallback", ()):
-    st.html(f"<p>{untranslated_html(base, _)}</p>")
-st.markdown(md_formatting(rubric.guidelines))
+if rubric.guidelines:
+    st.html(rubric_text_html(rubric.guidelines, "guidelines" in getattr(rubric, "fallback", ()),
+                             base, _))
 st.divider()
 for d in rubric.dimensions:
     applies = _("all tasks") if d.tasks is None else ", ".join(_(t) for t in d.tasks)
     st.subheader(md_text(d.label) + tag(d, "label"))
     st.caption(md_text(_("Applies to: {tasks}").format(tasks=applies)))
     if d.description:
-        st.markdown(md_formatting(d.description) + tag(d, "description"))
-    st.table({_("Score"): [md_text(f"{lv.value} · {lv.label}") + tag(lv, "label")
-                           for lv in d.levels],
-              _("What it looks like"): [md_formatting(lv.anchor) + tag(lv, "anchor")
-                                        for lv in d.levels]})
+        st.html(rubric_text_html(d.description, "description" in getattr(d, "fallback", ()),
+                                 base, _))
+    st.html(levels_table_html(d, (_("Score"), _("What it looks like")), base, _))
 shown = [d for d in rubric.dimensions if getattr(d, "fallback", ())
          or any(getattr(lv, "fallback", ()) for lv in d.levels)]
 if shown or getattr(rubric, "fallback", ()):

@@ -223,6 +223,7 @@ def _rubric_texts(engine, language: str) -> set[str]:
     pages name a dimension by its label (a key may show as inline code)."""
     from data.rubric import rubric_from_definition
     from data.rubric_languages import text_paths
+    from data.rubric_markdown import rubric_html
 
     found: set[str] = set()
     with engine.connect() as c:
@@ -231,7 +232,9 @@ def _rubric_texts(engine, language: str) -> set[str]:
                                             else defn)
             have = rubric.translations.get(language) or {}
             for path, base in text_paths(rubric):
-                found.add(have.get(path, base) if language != rubric.language else base)
+                text = have.get(path, base) if language != rubric.language else base
+                found.add(text)
+                found.add(rubric_html(text))  # as the guidelines page draws its Markdown
     return found
 
 

@@ -8,6 +8,12 @@ reply, conversation, persona, memories, schedule, outfit, reference, metadata, r
 study's name, an uploaded file's name, a judge's reasoning — each pointing at a local
 sniffer. An admin and a rater visit every page in Chromium: the sniffer gets 0 requests, no
 request names a planted file, no script runs, and the texts show as the characters written.
+
+Every long text also carries the payload corpus of :mod:`tests.annotate.hostile_corpus`
+(issue 36: nested, escaped and reference-style images in rubric Markdown, raw HTML, SVG, CSS
+``url()``, ``javascript:`` links, entities, tables …), and every one-line name a
+``<span style="background-image:url(…)">`` that Plotly would read as HTML. One served app for
+the module; one browser context per person (admin, rater, trainee).
 """
 
 from __future__ import annotations
@@ -28,19 +34,22 @@ from data.raters import add_rater
 from data.rubric import load_default_rubric, rubric_from_definition
 from data.study import init_study, set_rubric
 from judge.simulate import add_simulated_judges
+from tests.annotate.hostile_corpus import MARK, one_line
+from tests.annotate.hostile_corpus import text as corpus_text
 from tests.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, served, settled, sniffer
 
 pytestmark = pytest.mark.browser
-MARK = "h2hpwn"  # every planted relative URL carries it, so any request for one is seen
 
 
-def evil(p: str, what: str, link: bool = True) -> str:
+def evil(p: str, what: str, link: bool = True, full: bool = True) -> str:
     """Markdown image, HTML image with a script, Streamlit directive, bare URL, math, and
-    (except in rubric text, whose explicit [links](url) are kept on purpose) a link."""
+    (except in rubric text, whose explicit [links](url) are kept on purpose) a link to the
+    sniffer; then (``full``) the whole payload corpus, whose kept links go elsewhere."""
     return (f"{what} ![x]({p}/{what}.png) <img src={p}/{what}-html.png "
             f"onerror=\"window.__{MARK}=1\"> :red[{what}] {p}/{what}-bare "
             + (f"[{what}]({p}/{what}-link) " if link else "")
-            + f"$\\href{{{p}/{what}-tex}}{{x}}$ ![r]({MARK}-{what}.png)")
+            + f"$\\href{{{p}/{what}-tex}}{{x}}$ ![r]({MARK}-{what}.png)"
+            + (f"\n\n{corpus_text(p, what)}" if full else ""))
 
 
 def short(p: str, what: str) -> str:
@@ -50,13 +59,15 @@ def short(p: str, what: str) -> str:
 
 def _hostile_rubric(p: str):
     d = load_default_rubric().definition()
-    d["name"] = evil(p, "rubric-name")
+    d["name"] = evil(p, "rubric-name", full=False) + " " + one_line(p, "rubric-name")
     d["guidelines"] = evil(p, "guidelines", link=False)
     for dim in d["dimensions"]:
-        dim["label"] = dim["label"] + " " + evil(p, f"label-{dim['key']}")
+        # Admin › Progress draws the labels in a Plotly figure, which reads HTML
+        dim["label"] = (dim["label"] + " " + evil(p, f"label-{dim['key']}", full=False) + " "
+                        + one_line(p, f"label-{dim['key']}"))
         dim["description"] = evil(p, f"description-{dim['key']}", link=False)
         for lv in dim["levels"]:
-            lv["label"] = lv["label"] + evil(p, "level")
+            lv["label"] = lv["label"] + evil(p, "level", full=False) + one_line(p, "level")
             lv["anchor"] = evil(p, f"anchor-{dim['key']}-{lv['value']}", link=False)
     return rubric_from_definition(d)
 
@@ -92,11 +103,12 @@ def _hostile(tmp_path_factory, p: str, hits: list[str]):
     _, tia_code = add_rater(engine, "tia", "rater")  # trains on the gold item first
     rub = _hostile_rubric(p)
     with write_session(engine) as s:  # names an older study could hold (imported unchecked)
-        names = [f"![r]({p}/rater.png)", f"<img src={p}/rater-html.png>", "kim"]
+        names = [f"![r]({p}/rater.png)", f"<img src={p}/rater-html.png>", "kim",
+                 one_line(p, "rater-name")]
         raters = [Rater(name=n, role="rater") for n in names]
         s.add_all(raters)
         s.flush()
-        for r, score in zip(raters, (1, 5, 3), strict=True):
+        for r, score in zip(raters, (1, 5, 3, 2), strict=True):
             for dim in ("empathy", "safety", "fluency"):
                 s.add(Rating(rater_id=r.id, item_id=item_id, dimension=dim, score=score,
                              comment=evil(p, "comment"), rubric_version=rub.version,
@@ -141,10 +153,17 @@ class Watch:
 # any element that would make the browser fetch a planted address, or link to the sniffer
 # (a link may carry an item id, which holds MARK, in its query: only the sniffer's is wrong)
 _REFERS = """([p, mark]) => [...document.querySelectorAll('*')].filter(e =>
-    ['src', 'srcset', 'poster', 'data', 'style', 'background', 'href'].some(a => {
+    ['src', 'srcset', 'poster', 'data', 'style', 'background', 'href', 'xlink:href', 'action',
+     'formaction', 'ping', 'content'].some(a => {
         const v = e.getAttribute(a) || '';
         return v.includes(p) || (a !== 'href' && v.includes(mark));
-    })).map(e => e.outerHTML.slice(0, 200))"""
+    }) || (e.tagName === 'STYLE' && (e.textContent.includes(p)
+                                      || e.textContent.includes(mark))))
+    .map(e => e.outerHTML.slice(0, 200))"""
+# a link that would run a script or open a document made of the link itself when clicked
+_UNSAFE_LINKS = """() => [...document.querySelectorAll('a[href], area[href]')].filter(a =>
+    !['http:', 'https:', 'mailto:', 'blob:'].includes(a.protocol))
+    .map(a => a.outerHTML.slice(0, 200))"""
 
 
 def _check(page, watch: Watch, hostile, name: str) -> None:
@@ -159,6 +178,7 @@ def _check(page, watch: Watch, hostile, name: str) -> None:
     # the page is drawn in full (see _settle): no element refers to a planted address, so
     # none can be fetched later either (the request checks above hold what was fetched)
     assert page.evaluate(_REFERS, [hostile["p"], MARK]) == [], name
+    assert page.evaluate(_UNSAFE_LINKS) == [], name
 
 
 def _sign_in(page, base: str, code: str) -> None:
@@ -236,6 +256,10 @@ def test_rater_pages_render_rubric_and_item_text_inert(hostile):
     page.get_by_role("link", name="Guidelines").click()
     page.get_by_text(f"guidelines ![x]({p}/guidelines.png)", exact=False).first.wait_for()
     _check(page, watch, hostile, "guidelines")
+    # the corpus's images show as the characters written, its formatting as formatting
+    r = p.removeprefix("http:")
+    page.get_by_text(f"![a[b]c]({r}/{MARK}-guidelines-nested.png)").first.wait_for()
+    page.get_by_role("link", name="the manual").first.wait_for()
     page.close()
 
 

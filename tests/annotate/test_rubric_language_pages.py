@@ -84,12 +84,15 @@ def test_guidelines_in_chinese_with_the_untranslated_texts_tagged(partial):
     at = _page("guidelines.py", partial["rater"], "zh")
     assert not at.exception
     assert at.title[0].value == "评分指南"
-    assert "您将读到一段**用户**与 AI **陪伴者**之间的对话" in at.markdown[0].value
+    html = _html(at)
+    assert "您将读到一段<strong>用户</strong>与 AI <strong>陪伴者</strong>之间的对话" in html
     assert [s.value for s in at.subheader][:2] == ["Empathy" + " " + BADGE_EN, "安全性"]
-    table = at.table[0].value
-    assert list(table.iloc[:, 0])[0] == "1 · 缺失"
-    assert BADGE_EN in list(table.iloc[:, 1])[2]  # level 3's anchor, English
-    assert "Acknowledges the main feeling" in list(table.iloc[:, 1])[2]
+    table = next(e.proto.body for e in at.get("html") if "h2h-levels" in e.proto.body)
+    rows = table.split("<tr>")[2:]  # after the header
+    assert rows[0].startswith("<td>1 · 缺失</td>")
+    # level 3's anchor, English, in its language and tagged
+    assert '<div class="h2h-md" lang="en"><p>Acknowledges the main feeling' in rows[2]
+    assert TAG_EN in rows[2] and "h2h-untranslated" not in rows[1]
     assert any("标有“英文”的内容尚未翻译，以英文原文显示。" in c.value for c in at.caption)
 
 
@@ -164,7 +167,7 @@ scale = "1..2"
                 'title="Not translated yet: shown in Chinese">') in html
         assert "Responds to the feelings." in html
         at = _page("guidelines.py", demo_db["rater"], "en")
-        assert at.markdown[0].value == "请只评价最后一条回复。"
+        assert '<div class="h2h-md" lang="zh"><p>请只评价最后一条回复。</p>' in _html(at)
         assert any("Texts tagged “Chinese” are not translated yet" in c.value
                    for c in at.caption)
         assert "h2h-untranslated" in _html(at)  # above the guidelines, with its title
