@@ -44,7 +44,7 @@ app.add_typer(quality_app, name="quality")
 judge_cli.register(app)
 judge_cli.judge_app.command("pairwise")(pairwise_cmd)
 
-APP_FILE = Path(__file__).with_name("app.py")
+APP_FILE = Path(__file__).with_name("h2h_server.py")  # app.py and the cookie endpoint
 
 
 @app.command()

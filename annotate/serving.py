@@ -112,13 +112,20 @@ class _StudyCheck(threading.Thread):
         return False
 
     def _stop_server(self) -> None:
-        # Streamlit installs its SIGTERM handler (a clean shutdown) just after it starts
-        # listening; wait for it so the signal never meets the default "terminate now".
+        # The web server (uvicorn, under Streamlit) installs its SIGTERM handler (a clean
+        # shutdown) just after it starts listening; wait for it so the signal is not taken
+        # by ours (or the default "terminate now") while it starts.
         deadline = time.monotonic() + 10
-        while signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None) \
+        while signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None, _exit_quietly) \
                 and time.monotonic() < deadline:
             time.sleep(0.01)
         os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _exit_quietly(signum, frame) -> None:
+    """SIGTERM after the web server has shut down: uvicorn puts back the handler it found
+    and sends the signal again; end with SystemExit, not the default "terminated"."""
+    raise SystemExit(0)
 
 
 def _message(exc: Exception) -> str:
@@ -133,6 +140,8 @@ def serve_app(url: str, host: str, port: int, streamlit_args: list[str]) -> None
     """Serve the app for the study at ``url`` until stopped; an unusable study raises
     :class:`H2HError` (after stopping the server)."""
     os.environ["H2H_DB"] = url
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _exit_quietly)
     check = _StudyCheck(url, host, port)
     check.start()
     try:

@@ -3,10 +3,11 @@ that keeps a session across reloads.
 
 The session itself lives in the study database (:mod:`data.sessions`); this tab keeps its
 :class:`~annotate.services.auth.Identity` (with the session token) in ``st.session_state``,
-and the browser keeps the token in a cookie set by a tiny same-origin script — never in the
-address bar, so it is not in the history, in bookmarks or in a shared link. On a reload, on
-another tab, or on another app server of the same study, the cookie brings the session
-back; :func:`current` re-checks it against the database on every run of the app.
+and the browser keeps the token in an ``HttpOnly`` cookie (no script on the page can read
+it) set by the server's cookie endpoint (:mod:`annotate.cookies`) — never in the address
+bar, so it is not in the history, in bookmarks or in a shared link. On a reload, on another
+tab, or on another app server of the same study, the cookie brings the session back;
+:func:`current` re-checks it against the database on every run of the app.
 
 A browser with no session cookie of any h2htalk study is shown the sign-in page without a
 database round trip, and this module imports the database layer only when it is needed: the
@@ -187,24 +188,35 @@ def sign_out() -> None:
     st.session_state[state.COOKIE_CLEAR] = True
 
 
-def cookie_script(name: str, token: str | None, max_age: int) -> str:
-    """A script that sets (or, with ``token`` None, deletes) the session cookie of the page
-    it is embedded in. SameSite=Strict, Secure when served over HTTPS."""
-    value = json.dumps(f"{name}={token or ''}; Path=/; SameSite=Strict; "
-                       f"Max-Age={max_age if token else 0}")
-    return ("<script>(function(){var w=window.parent;"
-            f"w.document.cookie={value}+(w.location.protocol==='https:'?'; Secure':'');"
-            "})();</script>")
+def cookie_script(name: str, grant: str | None) -> str:
+    """A script that asks the cookie endpoint (:mod:`annotate.cookies`) to set the session
+    cookie ``name`` with a single-use ``grant`` (the token itself never reaches the page),
+    or, with ``grant`` None, to delete it. ``HttpOnly``, ``SameSite=Lax``, ``Secure`` when
+    the page came over HTTPS."""
+    from annotate.cookies import HEADER, ROUTE_PATH
+
+    body = {"grant": grant} if grant else {"name": name}
+    return ("<script>(function(){var w=window.parent,b=" + json.dumps(body) + ";"
+            "b.secure=w.location.protocol==='https:';"
+            f"fetch(new URL({json.dumps(ROUTE_PATH.lstrip('/'))},w.document.baseURI),"
+            f"{{method:{json.dumps('POST' if grant else 'DELETE')},credentials:'same-origin',"
+            f"headers:{{'Content-Type':'application/json',{json.dumps(HEADER)}:'1'}},"
+            "body:JSON.stringify(b)});})();</script>")
 
 
 def sync_cookie(who: Identity | None) -> None:
     """Keep the browser's cookie in step with this tab: the session's token while signed
-    in, deleted after a sign-out or an ended session. The same script on every run, so
-    the browser does not reload it."""
+    in, deleted after a sign-out or an ended session. One grant per tab and session, so the
+    same script on every run and the browser does not reload it."""
     if who is not None and who.session:
+        from annotate.cookies import issue_grant
         from data.sessions import lifetime
 
-        st.iframe(cookie_script(cookie_name(), who.session,
-                                int(lifetime().total_seconds())), height=1)
+        held = st.session_state.get(state.COOKIE_GRANT)
+        if held is None or held[0] != who.session:
+            held = (who.session, issue_grant(cookie_name(), who.session,
+                                             int(lifetime().total_seconds())))
+            st.session_state[state.COOKIE_GRANT] = held
+        st.iframe(cookie_script(cookie_name(), held[1]), height=1)
     elif st.session_state.get(state.COOKIE_CLEAR):
-        st.iframe(cookie_script(cookie_name(), None, 0), height=1)
+        st.iframe(cookie_script(cookie_name(), None), height=1)

@@ -4,6 +4,7 @@ IDENTITY = "h2h_identity"          # annotate.services.auth.Identity of the sign
 SIGNIN_ERROR = "h2h_signin_error"  # the generic failure message to show once
 SIGNIN_NOTICE = "h2h_signin_notice"  # why a session ended (signed out elsewhere, idle …)
 COOKIE_CLEAR = "h2h_cookie_clear"  # the browser's session cookie is to be deleted
+COOKIE_GRANT = "h2h_cookie_grant"  # (token, grant): this tab's request to set the cookie
 COOKIE_REJECTED = "h2h_cookie_rejected"  # a cookie token found dead (not looked up again)
 RATE_DRAFT = "h2h_rate_draft"      # unsaved choices of an item whose save met an ended session
 RATE_POS = "h2h_rate_position"     # queue position the rating form shows

@@ -10,8 +10,9 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+import unicodedata
 
-__all__ = ["new_code", "hash_code", "codes_match"]
+__all__ = ["new_code", "normalise", "hash_code", "codes_match"]
 
 # No 0/O, 1/I/L: codes are read aloud and typed by hand.
 _ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
@@ -24,11 +25,17 @@ def new_code() -> str:
 
 
 def normalise(code: str) -> str:
-    return "".join(ch for ch in code.upper() if ch.isalnum())
+    """A code as typed, the one way every use reads it (the hash that signs in, the throttle's
+    prefix bucket): compatibility forms folded (full-width ``Ｈ２Ｈ`` from a Chinese input
+    method is ``H2H``), then only ASCII letters and digits kept, upper-cased. Letters outside
+    ASCII are dropped *before* upper-casing (``ß`` would become ``SS``), so ``H2H-Xé7K…`` and
+    ``H2H-X7K…`` are the same code in the same bucket."""
+    folded = unicodedata.normalize("NFKC", code)
+    return "".join(ch for ch in folded if ch.isascii() and ch.isalnum()).upper()
 
 
 def hash_code(code: str) -> str:
-    return "sha256:" + hashlib.sha256(normalise(code).encode("ascii", "ignore")).hexdigest()
+    return "sha256:" + hashlib.sha256(normalise(code).encode("ascii")).hexdigest()
 
 
 def codes_match(code: str, stored_hash: str | None) -> bool:

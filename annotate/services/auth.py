@@ -55,12 +55,13 @@ def sign_in(engine: Engine, code: str, client: str | None = None,
             throttle: Throttle | None = None,
             sleep: Callable[[float], None] = time.sleep) -> Identity | None:
     """The identity for ``code`` with a new session, or None (the caller shows
-    :data:`GENERIC_FAILURE`). Slowed as the throttle says; a correct code is never held
-    back for other codes' failures."""
+    :data:`GENERIC_FAILURE`). Counted and slowed as the throttle says, always before the
+    code is checked (:mod:`annotate.services.throttle`): the answer, right or wrong, comes
+    only after the wait."""
     throttle = throttle or THROTTLE
     code = (code or "").strip()
     prefix = code_prefix(code)
-    wait = throttle.before_check(engine, prefix)
+    wait = throttle.before_check(engine, prefix, client)
     if wait > 0:
         sleep(wait)
     try:
@@ -68,10 +69,8 @@ def sign_in(engine: Engine, code: str, client: str | None = None,
     except BaseException:
         throttle.after_check(engine, prefix, client, ok=False)
         raise
-    hold = throttle.after_check(engine, prefix, client, ok=rater is not None)
+    throttle.after_check(engine, prefix, client, ok=rater is not None)
     if rater is None:
-        if hold > 0:
-            sleep(hold)
         return None
     token, info = open_session(engine, rater.id, client=client)
     return Identity(info.rater_id, info.name, info.role, token)

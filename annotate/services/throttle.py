@@ -1,20 +1,30 @@
 """Slowing down code guessing, in the study database so every app server counts together.
 
-Three kinds of bucket, each counting failed sign-ins over a sliding window:
+Every attempt is counted **when it is made** (as ``pending`` until its answer), and every
+wait comes **before the code is checked**: a client that stops waiting learns nothing, and
+parallel attempts are counted like sequential ones. Three kinds of bucket, each counting
+failures over a sliding window:
 
-* **the attempted code's prefix** (its first four random symbols, ``prefix:7KQM``): after
-  ``prefix_free`` failures, each further attempt *in that bucket* waits its turn before it is
-  checked, 1, 2, 4 … s apart (capped). Parallel attempts reserve successive turns, so they are
-  slowed exactly like sequential ones. A correct code only ever waits here for failures on
-  codes that begin like its own, which random guessing hits once in 31⁴ ≈ 920,000 tries.
-* **the client address** (``client:203.0.113.9``; see :func:`client_address` for proxies) and
-  **the whole study** (``global``, the ceiling): after ``client_free`` / ``global_free``
-  failures, each further *wrong* answer is held back 1, 2, 4 … s (capped) before it is given.
-  Correct codes are answered at once: people behind one proxy, or on one machine, never wait
-  for each other's typos.
+* **the attempted code's prefix** (its first four symbols, ``prefix:7KQM``): after
+  ``prefix_free`` failures or attempts in flight, each further attempt *on that prefix* waits
+  its turn, 1, 2, 4 … s after the previous one (capped). A correct code waits here only for
+  failures on codes that begin like its own, which random guessing hits once in
+  31⁴ ≈ 920,000 tries. A success clears the bucket.
+* **the client address** (``client:203.0.113.9``; see :func:`client_address` for proxies):
+  after ``client_free`` failures or attempts in flight, each further attempt *from that
+  address*, right or wrong, waits its turn the same way. Once throttled, an address gets
+  at most one check per ``cap`` seconds, however many it sends at once. People behind one
+  proxy or NAT share this bucket (``--trusted-proxy`` gives each their own address).
+* **the whole study** (``global``, the ceiling): after ``global_free`` failures, each attempt
+  from an address that failed in the window, or has another attempt in flight, waits
+  before it is checked, 1, 2, 4 … s by the count of failures and attempts in flight,
+  capped. Not a queue: a flood from many addresses holds such an attempt at most ``cap``
+  seconds, and an address with no recent failure is not held by the ceiling at all (a
+  rater signing in during an attack is not locked out).
 
-A success clears its prefix bucket. Counts are forgotten ``window`` seconds after the last
-activity in a bucket.
+Counts are forgotten ``window`` seconds after the last activity in a bucket; only a prefix
+bucket is cleared by a success (an address or the study is not: a rater who knows their own
+code cannot reset the count of their guesses at someone else's).
 """
 
 from __future__ import annotations
@@ -67,56 +77,70 @@ class Throttle:
         self.clock = clock
 
     def _row(self, s: Session, bucket: str, now: datetime) -> SigninThrottle:
-        """The bucket's row, created if new, locked until the transaction ends, and
-        forgotten (zeroed) when nothing happened in it for a whole window."""
+        """The bucket's row, created if new, locked until the transaction ends. Its
+        failures are forgotten a whole window after the last one (attempts that succeed
+        do not keep them alive); its turns and attempts in flight when nothing was
+        attempted for a whole window (an attempt cut off by a crash is not counted for
+        ever)."""
         ins = pg_insert if s.get_bind().dialect.name == "postgresql" else sqlite_insert
         s.execute(ins(SigninThrottle).values(bucket=bucket, failures=0, pending=0)
                   .on_conflict_do_nothing(index_elements=["bucket"]))
         row = s.exec(select(SigninThrottle).where(SigninThrottle.bucket == bucket)
                      .with_for_update()).one()
-        seen = [t for t in (row.last_failure_at, row.next_slot_at) if t is not None]
-        if not seen or now - max(seen) > timedelta(seconds=self.policy.window):
-            row.failures, row.pending, row.next_slot_at, row.last_failure_at = 0, 0, None, None
+        window = timedelta(seconds=self.policy.window)
+        if row.last_failure_at is None or now - row.last_failure_at > window:
+            row.failures, row.last_failure_at = 0, None
+        if row.next_slot_at is None or now - row.next_slot_at > window:
+            row.pending, row.next_slot_at = 0, None
         return row
 
-    def before_check(self, engine: Engine, prefix: str) -> float:
-        """Reserve a turn in the prefix bucket; returns the seconds to wait before checking."""
+    def before_check(self, engine: Engine, prefix: str, client: str | None = None) -> float:
+        """Count this attempt in its buckets and reserve its turn; returns the seconds to
+        wait before checking the code (the caller waits, then checks, then calls
+        :meth:`after_check`)."""
         p = self.policy
         now = self.clock()
-        with write_session(engine) as s:
-            row = self._row(s, f"prefix:{prefix}", now)
-            n = row.failures + row.pending  # attempts already failed or being checked
-            row.pending += 1
-            start = max(now, row.next_slot_at or now) if n >= p.prefix_free else now
-            # the turn after this one, should this attempt fail too
-            row.next_slot_at = start + timedelta(seconds=p.delay(n + 1, p.prefix_free))
-            s.add(row)
+        with write_session(engine) as s:  # rows locked in one order: prefix, client, global
+            pre = self._row(s, f"prefix:{prefix}", now)
+            cli = self._row(s, f"client:{client or 'unknown'}", now)
+            glo = self._row(s, "global", now)
+            turns = [(pre, p.prefix_free), (cli, p.client_free)]
+            start = now
+            for row, free in turns:  # attempts already failed or being checked
+                if row.failures + row.pending >= free and row.next_slot_at is not None:
+                    start = max(start, row.next_slot_at)
+            if cli.failures + cli.pending > 0:  # the ceiling holds addresses that failed
+                start = max(start, now + timedelta(
+                    seconds=p.delay(glo.failures + glo.pending, p.global_free)))
+            for row, free in turns:
+                n = row.failures + row.pending
+                # the turn after this one, should this attempt fail too
+                after = start + timedelta(seconds=p.delay(n + 1, free))
+                row.next_slot_at = max(row.next_slot_at or after, after)
+            glo.next_slot_at = max(glo.next_slot_at or now, now)  # when it was last used
+            for row in (pre, cli, glo):
+                row.pending += 1
+                s.add(row)
             return (start - now).total_seconds()
 
-    def after_check(self, engine: Engine, prefix: str, client: str | None, ok: bool) -> float:
-        """Record the outcome; returns the seconds to hold back a wrong answer (0 if right)."""
+    def after_check(self, engine: Engine, prefix: str, client: str | None, ok: bool) -> None:
+        """Record the outcome of an attempt counted by :meth:`before_check`."""
         p = self.policy
         now = self.clock()
-        hold = 0.0
         with write_session(engine) as s:
-            row = self._row(s, f"prefix:{prefix}", now)
-            row.pending = max(0, row.pending - 1)
-            if ok:
-                row.failures, row.next_slot_at = 0, None
-            else:
-                row.failures += 1
-                row.last_failure_at = now
-            s.add(row)
-            if not ok:
-                for bucket, free in ((f"client:{client or 'unknown'}", p.client_free),
-                                     ("global", p.global_free)):
-                    b = self._row(s, bucket, now)
-                    hold = max(hold, p.delay(b.failures, free))
-                    b.failures += 1
-                    b.last_failure_at = now
-                    s.add(b)
+            rows = [self._row(s, f"prefix:{prefix}", now),
+                    self._row(s, f"client:{client or 'unknown'}", now),
+                    self._row(s, "global", now)]
+            for row in rows:
+                row.pending = max(0, row.pending - 1)
+                if not ok:
+                    row.failures += 1
+                    row.last_failure_at = now
+                s.add(row)
+            if ok:  # a success clears its prefix only
+                rows[0].failures, rows[0].next_slot_at = 0, None
+            quiet = now - timedelta(seconds=p.window)
             s.exec(delete(SigninThrottle).where(  # forget buckets quiet for a whole window
                 SigninThrottle.pending == 0,
-                func.coalesce(SigninThrottle.last_failure_at, SigninThrottle.next_slot_at)
-                < now - timedelta(seconds=p.window)))
-        return hold
+                func.coalesce(SigninThrottle.last_failure_at, quiet) <= quiet,
+                func.coalesce(SigninThrottle.next_slot_at, quiet) <= quiet))

@@ -194,7 +194,10 @@ def test_failures_on_one_prefix_slow_that_prefix_only(study):
     assert who is not None and clock.slept == []  # no wait for someone else's failures
 
 
-def test_a_correct_code_never_waits_for_a_flood_of_failures(study):
+def test_a_correct_code_from_another_address_never_waits_for_a_flood(study):
+    """A flood of failures from one address, each on another prefix: that address is slowed
+    (before each check, up to the cap; tests/annotate/test_signin_throttle.py), raters
+    signing in from elsewhere are not, even past the study's ceiling."""
     clock = FakeClock()
     t = Throttle(ThrottlePolicy(global_free=20, client_free=5), clock=clock)
     eng = study["engine"]
@@ -202,21 +205,11 @@ def test_a_correct_code_never_waits_for_a_flood_of_failures(study):
     for i in range(60):  # every guess on another prefix, all from the same address
         prefix = alphabet[i % 31] + alphabet[i // 31] + "ZZ"
         sign_in(eng, f"H2H-{prefix}-2222-3333-4444", "203.0.113.9", t, clock.sleep)
-    assert clock.slept and max(clock.slept) == 30.0  # wrong answers are held, up to the cap
+    assert clock.slept and max(clock.slept) == 30.0  # slowed, up to the cap
     clock.slept.clear()
     for code in (study["pat_code"], study["ada_code"]):
-        assert sign_in(eng, code, "203.0.113.9", t, clock.sleep) is not None
+        assert sign_in(eng, code, "192.0.2.44", t, clock.sleep) is not None
     assert clock.slept == []
-
-
-def test_the_global_ceiling_holds_wrong_answers_from_many_addresses(study):
-    clock = FakeClock()
-    t = Throttle(ThrottlePolicy(global_free=5, client_free=100), clock=clock)
-    eng = study["engine"]
-    for i in range(8):
-        sign_in(eng, f"H2H-{'23456789'[i]}XYZ-2222-3333-4444", f"198.51.100.{i}", t,
-                clock.sleep)
-    assert clock.slept == [1.0, 2.0, 4.0]  # the 6th, 7th and 8th failures study-wide
 
 
 def test_parallel_guesses_on_one_prefix_wait_their_turn(study):

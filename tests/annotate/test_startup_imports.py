@@ -102,7 +102,7 @@ def test_serve_hands_over_to_streamlit_without_heavy_imports(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert init.returncode == 0, init.stderr
     code, modules, text = _probe("serve", "--db", db, "--port", "1")
-    assert code == 0 and "Serving" in text and "app.py" in text, text
+    assert code == 0 and "Serving" in text and "h2h_server.py" in text, text
     assert sorted(modules & set(HEAVY)) == []
 
 
