@@ -19,7 +19,11 @@ So:
 so a running server keeps working on the restored content) or into an empty PostgreSQL
 database (how a study moves to a shared server); a ``pg_dump`` archive into an empty
 PostgreSQL database with ``pg_restore``. An older backup is upgraded to the current schema.
-After a restore every open session ends: everyone signs in again.
+After a restore every open session ends: everyone signs in again — also after a crash at any
+moment of the restore: the sessions are ended *in the backup's content* before it replaces
+the study (a SQLite backup is brought to the current schema and its sessions ended in a
+private copy; a ``pg_dump`` archive is restored in one transaction with the statement that
+ends them), and the study's own sessions are ended before its content is replaced.
 """
 
 from __future__ import annotations
@@ -29,7 +33,9 @@ import os
 import shutil
 import sqlite3
 import subprocess
+import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -342,6 +348,55 @@ def _has_tables(engine: Engine) -> bool:
         return bool(sa.inspect(c).get_table_names())
 
 
+PAUSE_ENV = "H2H_TEST_PAUSE_AT"
+"""For crash tests only: ``H2H_TEST_PAUSE_AT=restore:replaced`` makes a restore stop at that
+moment, say so on stderr (``h2h paused at restore:replaced``) and wait to be killed, so a
+test can ``kill -9`` it exactly there instead of at a random time."""
+
+
+def _pause(point: str) -> None:
+    if os.environ.get(PAUSE_ENV) == point:
+        sys.stderr.write(f"h2h paused at {point}\n")
+        sys.stderr.flush()
+        time.sleep(600)
+
+
+_END_SESSIONS = (sa.update(AuthSession).where(AuthSession.revoked_at.is_(None))
+                 .values(revoked_reason="signed_out"))
+
+
+def _end_sessions(engine: Engine) -> None:
+    """End every open session of a study (in one committed transaction), if it has any."""
+    with engine.begin() as c:
+        if sa.inspect(c).has_table(AuthSession.__tablename__):
+            c.execute(_END_SESSIONS.values(revoked_at=utcnow()))
+
+
+@contextmanager
+def _prepared_copy(src: Path) -> Iterator[Path]:
+    """A private copy of a SQLite backup, at the current schema, with every session ended and
+    its integrity checked: what replaces the study, whole."""
+    folder = Path(tempfile.mkdtemp(prefix="h2h-restore-"))
+    try:
+        work = folder / "study.db"
+        shutil.copy(src, work)
+        with _private(f"sqlite:///{work}") as engine:
+            upgrade(engine)
+            if schema_state(engine) != "current":
+                raise H2HError(Msg("{src}: could not bring the backup to the current schema",
+                                   src=src))
+            _end_sessions(engine)
+        con = sqlite3.connect(work)
+        try:
+            con.execute("PRAGMA journal_mode=DELETE")  # everything in the one file
+        finally:
+            con.close()
+        _sqlite_study_check(work)
+        yield work
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def restore(backup_file: str | Path, db: str, *, force: bool = False) -> BackupResult:
     """Restore ``backup_file`` into the study at ``db`` (path or URL); see the module doc."""
     src = Path(backup_file).expanduser()
@@ -365,18 +420,22 @@ def restore(backup_file: str | Path, db: str, *, force: bool = False) -> BackupR
     if kind == "pg_dump":
         _pg_restore(src, url, clean=engine is not None and _has_tables(engine))
     elif target_path is not None:
-        create_sqlite_file(url)
-        _sqlite_restore(src, target_path)
+        with _prepared_copy(src) as work:
+            create_sqlite_file(url)
+            _pause("restore:prepared")
+            if engine is not None and _has_tables(engine):
+                _end_sessions(engine)  # before its content goes: no crash leaves one open
+            _pause("restore:sessions-ended")
+            _sqlite_restore(work, target_path)
     else:
         if _has_tables(get_engine(url)):
             raise H2HError(Msg("a SQLite backup restores into an empty PostgreSQL database "
                                "(create a new one, e.g. createdb study2)"))
         _restore_into_postgres(src, url)
+    _pause("restore:replaced")
     engine = get_engine(url)
-    upgrade(engine)  # an older backup comes up to the current schema
-    with engine.begin() as c:  # everyone signs in again after a restore
-        c.execute(sa.update(AuthSession).where(AuthSession.revoked_at.is_(None))
-                  .values(revoked_at=utcnow(), revoked_reason="signed_out"))
+    upgrade(engine)  # an older pg_dump archive comes up to the current schema
+    _end_sessions(engine)  # (already ended in what was restored; nothing is left open)
     with engine.connect() as c:
         counts = _counts(c)
     return BackupResult(_where(url), kind, *counts, schema_state_revision(engine))
@@ -401,35 +460,56 @@ def _sqlite_restore(src: Path, target: Path) -> None:
 
 
 def _restore_into_postgres(src: Path, url: str) -> None:
-    folder = Path(tempfile.mkdtemp(prefix="h2h-restore-"))
-    try:  # bring a copy of the backup to the current schema, then copy it over
-        work = folder / "study.db"
-        shutil.copy(src, work)
-        work_url = f"sqlite:///{work}"
-        upgrade(get_engine(work_url))
-        if schema_state(get_engine(work_url)) != "current":
-            raise H2HError(Msg("{src}: could not bring the backup to the current schema", src=src))
+    # a copy of the backup at the current schema, its sessions ended, copied over in one
+    # transaction
+    with _prepared_copy(src) as work, _private(f"sqlite:///{work}") as source:
         target = get_engine(url)
         upgrade(target)
-        _copy_rows(get_engine(work_url), target, snapshot=False)
-        get_engine(work_url).dispose()
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        _copy_rows(source, target, snapshot=False)
+
+
+# Appended to the archive's SQL: the restored sessions end in the restore's own transaction
+# (an archive older than schema 0007 has no sessions table, and no sessions).
+_PG_END_SESSIONS = """
+RESET search_path;  -- the archive's script empties it; the app's tables are on the default
+DO $h2h$ BEGIN
+  IF to_regclass('auth_session') IS NOT NULL THEN
+    UPDATE auth_session SET revoked_at = now(), revoked_reason = 'signed_out'
+     WHERE revoked_at IS NULL;
+  END IF;
+END $h2h$;
+"""
 
 
 def _pg_restore(src: Path, url: str, *, clean: bool) -> None:
+    """The archive as SQL (``pg_restore --file``), the sessions ended after it, all run by
+    ``psql`` in a single transaction: a crash leaves the database as it was, or restored
+    with every session ended."""
     plain, env = libpq_url(url)
-    tool = pg_tool("pg_restore")
-    if tool is None:
+    tool, psql = pg_tool("pg_restore"), pg_tool("psql")
+    if tool is None or psql is None:
         shown = sa.engine.make_url(plain).render_as_string(hide_password=True)
-        raise H2HError(Msg("pg_restore is not installed here. Run it where it is:\n  pg_restore "
-                           "--no-owner --dbname '{shown}' {src}\nthen `h2h init --db URL` to "
-                           "bring it to the current schema", shown=shown, src=src))
-    cmd = [tool, "--no-owner", "--exit-on-error", "--single-transaction", "--dbname", plain]
-    if clean:
-        cmd += ["--clean", "--if-exists"]
-    proc = subprocess.run([*cmd, str(src)], env={**os.environ, **env}, capture_output=True,
-                          text=True)
-    if proc.returncode != 0:
-        msg = (proc.stderr.strip().splitlines() or ["failed"])[-1]
-        raise H2HError(Msg("pg_restore failed: {msg}", msg=msg))
+        raise H2HError(Msg("pg_restore and psql (PostgreSQL's client tools) are not both "
+                           "installed here. Run it where they are:\n  pg_restore --no-owner "
+                           "--dbname '{shown}' {src}\nthen `h2h init --db URL` to bring it to "
+                           "the current schema, and end every session: UPDATE auth_session SET "
+                           "revoked_at = now() WHERE revoked_at IS NULL", shown=shown, src=src))
+    folder = Path(tempfile.mkdtemp(prefix="h2h-pg-restore-"))
+    try:
+        script = folder / "restore.sql"
+        cmd = [tool, "--no-owner", "--file", str(script)]
+        if clean:
+            cmd += ["--clean", "--if-exists"]
+        proc = subprocess.run([*cmd, str(src)], capture_output=True, text=True)
+        if proc.returncode == 0:
+            with open(script, "a", encoding="utf-8") as fh:
+                fh.write(_PG_END_SESSIONS)
+            proc = subprocess.run([psql, "--no-psqlrc", "--quiet", "--set", "ON_ERROR_STOP=1",
+                                   "--single-transaction", "--dbname", plain, "--file",
+                                   str(script)], env={**os.environ, **env},
+                                  capture_output=True, text=True)
+        if proc.returncode != 0:
+            msg = (proc.stderr.strip().splitlines() or ["failed"])[-1]
+            raise H2HError(Msg("pg_restore failed: {msg}", msg=msg))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
