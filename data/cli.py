@@ -70,24 +70,41 @@ def init(
         out.print(language_summary(current_rubric(engine)))
 
 
+MaxSizeOption = Annotated[str, typer.Option(
+    "--max-size", help="The largest file to read (e.g. 2GB). Default: 1GB.")]
+MaxLineOption = Annotated[str, typer.Option(
+    "--max-line", help="The longest line to read (e.g. 64MB). Default: 16MB.")]
+
+
+def _limits(max_size: str, max_line: str):
+    from ._files import Limits, parse_size
+
+    try:
+        return Limits(parse_size(max_size), parse_size(max_line))
+    except ValueError as exc:
+        raise H2HError(f"--max-size/--max-line: {exc}") from None
+
+
 @import_app.command("items")
 def import_items(
     file: Annotated[Path, typer.Argument(help="Items as JSON Lines (.jsonl) or CSV (.csv).")],
     db: DbOption = None,
     update: Annotated[bool, typer.Option("--update", help="Replace items whose content "
                                          "changed under an existing id.")] = False,
+    max_size: MaxSizeOption = "1GB",
+    max_line: MaxLineOption = "16MB",
 ) -> None:
     """Import items; the whole file is rejected if any line is bad.
+
+    The file is read one line at a time (memory stays flat whatever its size).
 
     Example: h2h import items responses.jsonl --db pilot.db
     """
     from .engine import get_engine
-    from .importing import import_item_records, study_tasks
-    from .items import read_items
+    from .importing import import_items_file
 
-    engine = get_engine(db)
-    records = read_items(file, study_tasks(engine))
-    res = import_item_records(engine, records, file=file.name, update=update)
+    limits = _limits(max_size, max_line)
+    res = import_items_file(get_engine(db), file, update=update, limits=limits)
     out.print(f"Items from {file.name}: {res}")
 
 
@@ -98,6 +115,7 @@ def import_ratings(
     db: DbOption = None,
     update: Annotated[bool, typer.Option("--update", help="Replace ratings that differ from "
                                          "the stored ones (a revision is kept).")] = False,
+    max_size: MaxSizeOption = "1GB",
 ) -> None:
     """Import ratings collected elsewhere; unknown rater names are created (without a code).
 
@@ -109,7 +127,8 @@ def import_ratings(
     from .study import current_rubric
 
     engine = get_engine(db)
-    records = read_ratings(file, current_rubric(engine), item_tasks(engine))
+    records = read_ratings(file, current_rubric(engine), item_tasks(engine),
+                           limits=_limits(max_size, "16MB"))
     res = import_rating_records(engine, records, file=file.name, update=update)
     out.print(f"Ratings from {file.name}: {res}")
 

@@ -3,31 +3,49 @@
 A file is validated completely before anything is written, and the writes happen in one
 transaction: a bad file leaves the study exactly as it was. Re-importing the same file changes
 nothing; a changed item or rating under an existing key is an error unless ``update=True``.
+
+Items are **streamed**: the file is read one line at a time, each record validated and put
+in a private staging table (a temporary SQLite file, not the study), where repeated ids are
+found; only a file without a problem is then written to the study, in chunks, in one
+transaction. Memory stays flat whatever the file's size (a 232,500-item file of 76 MB: see
+``benchmarks/bench_import_memory.py``), and the study is not locked while the file is read.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import shutil
+import sqlite3
+import tempfile
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+import sqlalchemy as sa
 from sqlalchemy import func
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
 from messages import Msg
 
+from ._files import Limits, open_file
 from .engine import read_session, write_session
 from .errors import FormatError, Problem
-from .items import ItemRecord, item_hash
+from .items import ItemRecord, duplicate_id, item_hash, iter_item_file
 from .migrate import ensure_current
 from .models import Item, Rater, Rating, RatingRevision, utcnow
 from .ratings import NO_FLAGS_SOURCE, RatingRecord
 from .study import current_rubric_in
 
-__all__ = ["ImportResult", "import_item_records", "import_rating_records", "export_items",
-           "item_tasks", "study_tasks", "item_to_record"]
+__all__ = ["ImportResult", "import_item_records", "import_items_file", "import_item_stream",
+           "import_rating_records", "export_items", "item_tasks", "study_tasks",
+           "item_to_record", "MAX_PROBLEMS"]
+
+MAX_PROBLEMS = 1000
+"""Problems kept for the message of a rejected file; the rest are counted (a file that is
+not an item file at all would otherwise have one per line, in memory)."""
+_CHUNK = 2000  # rows per statement into the study
 
 
 @dataclass(frozen=True)
@@ -55,51 +73,170 @@ def item_tasks(engine: Engine) -> dict[str, str]:
         return dict(s.exec(select(Item.id, Item.task)).all())
 
 
-def import_item_records(engine: Engine, records: list[ItemRecord], *, file: str,
+def import_item_records(engine: Engine, records: Iterable[ItemRecord], *, file: str,
                         update: bool = False) -> ImportResult:
-    """Store validated item records in one transaction."""
+    """Store validated item records in one transaction (see :func:`import_item_stream`)."""
+    return import_item_stream(engine, records, file=file, update=update)
+
+
+def import_items_file(engine: Engine, path: str | Path, *, update: bool = False,
+                      limits: Limits | None = None) -> ImportResult:
+    """Import an item file (JSON Lines, or CSV by its ``.csv`` name), streamed: see the
+    module. Refused whole, nothing written, with every problem's file, line and field."""
+    tasks = study_tasks(engine)
+    name, fh = open_file(path, limits)
+    with fh:
+        return import_item_stream(engine, iter_item_file(fh, name, tasks, limits=limits),
+                                  file=name, update=update)
+
+
+class _Problems:
+    """The problems of one file, kept up to :data:`MAX_PROBLEMS` (the rest counted)."""
+
+    def __init__(self, file: str):
+        self.file, self.kept, self.more = file, [], 0
+
+    def add(self, p: Problem) -> None:
+        if len(self.kept) < MAX_PROBLEMS:
+            self.kept.append(p)
+        else:
+            self.more += 1
+
+    def __bool__(self) -> bool:
+        return bool(self.kept)
+
+    def error(self) -> FormatError:
+        found = sorted(self.kept, key=lambda p: p.line or 0)
+        if self.more:
+            found.append(Problem(self.file, None, None, Msg(
+                "and {n} more problems not listed", n=self.more)))
+        return FormatError(found)
+
+
+class _Staging:
+    """Validated records in a private temporary SQLite file, in the file's order."""
+
+    def __init__(self):
+        self.folder = Path(tempfile.mkdtemp(prefix="h2h-import-"))
+        self.db = sqlite3.connect(self.folder / "staging.db", isolation_level=None)
+        self.db.execute("PRAGMA journal_mode=OFF")
+        self.db.execute("PRAGMA synchronous=OFF")
+        self.db.execute("CREATE TABLE staging (line INTEGER, id TEXT, hash TEXT, record TEXT)")
+        self.db.execute("BEGIN")
+        self.batch: list[tuple] = []
+        self.count = 0
+
+    def add(self, rec: ItemRecord) -> None:
+        d = rec.stored()
+        self.batch.append((rec.line, rec.id, item_hash(d),
+                           json.dumps(d, ensure_ascii=False, separators=(",", ":"))))
+        self.count += 1
+        if len(self.batch) >= _CHUNK:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.batch:
+            self.db.executemany("INSERT INTO staging VALUES (?, ?, ?, ?)", self.batch)
+            self.batch = []
+
+    def repeated(self, file: str) -> Iterator[Problem]:
+        """Every record whose id came earlier in the file."""
+        self.flush()
+        yield from (duplicate_id(file, line, item_id, first) for line, item_id, first in
+                    self.db.execute(
+                        "SELECT s.line, s.id, f.first FROM staging s JOIN (SELECT id, "
+                        "MIN(rowid) AS r, MIN(line) AS first FROM staging GROUP BY id "
+                        "HAVING COUNT(*) > 1) f ON f.id = s.id AND s.rowid > f.r "
+                        "ORDER BY s.rowid"))
+
+    def chunks(self) -> Iterator[list[tuple]]:
+        self.flush()
+        cur = self.db.execute("SELECT line, id, hash, record FROM staging ORDER BY rowid")
+        while rows := cur.fetchmany(_CHUNK):
+            yield rows
+
+    def close(self) -> None:
+        self.db.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def import_item_stream(engine: Engine, records: Iterable[ItemRecord | Problem], *,
+                       file: str, update: bool = False) -> ImportResult:
+    """Store a stream of validated records (problems from the reader may come among them:
+    then nothing is stored and every problem is raised as one :class:`FormatError`).
+
+    All-or-nothing: the records are staged privately first (repeated ids are problems too),
+    then written to the study in one transaction — new items appended in the file's order,
+    unchanged ones counted, changed ones an error unless ``update``."""
     ensure_current(engine)
+    problems = _Problems(file)
+    stage = _Staging()
+    try:
+        for r in records:
+            if isinstance(r, Problem):
+                problems.add(r)
+            elif not problems:  # after a problem: only look for more
+                stage.add(r)
+        for p in stage.repeated(file) if not problems else ():
+            problems.add(p)
+        if problems:
+            raise problems.error()
+        return _write_items(engine, stage, problems, update)
+    finally:
+        stage.close()
+
+
+_ITEMS = Item.__table__
+_UPDATE_ITEM = (sa.update(_ITEMS).where(_ITEMS.c.id == sa.bindparam("b_id"))
+                .values({c: sa.bindparam(f"b_{c}") for c in (
+                    "task", "scenario", "context", "response", "model", "condition",
+                    "reference", "metadata", "content_hash", "updated_at")}))
+
+
+def _write_items(engine: Engine, stage: _Staging, problems: _Problems,
+                 update: bool) -> ImportResult:
     added = unchanged = updated = 0
     with write_session(engine) as s:
-        ids = [r.id for r in records]
-        existing: dict[str, Item] = {}
-        for chunk in _chunks(ids, 500):
-            for it in s.exec(select(Item).where(Item.id.in_(chunk))).all():
-                existing[it.id] = it
-        conflicts = []
-        for rec in records:
-            old = existing.get(rec.id)
-            if old is not None and old.content_hash != item_hash(rec.stored()) and not update:
-                conflicts.append(Problem(file, rec.line, "id",
-                                         Msg("item '{id}' already exists with different content; "
-                                             "re-import with --update to replace it", id=rec.id)))
-        if conflicts:
-            raise FormatError(conflicts)
-        next_pos = (s.exec(select(func.max(Item.position))).one() or 0) + 1
+        c = s.connection()
+        next_pos = (c.execute(sa.select(func.max(_ITEMS.c.position))).scalar() or 0) + 1
         now = utcnow()
-        for rec in records:
-            d = rec.stored()
-            h = item_hash(d)
-            old = existing.get(rec.id)
-            if old is None:
-                s.add(Item(id=rec.id, task=d["task"], scenario=d["scenario"],
-                           context=d["context"], response=d["response"], model=d["model"],
-                           condition=d["condition"], reference=d["reference"],
-                           meta=d["metadata"], content_hash=h, position=next_pos,
-                           created_at=now, updated_at=now))
-                next_pos += 1
-                added += 1
-            elif old.content_hash == h:
-                unchanged += 1
-            else:
-                for k in ("task", "scenario", "context", "response", "model", "condition",
-                          "reference"):
-                    setattr(old, k, d[k])
-                old.meta = d["metadata"]
-                old.content_hash = h
-                old.updated_at = now
-                s.add(old)
-                updated += 1
+        for rows in stage.chunks():
+            ids = [r[1] for r in rows]
+            stored = dict(c.execute(sa.select(_ITEMS.c.id, _ITEMS.c.content_hash)
+                                    .where(_ITEMS.c.id.in_(ids))).all())
+            new, changed = [], []
+            for line, item_id, h, text in rows:
+                old = stored.get(item_id)
+                if old == h:
+                    unchanged += 1
+                    continue
+                if old is not None and not update:
+                    problems.add(Problem(problems.file, line, "id", Msg(
+                        "item '{id}' already exists with different content; re-import with "
+                        "--update to replace it", id=item_id)))
+                    continue
+                if problems:  # the file is refused: only look for more conflicts
+                    continue
+                d = json.loads(text)
+                row = {"task": d["task"], "scenario": d["scenario"], "context": d["context"],
+                       "response": d["response"], "model": d["model"],
+                       "condition": d["condition"], "reference": d["reference"],
+                       "metadata": d["metadata"], "content_hash": h, "updated_at": now}
+                if old is None:
+                    new.append({**row, "id": item_id, "position": next_pos, "created_at": now})
+                    next_pos += 1
+                else:
+                    changed.append({f"b_{k}": v for k, v in row.items()} | {"b_id": item_id})
+            if problems:
+                continue
+            if new:
+                c.execute(sa.insert(_ITEMS), new)
+                added += len(new)
+            if changed:
+                c.execute(_UPDATE_ITEM, changed)
+                updated += len(changed)
+        if problems:
+            raise problems.error()  # rolls back everything written above
     return ImportResult(added, unchanged, updated)
 
 
@@ -172,11 +309,6 @@ def import_rating_records(engine: Engine, records: list[RatingRecord], *, file: 
 def _same(old: Rating, rec: RatingRecord) -> bool:
     return (old.score == rec.score and (old.comment or "") == rec.comment
             and (rec.flags is None or tuple(old.flags or ()) == rec.flags))
-
-
-def _chunks(seq: list, n: int) -> Iterable[list]:
-    for i in range(0, len(seq), n):
-        yield seq[i:i + n]
 
 
 def item_to_record(it: Item) -> dict[str, Any]:

@@ -17,9 +17,12 @@ problem is rejected whole; every problem is reported with file, line and field.
 from __future__ import annotations
 
 import hashlib
+import io
+import itertools
 import json
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import IO, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -33,12 +36,21 @@ from pydantic import (
 
 from messages import Msg, message_of
 
-from ._files import decode, loads_json, read_csv, read_text, short, value_problem
+from ._files import (
+    Limits,
+    decode,
+    iter_csv,
+    loads_json,
+    numbered_lines,
+    read_text,
+    short,
+    value_problem,
+)
 from .errors import FormatError, Problem
 
 __all__ = ["Turn", "Context", "ItemRecord", "parse_items", "parse_items_csv", "read_items",
            "parse_item_bytes", "ITEM_FIELDS", "CSV_ITEM_COLUMNS", "CONTEXT_FIELDS", "item_hash",
-           "lines"]
+           "lines", "iter_items", "iter_items_csv", "iter_item_file", "duplicate_id"]
 
 ITEM_FIELDS = ("id", "task", "scenario", "context", "response", "model", "condition",
                "reference", "metadata")
@@ -160,50 +172,73 @@ def lines(text: str) -> list[str]:
 
 def parse_items(text: str, file: str, known_tasks: tuple[str, ...]) -> list[ItemRecord]:
     """Parse JSON Lines text into records, or raise :class:`FormatError` with every problem."""
-    problems: list[Problem] = []
-    out: list[ItemRecord] = []
-    first_line: dict[str, int] = {}
-    for n, line in enumerate(lines(text), start=1):
+    return _all_or_error(iter_items(enumerate(lines(text), start=1), file, known_tasks), file)
+
+
+def iter_items(numbered: Iterable[tuple[int, str]], file: str,
+               known_tasks: tuple[str, ...]) -> Iterator[ItemRecord | Problem]:
+    """JSON Lines, one line at a time: each line's record, or its problems, in the file's
+    order (from :func:`data._files.numbered_lines`, lines may end in their line break).
+    Ids are not compared across lines here: :func:`parse_items` does, and a streamed import
+    does it in its staging table (:mod:`data.importing`)."""
+    for n, line in numbered:
+        line = line[:-1] if line.endswith("\n") else line
+        line = line[:-1] if line.endswith("\r") else line
         if not line.strip():
             continue
         try:
             obj = loads_json(line)
         except ValueError as exc:
-            problems.append(Problem(file, n, None, message_of(exc)))
+            yield Problem(file, n, None, message_of(exc))
             continue
-        _check_record(obj, n, file, known_tasks, first_line, problems, out)
+        yield from _checked(obj, n, file, known_tasks)
+
+
+def _all_or_error(found: Iterable[ItemRecord | Problem], file: str) -> list[ItemRecord]:
+    """Every record, or :class:`FormatError` with every problem, a repeated id included."""
+    problems: list[Problem] = []
+    out: list[ItemRecord] = []
+    first_line: dict[str, int] = {}
+    for r in found:
+        if isinstance(r, Problem):
+            problems.append(r)
+        elif r.id in first_line:
+            problems.append(duplicate_id(file, r.line, r.id, first_line[r.id]))
+        else:
+            first_line[r.id] = r.line
+            out.append(r)
     if problems:
         raise FormatError(problems)
     return out
 
 
-def _check_record(obj: Any, n: int, file: str, known_tasks, first_line, problems, out) -> None:
+def duplicate_id(file: str, line: int | None, item_id: str, first: int | None) -> Problem:
+    return Problem(file, line, "id", Msg("duplicate id '{id}' (first on line {line})",
+                                         id=item_id, line=first))
+
+
+def _checked(obj: Any, n: int, file: str, known_tasks) -> Iterator[ItemRecord | Problem]:
     if not isinstance(obj, dict):
-        problems.append(Problem(file, n, None, Msg("each line must be one JSON object {{...}}")))
+        yield Problem(file, n, None, Msg("each line must be one JSON object {{...}}"))
         return
     bad = value_problem(obj)
     if bad is not None:
-        problems.append(Problem(file, n, bad[0] or None, bad[1]))
+        yield Problem(file, n, bad[0] or None, bad[1])
         return
     try:
         rec = ItemRecord.model_validate(obj)
     except ValidationError as exc:
         for err in exc.errors():
             fld, msg = _describe(err)
-            problems.append(Problem(file, n, fld, msg))
+            yield Problem(file, n, fld, msg)
         return
     if rec.task not in known_tasks:
-        problems.append(Problem(file, n, "task", Msg(
+        yield Problem(file, n, "task", Msg(
             "unknown task '{task}' (this study's tasks: {tasks}; declare others in the rubric's "
-            "tasks list)", task=rec.task, tasks=", ".join(known_tasks))))
+            "tasks list)", task=rec.task, tasks=", ".join(known_tasks)))
         return
-    if rec.id in first_line:
-        problems.append(Problem(file, n, "id", Msg("duplicate id '{id}' (first on line {line})",
-                                                   id=rec.id, line=first_line[rec.id])))
-        return
-    first_line[rec.id] = n
     rec._line = n
-    out.append(rec)
+    yield rec
 
 
 def _csv_cell_json(value: str, kind: type) -> Any:
@@ -234,19 +269,38 @@ def _csv_turns(value: str) -> Any:
 
 def parse_items_csv(text: str, file: str, known_tasks: tuple[str, ...]) -> list[ItemRecord]:
     """Parse the CSV item layout (columns in :data:`CSV_ITEM_COLUMNS`) into records."""
-    header, rows, problems = read_csv(text, file)
+    return _all_or_error(iter_items_csv(io.StringIO(text, newline=""), file, known_tasks),
+                         file)
+
+
+def iter_items_csv(text_lines: Iterable[str], file: str,
+                   known_tasks: tuple[str, ...]) -> Iterator[ItemRecord | Problem]:
+    """The CSV item layout one row at a time (see :func:`iter_items`); ``text_lines`` are
+    the file's lines with their line ends."""
+    rows = iter_csv(text_lines, file)
+    _kind, header = next(rows)
+    first = next(rows, None)
+    head_problems: list[Problem] = []
+    if first is not None and first[0] == "problem" and first[1].line in (1, None):
+        head_problems = [first[1]] + [p for _kind, p in rows]  # the reader stopped there
+        first = None
     unknown = [h for h in header if h not in CSV_ITEM_COLUMNS]
     missing = [h for h in ("id", "task", "turns", "response") if h not in header]
     for h in unknown:
-        problems.append(Problem(file, 1, h, Msg("unknown column (allowed: {columns})",
-                                                columns=", ".join(CSV_ITEM_COLUMNS))))
+        head_problems.append(Problem(file, 1, h, Msg("unknown column (allowed: {columns})",
+                                                     columns=", ".join(CSV_ITEM_COLUMNS))))
     for h in missing:
-        problems.append(Problem(file, 1, h, Msg("required column is missing")))
-    if problems:
-        raise FormatError(problems)
-    out: list[ItemRecord] = []
-    first_line: dict[str, int] = {}
-    for n, row in rows:
+        head_problems.append(Problem(file, 1, h, Msg("required column is missing")))
+    if head_problems:
+        yield from head_problems
+        return
+    found = False
+    for kind, value in itertools.chain([first] if first is not None else [], rows):
+        if kind == "problem":
+            found = True
+            yield value
+            continue
+        n, row = value
         obj: dict[str, Any] = {}
         ctx: dict[str, Any] = {}
         try:
@@ -267,24 +321,35 @@ def parse_items_csv(text: str, file: str, known_tasks: tuple[str, ...]) -> list[
             cur = "metadata"
             obj["metadata"] = _csv_cell_json(row.get("metadata") or "", dict)
         except ValueError as exc:
-            problems.append(Problem(file, n, cur, Msg("cannot read this cell: {reason}",
-                                                      reason=message_of(exc))))
+            found = True
+            yield Problem(file, n, cur, Msg("cannot read this cell: {reason}",
+                                            reason=message_of(exc)))
             continue
         obj["context"] = ctx
-        _check_record(obj, n, file, known_tasks, first_line, problems, out)
-    if not problems and not out:
-        problems.append(Problem(file, None, None, Msg("the file has a header but no item rows")))
-    if problems:
-        raise FormatError(problems)
-    return out
+        found = True
+        yield from _checked(obj, n, file, known_tasks)
+    if not found:
+        yield Problem(file, None, None, Msg("the file has a header but no item rows"))
 
 
-def read_items(path: str | Path, known_tasks: tuple[str, ...]) -> list[ItemRecord]:
-    """Read an item file; ``.csv`` is read as CSV, anything else as JSON Lines."""
-    name, text = read_text(path, what=Msg("items"))
+def read_items(path: str | Path, known_tasks: tuple[str, ...],
+               limits: Limits | None = None) -> list[ItemRecord]:
+    """Read an item file; ``.csv`` is read as CSV, anything else as JSON Lines. (An import
+    streams the file instead: :func:`data.importing.import_items_file`.)"""
+    name, text = read_text(path, what=Msg("items"), limits=limits)
     if Path(path).suffix.lower() == ".csv":
         return parse_items_csv(text, name, known_tasks)
     return parse_items(text, name, known_tasks)
+
+
+def iter_item_file(fh: IO[bytes], name: str, known_tasks: tuple[str, ...], *,
+                   limits: Limits | None = None) -> Iterator[ItemRecord | Problem]:
+    """An open item file (``.csv`` by its name, else JSON Lines), one record or problem at a
+    time, read line by line: memory stays flat whatever the file's size."""
+    numbered = numbered_lines(fh, name, what=Msg("items"), limits=limits)
+    if name.lower().endswith(".csv"):
+        return iter_items_csv((text for _n, text in numbered), name, known_tasks)
+    return iter_items(numbered, name, known_tasks)
 
 
 def parse_item_bytes(data: bytes, name: str, known_tasks: tuple[str, ...]) -> list[ItemRecord]:

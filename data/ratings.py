@@ -15,7 +15,7 @@ from pathlib import Path
 
 from messages import Msg, message_of
 
-from ._files import decode, read_csv, read_text, short
+from ._files import Limits, decode, read_csv, read_text, short
 from .errors import FormatError, Problem
 from .raters import name_problem
 from .rubric import Rubric
@@ -113,7 +113,8 @@ def parse_ratings(text: str, file: str, rubric: Rubric,
                                                        dim_key=dim_key, line=seen[key])))
             continue
         seen[key] = n
-        out.append(RatingRecord(n, item_id, rater, dim_key, score, vals.get("comment", ""),
+        # the comment as written: it is the rater's words (other cells are keys, stripped)
+        out.append(RatingRecord(n, item_id, rater, dim_key, score, row.get("comment", ""),
                                 flags))
     if not problems and not out:
         problems.append(Problem(file, None, None, Msg("the file has a header but no rating rows")))
@@ -122,9 +123,9 @@ def parse_ratings(text: str, file: str, rubric: Rubric,
     return out
 
 
-def read_ratings(path: str | Path, rubric: Rubric,
-                 item_tasks: dict[str, str]) -> list[RatingRecord]:
-    name, text = read_text(path, what=Msg("ratings"))
+def read_ratings(path: str | Path, rubric: Rubric, item_tasks: dict[str, str],
+                 limits: Limits | None = None) -> list[RatingRecord]:
+    name, text = read_text(path, what=Msg("ratings"), limits=limits)
     return parse_ratings(text, name, rubric, item_tasks)
 
 

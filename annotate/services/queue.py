@@ -181,6 +181,6 @@ def save_item(engine: Engine, who: Identity, view: ItemView, scores: dict[str, i
                        session_token=who.session)
         return
     save_item_ratings(engine, rater_id=who.rater_id, item_id=view.item_id, scores=scores,
-                      comment=comment.strip(), flags=[RED_FLAG] if red_flag else [],
+                      comment=comment, flags=[RED_FLAG] if red_flag else [],
                       seconds_spent=seconds, repeat=view.repeat,
                       assignment_id=view.assignment_id, session_token=who.session)

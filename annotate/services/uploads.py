@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import io
+
 from sqlalchemy.engine import Engine
 
 from data._files import decode
-from data.importing import import_item_records, import_rating_records, item_tasks, study_tasks
-from data.items import parse_item_bytes
+from data.importing import import_item_stream, import_rating_records, item_tasks, study_tasks
+from data.items import iter_item_file
 from data.ratings import parse_rating_bytes
 from data.rubric import parse_rubric
 from data.study import current_rubric, set_rubric
@@ -18,8 +20,8 @@ __all__ = ["import_upload"]
 def import_upload(engine: Engine, kind: str, name: str, data: bytes, update: bool) -> Msg:
     """Validate and import one uploaded file; returns a one-line summary (a message)."""
     if kind == "items":
-        records = parse_item_bytes(data, name, study_tasks(engine))
-        res = import_item_records(engine, records, file=name, update=update)
+        records = iter_item_file(io.BytesIO(data), name, study_tasks(engine))
+        res = import_item_stream(engine, records, file=name, update=update)
         return Msg("Items from {file}: {result}", file=name, result=res.message())
     if kind == "ratings":
         records = parse_rating_bytes(data, name, current_rubric(engine), item_tasks(engine))

@@ -174,7 +174,8 @@ def test_exports_round_trip_any_unicode(engine, response, turn, persona, meta, c
                                          study_tasks(engine))}
     assert back[f"u{n}"].stored() == rec.stored()
 
-    comment = comment.strip()  # the app and the importer store comments stripped
+    # a comment is the rater's words: kept byte for byte, spaces at either end included
+    comment = f" {comment}\t "
     rid = f"rater {n}"
     save_rating(engine, rater_id=_rater(engine, rid), item_id=f"u{n}", dimension="empathy",
                 score=3, comment=comment)
