@@ -150,3 +150,11 @@ def test_progress_figures_show_rater_names_and_labels_literally(demo_db):
     xs = [x for spec in specs for tr in spec["data"] for x in tr.get("x", [])]
     assert name.replace("<", "&lt;").replace(">", "&gt;") in xs
     assert label.replace("<", "&lt;").replace(">", "&gt;") in xs
+
+
+def test_a_reference_without_its_definition_is_text_not_an_image():
+    """CommonMark: ``![x][logo]`` with no ``[logo]: url`` is the characters written; nothing
+    to fetch, so nothing to refuse (the import refuses it once the definition is there)."""
+    assert images_in("![x][logo]") == []
+    assert rubric_html("![x][logo]") == "<p>![x][logo]</p>\n"
+    assert images_in("![x][logo]\n\n[logo]: //x/y.png") == ["//x/y.png"]

@@ -28,7 +28,8 @@ def test_queue_resume_save_and_repeats(demo_db):
     prog2 = queue.progress(eng, who.rater_id)
     assert prog2.done == 1 and prog2.current > prog.current
     again = queue.item_at(eng, who.rater_id, prog.current, rub)
-    assert again.completed and again.saved == scores and again.comment == "unsure"
+    # the comment as the rater wrote it, spaces and all (issue 36)
+    assert again.completed and again.saved == scores and again.comment == "  unsure  "
     assert again.red_flag
     # the hidden repeat of an item stores into repeat_rating, the original is untouched
     with eng.connect() as c:

@@ -214,8 +214,8 @@ BAD = [
     ("image in a translation only",
      TWO.replace('2.zh = "说出了一种感受。"', '2.zh = "见 ![图](http://x.example/a.png)"'),
      ["r.toml:20: field 'dimensions[1].anchors.2.zh': images are not allowed in rubric text"]),
-    ("image in translated guidelines",
-     TWO.replace('"只评价**最后**一条回复。"', '"![x][logo]"'),
+    ("image in translated guidelines",  # by reference (without its definition it is text)
+     TWO.replace('"只评价**最后**一条回复。"', '"![x][logo]\\n\\n[logo]: http://x.example/a.png"'),
      ["r.toml:5: field 'guidelines.zh': images are not allowed in rubric text"]),
     ("a plain text beside its translation",
      TWO.replace('3 = "Reflects feelings and causes."',
