@@ -172,11 +172,15 @@ def import_item_stream(engine: Engine, records: Iterable[ItemRecord | Problem], 
     problems = _Problems(file)
     stage = _Staging()
     try:
-        for r in records:
-            if isinstance(r, Problem):
-                problems.add(r)
-            elif not problems:  # after a problem: only look for more
-                stage.add(r)
+        try:
+            for r in records:
+                if isinstance(r, Problem):
+                    problems.add(r)
+                elif not problems:  # after a problem: only look for more
+                    stage.add(r)
+        except FormatError as exc:  # the reader cannot go on (an undecodable line …)
+            for p in exc.problems:
+                problems.add(p)
         for p in stage.repeated(file) if not problems else ():
             problems.add(p)
         if problems:

@@ -187,3 +187,14 @@ def test_comments_survive_export_and_import_byte_for_byte(engine, tmp_path):
     # and the re-import finds every rating unchanged
     res = import_rating_records(engine, back, file=exported.name)
     assert (res.added, res.updated, res.unchanged) == (0, 0, len(COMMENTS))
+
+
+def test_a_reader_that_must_stop_still_reports_what_came_before(engine, tmp_path):
+    """An undecodable line ends the reading; the problems found before it are kept."""
+    p = tmp_path / "mixed.jsonl"
+    p.write_bytes(jsonl(item("a"), item("b", task="poetry")).encode() + b"\xff\xfe oops\n")
+    with pytest.raises(FormatError) as ei:
+        import_items_file(engine, p)
+    text = str(ei.value)
+    assert "mixed.jsonl:2: field 'task': unknown task 'poetry'" in text
+    assert "mixed.jsonl:3: not valid UTF-8 (byte 0xff at column 1)" in text
