@@ -137,8 +137,8 @@ class Throttle:
                     row.failures += 1
                     row.last_failure_at = now
                 s.add(row)
-            if ok:  # a success clears its prefix only
-                rows[0].failures, rows[0].next_slot_at = 0, None
+            if ok:  # a success clears its prefix's failures only (attempts in flight count)
+                rows[0].failures, rows[0].next_slot_at = 0, now
             quiet = now - timedelta(seconds=p.window)
             s.exec(delete(SigninThrottle).where(  # forget buckets quiet for a whole window
                 SigninThrottle.pending == 0,
