@@ -7,6 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 from analysis.report.sec_pairwise import pairwise_figure
+from annotate.components.charts import plotly_chart
 from annotate.components.tables import rows_frame, show_table
 from annotate.i18n import _
 from annotate.resources import engine
@@ -47,4 +48,4 @@ def pairwise_section(labels: dict[str, str], order: list[str], B: int = 500,
         fig = pairwise_figure(ps, j, labels, order)
         if fig is not None:
             fig.fig.update_layout(width=None)
-            st.plotly_chart(fig.fig, key=f"h2h_pw_fig_{j.hash[:8]}")
+            plotly_chart(fig.fig, key=f"h2h_pw_fig_{j.hash[:8]}")

@@ -201,6 +201,6 @@ def save_pair(engine: Engine, who: Identity, view: PairView,
     :func:`data.preference_service.save_pair_preferences`)."""
     choices = {d: choice_of(o, view.points, view.flipped) for d, o in options.items()}
     save_pair_preferences(engine, rater_id=who.rater_id, pair_id=view.pair_id,
-                          choices=choices, comment=comment.strip(),
+                          choices=choices, comment=comment,  # the rater's words, as written
                           shown_left=view.shown_left, seconds_spent=seconds, kind=view.kind,
                           assignment_id=view.assignment_id, session_token=who.session)
