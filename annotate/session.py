@@ -120,6 +120,8 @@ def ended_message(exc: SessionEnded, unsaved_kept: bool = False) -> str:
                         "continue."),
         "deactivated": _("Your access to this study has been ended by the study team. Your "
                          "saved ratings are kept; ask the team if this is a mistake."),
+        "reissued": _("The study team gave you a new access code, so this sign-in has "
+                      "ended. Sign in with the new code to continue."),
         "idle": _("You were signed out after {idle} without activity. Sign in again to "
                   "continue; nothing you saved is lost.").format(idle=idle),
         "expired": _("Sign-ins last {hours} hours and yours is over. Sign in again to "
@@ -166,7 +168,7 @@ def current() -> Identity | None:
         who = auth.resume_identity(engine(), token)
     except SessionEnded as exc:
         st.session_state[state.COOKIE_REJECTED] = token  # look it up once per tab
-        if exc.reason in ("deactivated", "idle", "expired"):
+        if exc.reason in ("deactivated", "reissued", "idle", "expired"):
             end_here(ended_message(exc))
         else:
             st.session_state[state.COOKIE_CLEAR] = True

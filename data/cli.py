@@ -385,6 +385,54 @@ def raters_deactivate(
     out.print(f"Deactivated '{name}'{ended}; their ratings are kept")
 
 
+@raters_app.command("reissue")
+def raters_reissue(
+    name: Annotated[str, typer.Argument(help="Rater name.")],
+    db: DbOption = None,
+) -> None:
+    """Give a rater a new access code (a lost one): the old code stops working and their open
+    sessions end at once; their ratings, queue and training are kept.
+
+    Example: h2h raters reissue "Dr Lee" --db pilot.db
+    """
+    from .engine import get_engine
+    from .raters import reissue_code
+    from .study import current_rubric
+
+    engine = get_engine(db)
+    current_rubric(engine)
+    code, n, active = reissue_code(engine, name)
+    ended = f"; {n} open session{'s' if n != 1 else ''} ended" if n else ""
+    later = "" if active else (f"; '{name}' is deactivated: h2h raters reactivate "
+                               f"\"{name}\" lets them sign in")
+    out.print(f"New code for '{name}' (the old one no longer works{ended}{later}). Access "
+              "code (shown only now): ")
+    print(code)
+
+
+@raters_app.command("reactivate")
+def raters_reactivate(
+    name: Annotated[str, typer.Argument(help="Rater name.")],
+    db: DbOption = None,
+) -> None:
+    """Let a deactivated rater sign in again with their code; their ratings, queue and
+    training are as they were.
+
+    Example: h2h raters reactivate "Dr Lee" --db pilot.db
+    """
+    from .engine import get_engine
+    from .raters import reactivate_rater
+    from .study import current_rubric
+
+    engine = get_engine(db)
+    current_rubric(engine)
+    changed, has_code = reactivate_rater(engine, name)
+    head = f"Reactivated '{name}'" if changed else f"'{name}' is already active; nothing changed"
+    tail = "" if has_code else (f"; they have no access code yet: h2h raters reissue "
+                                f"\"{name}\" gives them one")
+    out.print(head + tail)
+
+
 def backup_cmd(
     out_file: Annotated[Path, typer.Option("--out", "-o", help="The backup file to write.",
                                            show_default=False)],

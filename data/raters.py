@@ -16,8 +16,8 @@ from .errors import H2HError
 from .models import ROLES, Rater, Rating
 from .sessions import revoke_rater_sessions
 
-__all__ = ["add_rater", "list_raters", "deactivate_rater", "authenticate", "RaterSummary",
-           "name_problem", "get_language", "set_language"]
+__all__ = ["add_rater", "list_raters", "deactivate_rater", "reissue_code", "reactivate_rater",
+           "authenticate", "RaterSummary", "name_problem", "get_language", "set_language"]
 
 _NAME_RE = re.compile(r"^[\w.@+-][\w .@+-]{0,99}$", re.UNICODE)
 
@@ -76,6 +76,44 @@ def deactivate_rater(engine: Engine, name: str) -> int:
         if rater_id is None:
             raise H2HError(Msg("no rater named '{name}'", name=name))
         return revoke_rater_sessions(s, rater_id, "deactivated", active=False)
+
+
+def reissue_code(engine: Engine, name: str) -> tuple[str, int, bool]:
+    """A new access code for a rater who lost theirs: the old code stops working and every
+    open session of theirs ends at once, through the one revocation path deactivation takes
+    (:func:`data.sessions.revoke_rater_sessions`: it changes the code only after the sessions
+    are revoked, so a rater saving meanwhile cannot hold it off). Their ratings, queue and
+    training stay. Returns (the new code, shown only now; sessions ended; whether they are
+    active — a deactivated rater gets a code but signs in only once reactivated).
+
+    A simulated (demo) rater gets no code: nobody signs in as one."""
+    code = new_code()
+    with write_session(engine, urgent=True) as s:
+        row = s.exec(select(Rater.id, Rater.simulated, Rater.active)
+                     .where(Rater.name == name)).first()
+        if row is None:
+            raise H2HError(Msg("no rater named '{name}'", name=name))
+        rater_id, simulated, active = row
+        if simulated:
+            raise H2HError(Msg("'{name}' is a simulated rater (demo data); nobody signs in "
+                               "as one", name=name))
+        ended = revoke_rater_sessions(s, rater_id, "reissued", code_hash=hash_code(code))
+    return code, ended, bool(active)
+
+
+def reactivate_rater(engine: Engine, name: str) -> tuple[bool, bool]:
+    """Let a deactivated rater sign in again with their code (their ratings, queue and
+    training are as they were). Returns (whether anything changed, whether they have a
+    code to sign in with: a rater created by a ratings import has none until
+    :func:`reissue_code`)."""
+    with write_session(engine) as s:
+        rater = s.exec(select(Rater).where(Rater.name == name).with_for_update()).first()
+        if rater is None:
+            raise H2HError(Msg("no rater named '{name}'", name=name))
+        changed = not rater.active
+        rater.active = True
+        s.add(rater)
+        return changed, bool(rater.code_hash)
 
 
 def authenticate(engine: Engine, code: str) -> Rater | None:

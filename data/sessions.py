@@ -1,5 +1,5 @@
 """Sign-in sessions kept in the study database: opened at sign-in, checked on every page and
-every save, ended by sign-out, deactivation, idleness or age.
+every save, ended by sign-out, deactivation, a new access code, idleness or age.
 
 Because they live in the study database, every app server of one study sees the same
 sessions: a rater signed in on one server continues on another, and a session ended on one is
@@ -39,7 +39,7 @@ __all__ = ["SessionEnded", "SessionInfo", "EndReason", "open_session", "resume",
            "check_in", "end_session", "revoke_rater_sessions", "lock_rater", "idle_timeout",
            "lifetime", "token_hash"]
 
-EndReason = Literal["signed_out", "deactivated", "idle", "expired", "unknown"]
+EndReason = Literal["signed_out", "deactivated", "reissued", "idle", "expired", "unknown"]
 _TOUCH_EVERY = timedelta(seconds=60)  # last_seen_at is written at most this often
 
 
@@ -73,6 +73,9 @@ class SessionEnded(H2HError):
                           "to continue.",
             "deactivated": "Your access to this study has been ended by the study team. "
                            "Your saved ratings are kept; ask the team if this is a mistake.",
+            "reissued": "The study team gave you a new access code, so this sign-in has "
+                        "ended. Sign in with the new code to continue; nothing you saved is "
+                        "lost.",
             "idle": f"You were signed out after {idle} without activity. Sign in "
                     "again to continue; nothing you saved is lost.",
             "expired": f"Sign-ins last {hours:g} hours and yours is over. Sign in again to "
@@ -119,7 +122,7 @@ def _verdict(row: AuthSession | None, rater: Rater | None, now: datetime
         return "unknown"
     if row.revoked_at is not None:
         return row.revoked_reason if row.revoked_reason in (
-            "signed_out", "deactivated", "idle", "expired") else "unknown"
+            "signed_out", "deactivated", "reissued", "idle", "expired") else "unknown"
     if not rater.active or not rater.code_hash:
         return "deactivated"
     if now >= row.expires_at:

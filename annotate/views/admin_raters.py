@@ -1,4 +1,5 @@
-"""Admin: raters and admins, their one-time access codes, deactivation."""
+"""Admin: raters and admins, their one-time access codes, a new code for a lost one,
+deactivation and reactivation."""
 
 import pandas as pd
 import streamlit as st
@@ -7,6 +8,7 @@ from annotate import state
 from annotate.components.tables import show_table
 from annotate.i18n import _, option_labels, tr
 from annotate.resources import engine
+from annotate.services import access
 from annotate.services.i18n import N_
 from annotate.services.render import md_text
 from annotate.session import require
@@ -56,4 +58,31 @@ with st.form("h2h_deactivate"):
         st.session_state[state.ADMIN_FLASH] = nMsg(
             "Deactivated {name}; {n} open session ended.",
             "Deactivated {name}; {n} open sessions ended.", n, name=who)
+        st.rerun()
+
+# a lost code, or a rater deactivated by mistake: no dead end (simulated raters never sign in)
+people = [r["name"] for r in raters if not r["simulated"]]
+with st.form("h2h_access"):
+    st.subheader(_("A lost code, or access back"))
+    st.caption(_("A new code replaces the old one at once: the old code stops working and "
+                 "the rater's open sessions end. Reactivating lets a deactivated rater sign "
+                 "in again. Their ratings, queue and training stay as they are."))
+    c = st.columns([3, 2, 2], vertical_alignment="bottom")
+    who = c[0].selectbox(_("Rater"), people, index=None, placeholder=_("Choose a rater"),
+                         key="h2h_access_rater")
+    reissue = c[1].form_submit_button(_("New access code"), disabled=not people,
+                                      key="h2h_reissue_go")
+    again = c[2].form_submit_button(_("Reactivate"), disabled=not people,
+                                    key="h2h_reactivate_go")
+if (reissue or again) and who:
+    try:
+        if reissue:  # their open sessions end at once
+            code, flash = access.reissue(engine(), who)
+            st.session_state[state.NEW_CODE] = (who, code)
+        else:
+            flash = access.reactivate(engine(), who)
+    except H2HError as exc:
+        st.error(md_text(tr(exc)))
+    else:
+        st.session_state[state.ADMIN_FLASH] = flash
         st.rerun()

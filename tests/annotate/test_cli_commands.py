@@ -43,6 +43,8 @@ RUN_BY = {
     "raters add": "tests/annotate/test_cli.py::test_study_lifecycle_through_the_cli",
     "raters list": "tests/annotate/test_cli.py::test_study_lifecycle_through_the_cli",
     "raters deactivate": "tests/annotate/test_cli.py::test_study_lifecycle_through_the_cli",
+    "raters reissue": "tests/annotate/test_raters_access.py",
+    "raters reactivate": "tests/annotate/test_raters_access.py",
     "quality gold import": "tests/annotate/test_quality_cli.py",
     "quality attention import": "this file",
     "quality attention add": "tests/annotate/test_quality_cli.py",
