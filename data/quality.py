@@ -50,7 +50,7 @@ __all__ = ["get_settings", "save_settings", "GoldRecord", "parse_gold", "read_go
            "parse_gold_bytes", "import_gold", "set_gold", "gold_scores", "gold_item_ids",
            "training_set", "save_training", "training_scores", "qualification_of",
            "record_qualification", "result_pending", "acknowledge_result", "release",
-           "retrain", "qualified_rater_ids",
+           "retrain", "qualified_rater_ids", "awaiting_decision",
            "qualification_required", "AttentionRecord", "parse_attention",
            "read_attention", "import_attention", "add_instructed_checks", "attention_checks",
            "save_attention", "attention_item_ids", "attention_summary_rows",
@@ -441,6 +441,17 @@ def retrain(engine: Engine, rater_name: str, admin_id: int | None = None,
             note: str = "") -> Qualification:
     """Send a rater through a new training round (their earlier rounds are kept)."""
     return _decide(engine, rater_name, admin_id, note, status="training", next_round=True)
+
+
+def awaiting_decision(engine: Engine) -> list[str]:
+    """Active raters who failed their training round and wait for an admin's decision
+    (another round, or release), by name: nothing moves for them until someone decides."""
+    with read_session(engine) as s:
+        return list(s.exec(select(Rater.name).join(Qualification, Qualification.rater_id
+                                                   == Rater.id)
+                           .where(Qualification.status == "failed",
+                                  Rater.active == True)  # noqa: E712
+                           .order_by(Rater.name)).all())
 
 
 def qualified_rater_ids(engine: Engine) -> set[int]:

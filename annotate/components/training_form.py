@@ -98,12 +98,16 @@ def training_form(who: Identity) -> None:
             st.rerun()
         _marker("feedback")
         return
-    if ts.status == "failed":
-        st.error(_("Thank you for completing the training round. Your scores did not yet "
-                   "agree closely enough with the experts' to start on the study's items: "
-                   "{result}. The study team has been told and will decide with you: another "
-                   "training round, or going ahead. You do not need to do anything now.")
-                 .format(result=_result_text(ts, settings.min_within1, settings.min_qwk)))
+    if ts.status == "failed":  # not an error of theirs: what happens next, calmly
+        st.info(_("Thank you for completing the training round. Your scores did not yet "
+                  "agree closely enough with the experts' to start on the study's items: "
+                  "{result}.").format(
+            result=_result_text(ts, settings.min_within1, settings.min_qwk)))
+        st.markdown(_("**What happens next.** The study team sees on their overview page that "
+                      "you are waiting, and decides with you: another training round (it "
+                      "starts on this page) or going ahead with the study's items. You do not "
+                      "need to do anything now; once they have decided, sign in again or "
+                      "reload this page to continue."))
         _marker("failed")
         return
     if ts.status == "released":

@@ -1,4 +1,8 @@
-"""What the study page shows: name, rubric, items per task family, raters and ratings.
+"""What the study page shows: name, rubric, items per task family, raters and ratings, and
+who waits for an admin's decision.
+
+Items and scenarios are the study's own: the attention-check copies mixed into raters'
+queues are counted apart (``n_checks``), as a coordinator counts them.
 
 The rubric is shown in the admin's language, as raters see it: its name and dimension labels
 translated where the rubric has a translation, else in the rubric's own language (named in
@@ -14,7 +18,8 @@ from sqlmodel import select
 
 from annotate.services.i18n import N_
 from data.engine import read_session
-from data.models import Item, Rater, Rating
+from data.models import AttentionCheck, Item, Rater, Rating
+from data.quality import awaiting_decision
 from data.study import current_rubric, get_study
 from messages import Msg, join_msgs
 
@@ -45,6 +50,10 @@ class StudyOverview:
     untranslated: frozenset[str] = frozenset()
     """What is shown in ``rubric_language`` for want of a translation: ``"name"`` and the
     keys of dimensions whose label is."""
+    n_checks: int = 0
+    """Attention-check items (not in ``items_by_task`` nor ``n_scenarios``)."""
+    waiting: tuple[str, ...] = ()
+    """Raters who failed training and wait for a decision (Rater quality page)."""
 
 
 def study_overview(engine: Engine, language: str | None = None) -> StudyOverview:
@@ -54,8 +63,12 @@ def study_overview(engine: Engine, language: str | None = None) -> StudyOverview
     if language is not None:
         rubric = rubric.in_language(language)
     with read_session(engine) as s:
-        by_task = dict(s.exec(select(Item.task, func.count()).group_by(Item.task)).all())
-        n_scen = s.exec(select(func.count(func.distinct(Item.scenario)))).one()
+        checks = select(AttentionCheck.item_id)
+        own = Item.id.not_in(checks)
+        by_task = dict(s.exec(select(Item.task, func.count()).where(own)
+                              .group_by(Item.task)).all())
+        n_scen = s.exec(select(func.count(func.distinct(Item.scenario))).where(own)).one()
+        n_checks = s.exec(select(func.count()).select_from(AttentionCheck)).one()
         n_raters = s.exec(select(func.count()).select_from(Rater)
                           .where(Rater.role == "rater")).one()
         n_sim = s.exec(select(func.count()).select_from(Rater)
@@ -77,6 +90,7 @@ def study_overview(engine: Engine, language: str | None = None) -> StudyOverview
         items_by_task={t: by_task.get(t, 0) for t in rubric.tasks},
         n_scenarios=n_scen, n_raters=n_raters, n_simulated_raters=n_sim,
         n_ratings=n_ratings, n_simulated_ratings=n_sim_r, rubric_language=rubric.language,
+        n_checks=n_checks, waiting=tuple(awaiting_decision(engine)),
         untranslated=frozenset({"name"} & getattr(rubric, "fallback", frozenset())
                                | {d.key for d in rubric.dimensions
                                   if "label" in getattr(d, "fallback", ())}))

@@ -19,6 +19,15 @@ except H2HError as exc:
     st.stop()
 
 st.title(md_text(ov.name))
+if ov.waiting:  # a rater who failed training waits until an admin decides
+    st.warning(ngettext(
+        "{n} rater failed the training round and is waiting for your decision (another "
+        "round, or release anyway): {names}.",
+        "{n} raters failed the training round and are waiting for your decision (another "
+        "round, or release anyway): {names}.", len(ov.waiting)).format(
+        n=len(ov.waiting), names=", ".join(md_text(n) for n in ov.waiting)))
+    st.page_link("views/admin_quality.py", label=_("Decide on the Rater quality page"),
+                 icon=":material/verified:")
 if ov.description:
     st.markdown(md_text(ov.description))
 
@@ -40,6 +49,12 @@ for col, (task, n) in zip(cols[1:], ov.items_by_task.items(), strict=True):
     name = tr(TASK_NAMES[task]) if task in TASK_NAMES else task
     col.metric(md_text(_("{task} items").format(task=name[:1].upper() + name[1:])), n)
 
+if ov.n_checks:
+    st.caption(ngettext("Items and scenarios are the study's own; the {n} attention-check item "
+                        "mixed into raters' queues is not counted.",
+                        "Items and scenarios are the study's own; the {n} attention-check "
+                        "items mixed into raters' queues are not counted.", ov.n_checks)
+               .format(n=ov.n_checks))
 c1, c2 = st.columns(2)
 c1.metric(_("Raters"), ov.n_raters,
           help=_("Simulated raters are counted here and labelled wherever they show."))

@@ -119,13 +119,16 @@ def test_training_qualification_then_real_items_with_attention_checks(app):
     _train_round(rater, eng, rid, 1, right=False, shot="31-training")
     _marker(rater, "h2h-training-ready", step="failed")
     expect(rater.get_by_text("did not yet agree closely enough")).to_be_visible()
-    expect(rater.get_by_text("The study team has been told")).to_be_visible()
+    expect(rater.get_by_text("What happens next.")).to_be_visible()
+    assert rater.locator('[data-testid="stAlertContentError"]').count() == 0  # no red box
     _shot(rater, "32-training-failed")
     assert q.qualification_of(eng, rid).status == "failed"
 
     # the admin sends the rater through another round from the Rater quality page
     actx, admin = _signed_in(app["browser"], app["base"], app["admin"])
-    admin.get_by_role("link", name="Rater quality").click()
+    # the Overview (the admin's first page) says who is waiting, with a link to decide
+    expect(admin.get_by_text("waiting for your decision")).to_be_visible(timeout=60_000)
+    admin.get_by_role("link", name="Decide on the Rater quality page").click()
     admin.get_by_role("heading", name="Qualification").wait_for(timeout=60_000)
     admin.get_by_test_id("stSelectbox").filter(has_text="Rater").click()
     admin.get_by_role("option", name="demo-rater").click()

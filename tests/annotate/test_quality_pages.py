@@ -17,6 +17,15 @@ def _rate(who) -> AppTest:
     return at.run()
 
 
+def _overview(who) -> AppTest:
+    """The admin's first page, through the app's navigation (its link to another page)."""
+    at = AppTest.from_file(str(APP_DIR / "app.py"), default_timeout=60)
+    at.session_state[state.IDENTITY] = who
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
 def _html(at: AppTest) -> str:
     return "\n".join(e.proto.body for e in at.get("html"))
 
@@ -44,10 +53,20 @@ def test_training_comes_first_then_feedback_then_the_result(demo_db):
         r.set_value(4)
     at.button[0].click().run()
     at.button(key="h2h_train_next").click().run()  # "See my result"
-    # within one on empathy: 4 vs 5 yes, 4 vs 1 no → 50 %: below 80 % → failed
-    assert "did not yet agree closely enough" in at.error[0].value
-    assert "50% of 2 scores" in at.error[0].value
+    # within one on empathy: 4 vs 5 yes, 4 vs 1 no → 50 %: below 80 % → failed; not an
+    # error of theirs (no red box), and they are told what happens next
+    assert not at.error
+    assert "did not yet agree closely enough" in at.info[0].value
+    assert "50% of 2 scores" in at.info[0].value
+    assert "What happens next" in at.markdown[-1].value
+    assert "overview page" in at.markdown[-1].value
+    # the admin's Overview says someone is waiting, and links to where they decide
+    admin = _overview(demo_db["admin"])
+    assert "1 rater failed the training round and is waiting for your decision" \
+        in admin.warning[0].value and "pat" in admin.warning[0].value
+    assert any("Rater quality" in link.label for link in admin.get("page_link"))
     q.release(eng, demo_db["rater"].name)
+    assert not _overview(demo_db["admin"]).warning  # decided: nobody waits
     at = _rate(demo_db["rater"])  # told once, on the next page load
     assert "released you" in at.success[0].value
     at.button(key="h2h_train_start").click().run()

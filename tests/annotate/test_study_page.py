@@ -44,3 +44,26 @@ def test_study_page_without_a_study_says_what_to_do(tmp_path, monkeypatch):
     at.run()
     assert not at.exception
     assert "h2h init" in at.error[0].value
+
+
+def test_attention_checks_are_not_counted_as_items_or_scenarios(tmp_path, monkeypatch):
+    """The demo made 147 items from 43 scenarios; its 6 attention-check copies showed as 49
+    scenarios and 49/50/54 items. A coordinator counts the study's own, and the checks apart."""
+    from data.sample import add_sample_quality
+
+    db = tmp_path / "demo.db"
+    monkeypatch.setenv("H2H_DB", str(db))
+    engine = get_engine(db)
+    init_study(engine, name="Demo")
+    build_sample_study(engine, current_rubric(engine))
+    _gold, checks = add_sample_quality(engine, current_rubric(engine), seed=1)
+    assert len(checks) == 6
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.session_state[state.IDENTITY] = ADMIN
+    at.run()
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Scenarios"] == "43"
+    assert [metrics[f"{t} items"] for t in ("Dialogue", "Recollection", "Itinerary")] \
+        == ["48", "48", "51"]  # 147, as the demo says
+    assert any("the 6 attention-check items mixed into raters' queues are not counted"
+               in c.value for c in at.caption)
