@@ -134,6 +134,10 @@ def analyze_cmd(
         raise H2HError("--margin must be 0 or more")
     if min_items < 2 or min_shared_items < 2:
         raise H2HError("--min-items and --min-shared-items must be at least 2")
+    if out_file is not None:  # before the statistics: a typo costs no wait
+        from data.outfiles import check_out_file
+
+        check_out_file(out_file, example="analysis.json")
     context: dict = {}
     stored_judges = None
     repeats = None
@@ -181,7 +185,9 @@ def analyze_cmd(
         raise H2HError(str(exc)) from None
     text = res.to_json()
     if out_file is not None:
-        out_file.write_text(text + "\n", encoding="utf-8")
+        from data.outfiles import write_out_text
+
+        write_out_text(out_file, text + "\n")
     if as_json:
         sys.stdout.write(text + "\n")
     else:
@@ -268,8 +274,9 @@ def report_cmd(
         raise H2HError(f"--ci-method: '{ci_method}' is not unit or hk")
     if bootstrap < 0 or margin < 0:
         raise H2HError("--bootstrap and --margin must be 0 or more")
-    if out_dir.exists() and not out_dir.is_dir():
-        raise H2HError(f"--out: {out_dir} exists and is not a folder")
+    from data.outfiles import check_out_folder
+
+    check_out_folder(out_dir)
     t0 = time.perf_counter()
     # Chromium starts in the background while the rest is imported and the statistics run
     # (see analysis.report.export); analysis.report.export itself imports nothing heavy

@@ -20,6 +20,7 @@ from rich.markup import escape
 # (tests/annotate/test_startup_imports.py holds this rule).
 from analysis import cli as analysis_cli
 from annotate.calibrate_cli import calibrate_cmd
+from annotate.cli_help import tidy
 from annotate.pairwise_cli import pairwise_cmd
 from annotate.quality_cli import quality_app
 from data import cli as data_cli
@@ -233,6 +234,8 @@ def main() -> None:
         err.print("[red]Error:[/red] cannot use the study database: " + escape(msg))
         raise SystemExit(1) from None
 
+
+tidy(app)  # every command's help reflowed and escaped (annotate/cli_help.py)
 
 if __name__ == "__main__":
     main()

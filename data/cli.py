@@ -181,10 +181,12 @@ def import_rubric(
 
 
 def _write(text: str, dest: Path | None, what: str, header: bool = True) -> None:
+    from .outfiles import write_out_text
+
     if dest is None:
         sys.stdout.write(text)
         return
-    dest.write_text(text, encoding="utf-8")
+    write_out_text(dest, text)
     n = max(text.count("\n") - (1 if header else 0), 0)
     out.print(f"Wrote {n} {what} to {dest}")
 
@@ -201,7 +203,10 @@ def export_items_cmd(
     """
     from .engine import get_engine
     from .importing import export_items
+    from .outfiles import check_out_file
 
+    if out_file is not None:
+        check_out_file(out_file, example="items.jsonl")
     _write(export_items(get_engine(db)), out_file, "items", header=False)
 
 
@@ -224,7 +229,10 @@ def export_ratings_cmd(
     """
     from .engine import get_engine
     from .exports import export_ratings_csv, export_wide_csv
+    from .outfiles import check_out_file
 
+    if out_file is not None:
+        check_out_file(out_file, example="ratings.csv")
     engine = get_engine(db)
     if wide:
         _write(export_wide_csv(engine), out_file, "rows (item x rater)")
@@ -249,7 +257,10 @@ def export_matrix_cmd(
     """
     from .engine import get_engine
     from .exports import export_matrix_csv
+    from .outfiles import check_out_file
 
+    if out_file is not None:
+        check_out_file(out_file, example=f"{dimension}.csv")
     _write(export_matrix_csv(get_engine(db), dimension), out_file, "items")
 
 

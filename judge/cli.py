@@ -95,7 +95,8 @@ def run_cmd(
                                              "and hash). Judges appear by this name in "
                                              "analyses.")] = None,
     template: Annotated[Path | None, typer.Option(help="Prompt template TOML (default: the "
-                                                  "bundled data/prompts/judge_default.toml).")]
+                                                  "bundled judge_default.toml, in "
+                                                  "data/prompts).")]
     = None,
     mode: Annotated[str | None, typer.Option(help="per-dimension (one call each) or all (every "
                                              "dimension in one call).")] = None,

@@ -82,6 +82,7 @@ def export_cmd(
     Example: h2h judge export --db pilot.db --out judges.csv
     """
     from data.engine import get_engine
+    from data.outfiles import check_out_file, write_out_text
     from data.study import current_rubric
 
     from .reports import export_judgments_csv
@@ -89,6 +90,8 @@ def export_cmd(
 
     if label not in ("name", "hash"):
         raise H2HError(f"--label: '{label}' is not name or hash")
+    if out_file is not None:
+        check_out_file(out_file, example="judges.csv")
     engine = get_engine(db)
     current_rubric(engine)
     hashes = [find_config(engine, c).hash for c in csv_list(config)] or None
@@ -96,7 +99,7 @@ def export_cmd(
     if out_file is None:
         sys.stdout.write(text)
         return
-    out_file.write_text(text, encoding="utf-8")
+    write_out_text(out_file, text)
     out.print(f"Wrote {n} judgments ({unscored} unscored) to {out_file}")
 
 

@@ -56,7 +56,7 @@ def run_cmd(
     metrics: Annotated[str, typer.Option("--metrics", help="Comma-separated: bleu, chrf, "
                                          "rougeL, embedding.")] = ",".join(ALL),
     name: Annotated[str | None, typer.Option("--name", help="Name prefix: configurations are "
-                                             "named NAME-bleu, NAME-chrf, … (default: the "
+                                             "named NAME-bleu, NAME-chrf and so on (default: the "
                                              "metric's name).")] = None,
     embedding_model: Annotated[str | None, typer.Option(
         "--embedding-model", envvar="H2H_EMBEDDING_MODEL",
@@ -192,12 +192,14 @@ def export_cmd(
     """
     import csv
     import io
-    from pathlib import Path
 
     from data.engine import get_engine
     from data.metrics import export_rows
     from data.migrate import ensure_current
+    from data.outfiles import check_out_file, write_out_text
 
+    if out_file is not None:
+        check_out_file(out_file, example="metric_scores.csv")
     engine = get_engine(db)
     ensure_current(engine)
     buf = io.StringIO()
@@ -210,5 +212,5 @@ def export_cmd(
     if out_file is None:
         sys.stdout.write(buf.getvalue())
     else:
-        Path(out_file).write_text(buf.getvalue(), encoding="utf-8")
+        write_out_text(out_file, buf.getvalue())
         out.print(f"Wrote {buf.getvalue().count(chr(10)) - 1} metric scores to {out_file}")
