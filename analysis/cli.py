@@ -27,6 +27,7 @@ LEVELS = ("nominal", "ordinal", "interval", "ratio")
 # Tables stay readable when piped to a file (rich would otherwise assume 80 columns); the
 # judge tables need about 150.
 out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
+err = Console(stderr=True, highlight=False, soft_wrap=True, markup=False)
 
 
 def parse_scale(spec: str, level: str) -> tuple[str, Scale]:
@@ -61,6 +62,55 @@ def parse_scale(spec: str, level: str) -> tuple[str, Scale]:
     except ValueError:
         return dim, Scale.of_labels(level, tuple(tokens))  # type: ignore[arg-type]
     return dim, Scale(level, vals)  # type: ignore[arg-type]
+
+
+def _refuse_undeclared_text(df, scales, declared: set[str], file: str) -> None:
+    """A dimension whose scores are text has no order the data can tell: its order comes
+    from --scale, or --level nominal says it has none. Otherwise the file is rejected, each
+    such dimension named at its first text score (a ``three`` among numbers is rejected by
+    ``check_scores`` already)."""
+    from data.errors import FormatError, Problem
+
+    problems = []
+    for dim, sc in scales.items():
+        if not sc.labels or dim in declared:
+            continue
+        rows = df[(df["dimension"] == dim) & df["score"].notna()]
+        first = rows.iloc[0]
+        shown = ",".join(sc.labels[:6]) + (",..." if len(sc.labels) > 6 else "")
+        problems.append(Problem(
+            file, int(first["line"]), "score",
+            f"'{first['score']}' is text, and dimension '{dim}' has no declared scale: give "
+            f"its labels in order with --scale {dim}={shown} (an ordinal scale), or "
+            "--level nominal to take text scores as unordered categories"))
+    if problems:
+        raise FormatError(problems)
+
+
+def _inferred_line(scales, declared: set[str]) -> str:
+    """One sentence naming every scale taken from the data (none declared)."""
+    from .scales import label_of
+
+    parts, numeric = [], []
+    for dim, sc in sorted(scales.items()):
+        if dim in declared:
+            continue
+        if sc.labels:
+            parts.append(f"{dim} {', '.join(sc.labels)} (unordered categories)")
+            continue
+        numeric.append(dim)
+        lo, hi = sc.values[0], sc.values[-1]
+        if sc.values == tuple(float(v) for v in range(int(lo), int(hi) + 1)):
+            parts.append(f"{dim} {label_of(sc, lo)}..{label_of(sc, hi)}")
+        else:
+            parts.append(f"{dim} {', '.join(label_of(sc, v) for v in sc.values)}")
+    if not parts:
+        return ""
+    advice = (" A level nobody used (1 on a 1..5 scale) changes weighted kappa and alpha: "
+              f"declare each scale with --scale, e.g. --scale {numeric[0]}=1..5."
+              if numeric else "")
+    return ("Scales inferred from the data (no rubric, no --scale): " + "; ".join(parts)
+            + "." + advice)
 
 
 def analyze_cmd(
@@ -100,8 +150,11 @@ def analyze_cmd(
                                                   "rater pair must share to count in Cohen's "
                                                   "kappa, and a human must share with others "
                                                   "to count in the human ceiling.")] = 10,
-    level: Annotated[str, typer.Option(help="Measurement level for CSV dimensions without a "
-                                       "rubric.")] = "ordinal",
+    level: Annotated[str | None, typer.Option(help="Measurement level for CSV dimensions "
+                                              "without a rubric (default: ordinal). Text "
+                                              "scores need their order from --scale, or "
+                                              "--level nominal to be taken as unordered "
+                                              "categories.", show_default=False)] = None,
     scale: Annotated[list[str] | None, typer.Option(help="Full scale of a CSV dimension: "
                                                     "empathy=1..5, flag=binary, x=0,0.5,1 or "
                                                     "safety=unsafe,borderline,safe (labels in "
@@ -126,6 +179,8 @@ def analyze_cmd(
         raise H2HError(f"--ci-method: '{ci_method}' is not unit or hk")
     if alt_scoring not in (None, "accuracy", "neg_rmse"):
         raise H2HError(f"--alt-scoring: '{alt_scoring}' is not accuracy or neg_rmse")
+    explicit_level = level is not None
+    level = level or "ordinal"
     if level not in LEVELS:
         raise H2HError(f"--level: '{level}' is not nominal, ordinal, interval or ratio")
     if bootstrap < 0:
@@ -145,11 +200,16 @@ def analyze_cmd(
     if ratings is not None:
         df = read_long_csv(ratings, RATINGS_REQUIRED, ("comment",))
         scales, notes = infer_scales(df, level)  # type: ignore[arg-type]
-        for spec in scale or []:
-            dim, sc = parse_scale(spec, level)
-            scales[dim] = sc
-            notes = [n for n in notes if not n.startswith(f"{dim}:")]
+        declared = dict(parse_scale(spec, level) for spec in scale or [])
+        scales.update(declared)
+        notes = [n for n in notes if n.partition(":")[0] not in declared]
+        if not explicit_level:
+            _refuse_undeclared_text(df, scales, set(declared), ratings.name)
         check_scores(df, scales, ratings.name)
+        inferred = _inferred_line(scales, set(declared))
+        if inferred:  # said where it is seen: above the tables, or on stderr beside --json
+            (err if as_json else out).print(inferred)
+            notes = [inferred, *notes]
         context = {"source": {"ratings": ratings.name}, "scale_notes": notes}
     else:
         from data.engine import get_engine

@@ -116,10 +116,16 @@ def import_ratings(
     update: Annotated[bool, typer.Option("--update", help="Replace ratings that differ from "
                                          "the stored ones (a revision is kept).")] = False,
     max_size: MaxSizeOption = "1GB",
+    add_raters: Annotated[bool, typer.Option("--add-raters", help="Create the raters the "
+                                             "study does not have yet (without an access "
+                                             "code). Without it, an unknown rater name is an "
+                                             "error: a typo must not become a new rater.")]
+    = False,
 ) -> None:
-    """Import ratings collected elsewhere; unknown rater names are created (without a code).
+    """Import ratings collected elsewhere. Every rater must be in the study already, unless
+    --add-raters; the output says how many raters were added.
 
-    Example: h2h import ratings pilot_ratings.csv --db pilot.db
+    Example: h2h import ratings pilot_ratings.csv --db pilot.db --add-raters
     """
     from .engine import get_engine
     from .importing import import_rating_records, item_tasks
@@ -129,7 +135,8 @@ def import_ratings(
     engine = get_engine(db)
     records = read_ratings(file, current_rubric(engine), item_tasks(engine),
                            limits=_limits(max_size, "16MB"))
-    res = import_rating_records(engine, records, file=file.name, update=update)
+    res = import_rating_records(engine, records, file=file.name, update=update,
+                                add_raters=add_raters)
     out.print(f"Ratings from {file.name}: {res}")
 
 

@@ -27,7 +27,7 @@ from sqlalchemy import func
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
-from messages import Msg
+from messages import Msg, join_msgs, nMsg
 
 from ._files import Limits, open_file
 from .engine import read_session, write_session
@@ -53,10 +53,19 @@ class ImportResult:
     added: int
     unchanged: int
     updated: int
+    raters_added: tuple[str, ...] = ()
+    """Raters created by a ratings import (``add_raters``), by name."""
 
     def message(self) -> Msg:
-        return Msg("{added} added, {updated} updated, {unchanged} unchanged", added=self.added,
+        head = Msg("{added} added, {updated} updated, {unchanged} unchanged", added=self.added,
                    updated=self.updated, unchanged=self.unchanged)
+        if not self.raters_added:
+            return head
+        names = ", ".join(self.raters_added[:10]) + (", ..." if len(self.raters_added) > 10
+                                                     else "")
+        return join_msgs("; ", [head, nMsg("{n} rater added ({names})",
+                                           "{n} raters added ({names})",
+                                           len(self.raters_added), names=names)])
 
     def __str__(self) -> str:
         return str(self.message())
@@ -244,16 +253,44 @@ def _write_items(engine: Engine, stage: _Staging, problems: _Problems,
     return ImportResult(added, unchanged, updated)
 
 
+def _unknown_raters(file: str, records: list[RatingRecord], known: set[str]) -> list[Problem]:
+    """A problem per rater name the study does not have, on its first line, with the close
+    known name if there is one (a typo would otherwise create a new rater silently)."""
+    import difflib
+
+    first: dict[str, int] = {}
+    rows: dict[str, int] = {}
+    for rec in records:
+        if rec.rater not in known:
+            first.setdefault(rec.rater, rec.line)
+            rows[rec.rater] = rows.get(rec.rater, 0) + 1
+    problems = []
+    for name, line in sorted(first.items(), key=lambda kv: kv[1]):
+        close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
+        hint = Msg(" (did you mean '{close}'?)", close=close[0]) if close else ""
+        problems.append(Problem(file, line, "rater", nMsg(
+            "unknown rater '{name}' ({n} row, the first here){hint}; check the name, or "
+            "pass --add-raters to create it",
+            "unknown rater '{name}' ({n} rows, the first here){hint}; check the name, or "
+            "pass --add-raters to create it", rows[name], name=name, hint=hint)))
+    return problems
+
+
 def import_rating_records(engine: Engine, records: list[RatingRecord], *, file: str,
                           update: bool = False, source: str = "import",
-                          simulated: bool = False) -> ImportResult:
-    """Store validated rating rows; unknown rater names become raters without a code."""
+                          simulated: bool = False, add_raters: bool = False) -> ImportResult:
+    """Store validated rating rows. A rater name the study does not have is an error naming
+    its line (a typo must not create a rater silently), unless ``add_raters``: then each
+    becomes a rater without a code (named in the result's ``raters_added``)."""
     ensure_current(engine)
     added = unchanged = updated = 0
     with write_session(engine) as s:
         version = current_rubric_in(s).version
         raters = {r.name: r for r in s.exec(select(Rater)).all()}
-        for name in sorted({r.rater for r in records} - set(raters)):
+        new_names = sorted({r.rater for r in records} - set(raters))
+        if new_names and not add_raters:
+            raise FormatError(_unknown_raters(file, records, set(raters)))
+        for name in new_names:
             rater = Rater(name=name, role="rater", code_hash=None, active=True,
                           simulated=simulated)
             s.add(rater)
@@ -307,7 +344,7 @@ def import_rating_records(engine: Engine, records: list[RatingRecord], *, file: 
         s.add_all([RatingRevision(rating_id=r.id, score=r.score, comment=r.comment,
                                   flags=list(r.flags), rubric_version=version, changed_at=now)
                    for r in changed])
-    return ImportResult(added, unchanged, updated)
+    return ImportResult(added, unchanged, updated, tuple(new_names))
 
 
 def _same(old: Rating, rec: RatingRecord) -> bool:

@@ -102,7 +102,7 @@ def build_sample_study(engine: Engine, rubric: Rubric,
     known = item_tasks(engine)
     ratings = [r for r in simulate_ratings(items, rubric, spec) if r.item_id in known]
     res_ratings = import_rating_records(engine, ratings, file="simulated ratings",
-                                        source="simulated", simulated=True)
+                                        source="simulated", simulated=True, add_raters=True)
     return res_items, res_ratings
 
 

@@ -17,15 +17,18 @@ from messages import Msg
 __all__ = ["import_upload"]
 
 
-def import_upload(engine: Engine, kind: str, name: str, data: bytes, update: bool) -> Msg:
-    """Validate and import one uploaded file; returns a one-line summary (a message)."""
+def import_upload(engine: Engine, kind: str, name: str, data: bytes, update: bool,
+                  add_raters: bool = False) -> Msg:
+    """Validate and import one uploaded file; returns a one-line summary (a message). A
+    ratings file's unknown rater is an error unless ``add_raters``."""
     if kind == "items":
         records = iter_item_file(io.BytesIO(data), name, study_tasks(engine))
         res = import_item_stream(engine, records, file=name, update=update)
         return Msg("Items from {file}: {result}", file=name, result=res.message())
     if kind == "ratings":
         records = parse_rating_bytes(data, name, current_rubric(engine), item_tasks(engine))
-        res = import_rating_records(engine, records, file=name, update=update)
+        res = import_rating_records(engine, records, file=name, update=update,
+                                    add_raters=add_raters)
         return Msg("Ratings from {file}: {result}", file=name, result=res.message())
     if kind == "rubric":
         text = decode(data, name, what=Msg("rubric"))

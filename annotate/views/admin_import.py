@@ -25,9 +25,13 @@ upload = file_uploader(_(UPLOAD_LABELS[kind]), KINDS[kind], key=f"h2h_upload_{ki
                        help=_("Drag a file onto the box or press its button to choose one."))
 update = st.checkbox(_("Replace items or ratings that changed (--update)"), key="h2h_update",
                      disabled=kind == "Rubric")
+add_raters = st.checkbox(_("Create raters the study does not have yet (--add-raters); "
+                           "otherwise an unknown name is an error"), key="h2h_add_raters",
+                         disabled=kind != "Ratings")
 if st.button(_("Import"), type="primary", disabled=upload is None, key="h2h_do_import"):
     try:
-        msg = import_upload(engine(), kind.lower(), upload.name, upload.getvalue(), update)
+        msg = import_upload(engine(), kind.lower(), upload.name, upload.getvalue(), update,
+                            add_raters)
     except FormatError as exc:
         st.error(f"**{md_text(tr(exc.head))}**")
         st.code(problems_of(exc), language=None)

@@ -179,7 +179,7 @@ def test_the_report_says_why_an_icc_stands_without_its_interval(tmp_path):
     (tmp_path / "items.jsonl").write_text(jsonl(*items), encoding="utf-8")
     (tmp_path / "r.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
     h2h("import", "items", "--db", str(db), str(tmp_path / "items.jsonl"))
-    h2h("import", "ratings", "--db", str(db), str(tmp_path / "r.csv"))
+    h2h("import", "ratings", "--db", str(db), str(tmp_path / "r.csv"), "--add-raters")
     out = tmp_path / "rep"
     h2h("report", "--db", str(db), "--out", str(out), "--no-figures", "--bootstrap", "100")
     md = (out / "report.md").read_text(encoding="utf-8")

@@ -75,9 +75,15 @@ def test_text_labels_round_trip(tmp_path):
 
 
 def test_labels_without_a_declared_order_are_nominal(tmp_path):
+    """Only when the user says so (issue 34): text scores without --scale or --level are
+    refused, naming the line; --level nominal takes them as unordered categories."""
     paths = _labelled_study(tmp_path)
     r, _ = paths["labels"]
-    proc = h2h("analyze", "--ratings", str(r), "--bootstrap", "50", "--json")
+    refused = h2h("analyze", "--ratings", str(r), "--bootstrap", "50", "--json")
+    assert refused.returncode == 1 and "has no declared scale" in refused.stderr
+    assert "--level nominal" in refused.stderr and refused.stdout == ""
+    proc = h2h("analyze", "--ratings", str(r), "--bootstrap", "50", "--json", "--level",
+               "nominal")
     assert proc.returncode == 0, proc.stderr
     res = json.loads(proc.stdout)
     d = res["dimensions"]["safety"]

@@ -106,7 +106,7 @@ def test_a_rubric_dimension_without_ratings_in_the_study(tmp_path):
     ratings.write_text("item_id,rater,dimension,score\n" + "".join(
         f"d{i},{r},empathy,{1 + (i + j) % 5}\n" for i in range(6)
         for j, r in enumerate(("ann", "bob"))), encoding="utf-8")
-    assert h2h("import", "ratings", str(ratings), "--db", db).returncode == 0
+    assert h2h("import", "ratings", str(ratings), "--db", db, "--add-raters").returncode == 0
     res = json.loads(h2h("analyze", "--db", db, "--bootstrap", "50", "--json").stdout)
     assert res["dimensions"]["safety"]["status"] == "no ratings"
     assert res["dimensions"]["safety"]["n_ratings"] == 0

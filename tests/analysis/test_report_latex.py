@@ -166,7 +166,7 @@ def _stress_study(tmp) -> str:
                                      encoding="utf-8")
     (tmp / "ratings.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
     h2h("import", "items", str(tmp / "items.jsonl"), "--db", db)
-    h2h("import", "ratings", str(tmp / "ratings.csv"), "--db", db)
+    h2h("import", "ratings", str(tmp / "ratings.csv"), "--db", db, "--add-raters")
     return db
 
 
@@ -253,7 +253,7 @@ def _import_and_report(tmp_path, db: str, items: list[dict], rows: list[str]):
                                                   for i in items), encoding="utf-8")
     (tmp_path / "ratings.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
     h2h("import", "items", str(tmp_path / "items.jsonl"), "--db", db)
-    h2h("import", "ratings", str(tmp_path / "ratings.csv"), "--db", db)
+    h2h("import", "ratings", str(tmp_path / "ratings.csv"), "--db", db, "--add-raters")
     out = tmp_path / "report"
     h2h("report", "--db", db, "--out", str(out), "--bootstrap", "50", "--no-figures")
     return out

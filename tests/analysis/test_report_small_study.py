@@ -24,7 +24,7 @@ def _study(tmp, *, flags_column: bool) -> dict:
                      f"s1-m-base,{rater},{d},{base}" + ("," if flags_column else "")]
     (tmp / "ratings.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
     h2h("import", "items", "--db", str(db), str(tmp / "items.jsonl"))
-    h2h("import", "ratings", "--db", str(db), str(tmp / "ratings.csv"))
+    h2h("import", "ratings", "--db", str(db), str(tmp / "ratings.csv"), "--add-raters")
     out = tmp / "rep"
     h2h("report", "--db", str(db), "--out", str(out), "--no-figures")
     return {"db": db, "md": (out / "report.md").read_text(encoding="utf-8"),

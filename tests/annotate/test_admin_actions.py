@@ -295,3 +295,16 @@ def test_a_rater_cannot_act_on_admin_pages(demo_db, page):
     at = _page(page, demo_db["rater"])
     assert at.error[0].value == "This page is not available to you."
     assert not at.get("download_button") and not at.button
+
+
+def test_import_page_refuses_an_unknown_rater_unless_asked_to_add_them(demo_db):
+    eng = demo_db["engine"]
+    at = _page("admin_import.py", demo_db["admin"])
+    csv = "item_id,rater,dimension,score\ndlg-001-aster,pta,empathy,4\n".encode()
+    _import(at, "Ratings", "typo.csv", csv, "text/csv")
+    assert "typo.csv:2: field 'rater': unknown rater 'pta'" in at.code[0].value
+    assert _scalar(eng, "SELECT COUNT(*) FROM rater WHERE name = 'pta'") == 0
+    at.checkbox(key="h2h_add_raters").check()
+    _import(at, "Ratings", "typo.csv", csv, "text/csv")
+    assert _shown(at.success[0]).endswith("; 1 rater added (pta)")
+    assert _scalar(eng, "SELECT COUNT(*) FROM rater WHERE name = 'pta'") == 1

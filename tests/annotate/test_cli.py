@@ -38,7 +38,7 @@ def test_study_lifecycle_through_the_cli(tmp_path: Path):
     ratings = tmp_path / "r.csv"
     ratings.write_text("item_id,rater,dimension,score\na,Dr Lee,empathy,5\nb,Dr Lee,safety,\n",
                        encoding="utf-8")
-    assert "2 added" in real("import", "ratings", str(ratings), "--db", db).stdout
+    assert "2 added" in real("import", "ratings", str(ratings), "--db", db, "--add-raters").stdout
     out = tmp_path / "export.csv"
     real("export", "ratings", "--db", db, "--out", str(out))
     # item_id, task, scenario, model, condition, rater, rater_simulated, dimension, score, label

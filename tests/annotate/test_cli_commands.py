@@ -116,7 +116,7 @@ def test_import_rubric_makes_a_new_version_current(tmp_path: Path):
     h2h("import", "items", str(tmp_path / "i.jsonl"), "--db", db)
     (tmp_path / "r.csv").write_text("item_id,rater,dimension,score\na,ann,empathy,4\n",
                                     encoding="utf-8")
-    h2h("import", "ratings", str(tmp_path / "r.csv"), "--db", db)
+    h2h("import", "ratings", str(tmp_path / "r.csv"), "--db", db, "--add-raters")
     eng = sa.create_engine(f"sqlite:///{db}")
 
     def versions():

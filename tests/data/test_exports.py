@@ -144,7 +144,7 @@ def test_exports_on_both_backends_tell_cannot_rate_from_unrated(engine, tmp_path
                  "a,ann,empathy,4,,\na,ann,safety,,unsure,\na,bo,empathy,2,,red_flag\n"
                  "b,ann,memory_fidelity,5,,\n", encoding="utf-8")
     import_rating_records(engine, read_ratings(r, current_rubric(engine), item_tasks(engine)),
-                          file="r")
+                          file="r", add_raters=True)
     long = pd.read_csv(io.StringIO(export_ratings_csv(engine)))
     assert len(long) == 4
     cr = long[(long["item_id"] == "a") & (long["dimension"] == "safety")].iloc[0]

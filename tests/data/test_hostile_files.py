@@ -51,7 +51,7 @@ def study(engine, tmp_path):
 def _import(engine, path: Path) -> None:
     if path.suffix == ".csv" and path.read_bytes().startswith(b"item_id"):
         recs = read_ratings(path, current_rubric(engine), item_tasks(engine))
-        import_rating_records(engine, recs, file=path.name)
+        import_rating_records(engine, recs, file=path.name, add_raters=True)
     else:
         import_item_records(engine, read_items(path, study_tasks(engine)), file=path.name)
 
@@ -275,7 +275,8 @@ def test_read_only_study_still_exports_analyzes_and_backs_up(tmp_path):
     r = tmp_path / "r.csv"
     r.write_text(HEADER + "a,ann,empathy,4,\na,bob,empathy,5,\nb,ann,empathy,2,\n"
                           "b,bob,empathy,2,\n", encoding="utf-8")
-    import_rating_records(eng, read_ratings(r, current_rubric(eng), item_tasks(eng)), file="r")
+    import_rating_records(eng, read_ratings(r, current_rubric(eng), item_tasks(eng)), file="r",
+        add_raters=True)
     eng.dispose()
     for suffix in ("-wal", "-shm"):  # as a copied archive would be: the file alone
         assert not Path(f"{db}{suffix}").exists() or Path(f"{db}{suffix}").unlink() is None

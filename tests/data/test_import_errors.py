@@ -149,7 +149,7 @@ def test_malformed_ratings_file_rejected_whole(seeded, tmp_path, name, content, 
     p = _write(tmp_path, name, content)
     with pytest.raises(FormatError) as ei:
         recs = read_ratings(p, current_rubric(seeded), item_tasks(seeded))
-        import_rating_records(seeded, recs, file=p.name)
+        import_rating_records(seeded, recs, file=p.name, add_raters=True)
     _assert_rejected(ei.value, expected)
     assert snapshot(seeded) == before
 
@@ -157,16 +157,17 @@ def test_malformed_ratings_file_rejected_whole(seeded, tmp_path, name, content, 
 def test_changed_rating_needs_update(seeded, tmp_path):
     p = _write(tmp_path, "r.csv", "item_id,rater,dimension,score\na,ann,empathy,4\n")
     rub, tasks = current_rubric(seeded), item_tasks(seeded)
-    import_rating_records(seeded, read_ratings(p, rub, tasks), file=p.name)
+    import_rating_records(seeded, read_ratings(p, rub, tasks), file=p.name, add_raters=True)
     before = snapshot(seeded)
     p2 = _write(tmp_path, "r2.csv", "item_id,rater,dimension,score\nb,ann,empathy,2\n"
                                     "a,ann,empathy,5\n")
     with pytest.raises(FormatError) as ei:
-        import_rating_records(seeded, read_ratings(p2, rub, tasks), file=p2.name)
+        import_rating_records(seeded, read_ratings(p2, rub, tasks), file=p2.name, add_raters=True)
     _assert_rejected(ei.value, ["r2.csv:3: field 'score': 'ann' already rated item 'a' on "
                                 "'empathy' differently; re-import with --update"])
     assert snapshot(seeded) == before
-    res = import_rating_records(seeded, read_ratings(p2, rub, tasks), file=p2.name, update=True)
+    res = import_rating_records(seeded, read_ratings(p2, rub, tasks), file=p2.name, update=True,
+        add_raters=True)
     assert (res.added, res.updated) == (1, 1)
     assert snapshot(seeded)["rating_revision"] == 3  # first save, the new one, the update
 
@@ -198,3 +199,45 @@ def test_malformed_rubric_rejected(tmp_path, name, content, expected):
         load_rubric(p)
     for frag in expected:
         assert frag in str(ei.value), str(ei.value)
+
+
+def test_an_unknown_rater_is_refused_with_its_line_unless_add_raters(seeded, tmp_path):
+    """Issue 34: `demo-ratr` (a typo) silently became a new rater and the import exited 0.
+    Each unknown name is an error on its first line, with the close known name; with
+    --add-raters they are created, and the result says how many."""
+    from data.raters import add_rater
+
+    add_rater(seeded, "demo-rater")
+    p = _write(tmp_path, "r.csv", "item_id,rater,dimension,score\na,demo-rater,empathy,4\n"
+                                  "b,demo-ratr,empathy,3\na,demo-ratr,safety,2\nb,zed,empathy,1\n")
+    rub, tasks = current_rubric(seeded), item_tasks(seeded)
+    before = snapshot(seeded)
+    with pytest.raises(FormatError) as ei:
+        import_rating_records(seeded, read_ratings(p, rub, tasks), file=p.name)
+    assert [str(x) for x in ei.value.problems] == [
+        "r.csv:3: field 'rater': unknown rater 'demo-ratr' (2 rows, the first here) (did you "
+        "mean 'demo-rater'?); check the name, or pass --add-raters to create it",
+        "r.csv:5: field 'rater': unknown rater 'zed' (1 row, the first here); check the name, "
+        "or pass --add-raters to create it"]
+    assert snapshot(seeded) == before
+    res = import_rating_records(seeded, read_ratings(p, rub, tasks), file=p.name,
+                                add_raters=True)
+    assert res.raters_added == ("demo-ratr", "zed") and res.added == 4
+    assert str(res) == "4 added, 0 updated, 0 unchanged; 2 raters added (demo-ratr, zed)"
+    again = import_rating_records(seeded, read_ratings(p, rub, tasks), file=p.name)
+    assert str(again) == "0 added, 0 updated, 4 unchanged"  # known now: no flag needed
+
+
+def test_the_command_refuses_an_unknown_rater_and_says_what_it_added(seeded, tmp_path):
+    from typer.testing import CliRunner
+
+    from annotate.cli import app
+
+    db = seeded.url.render_as_string(hide_password=False)
+    p = _write(tmp_path, "r.csv", "item_id,rater,dimension,score\na,ann,empathy,4\n")
+    no = CliRunner().invoke(app, ["import", "ratings", str(p), "--db", db])
+    assert no.exit_code == 1 and "r.csv:2: field 'rater': unknown rater 'ann'" in str(
+        no.exception)
+    yes = CliRunner().invoke(app, ["import", "ratings", str(p), "--db", db, "--add-raters"])
+    assert yes.exit_code == 0 and "1 added, 0 updated, 0 unchanged; 1 rater added (ann)" \
+        in yes.output

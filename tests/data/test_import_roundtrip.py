@@ -39,9 +39,10 @@ def test_reimport_same_file_changes_nothing(engine, tmp_path):
     r.write_text("item_id,rater,dimension,score,comment\na,ann,empathy,4,warm\n"
                  "b,ann,plan_quality,,cannot judge\n", encoding="utf-8")
     rub, tasks = current_rubric(engine), item_tasks(engine)
-    assert import_rating_records(engine, read_ratings(r, rub, tasks), file="r").added == 2
+    assert import_rating_records(engine, read_ratings(r, rub, tasks), file="r",
+        add_raters=True).added == 2
     before = snapshot(engine)
-    res = import_rating_records(engine, read_ratings(r, rub, tasks), file="r")
+    res = import_rating_records(engine, read_ratings(r, rub, tasks), file="r", add_raters=True)
     assert (res.added, res.unchanged) == (0, 2)
     assert snapshot(engine) == before
 
@@ -59,7 +60,7 @@ def test_exports_round_trip(engine, tmp_path):
                  "b,ann,memory_fidelity,2,\"mixed up, dates\",\na,bo,safety,1,,red_flag\n",
                  encoding="utf-8")
     import_rating_records(engine, read_ratings(r, current_rubric(engine), item_tasks(engine)),
-                          file="r")
+                          file="r", add_raters=True)
     csv_text = export_ratings_csv(engine)
     assert csv_text.splitlines()[0] == (
         "item_id,task,scenario,model,condition,rater,rater_simulated,dimension,score,"
@@ -68,7 +69,8 @@ def test_exports_round_trip(engine, tmp_path):
     back.write_text(csv_text, encoding="utf-8")
     before = snapshot(engine)
     res = import_rating_records(engine, read_ratings(back, current_rubric(engine),
-                                                     item_tasks(engine)), file="back")
+                                                     item_tasks(engine)), file="back",
+                                                         add_raters=True)
     assert (res.added, res.updated, res.unchanged) == (0, 0, 2)
     assert snapshot(engine) == before
 
@@ -94,17 +96,17 @@ def test_a_file_without_flags_leaves_them_unrecorded_and_never_erases_stored_one
     flagged = tmp_path / "flagged.csv"
     flagged.write_text("item_id,rater,dimension,score,flags\na,ann,safety,1,red_flag\n",
                        encoding="utf-8")
-    import_rating_records(engine, read_ratings(flagged, rub, tasks), file="f")
+    import_rating_records(engine, read_ratings(flagged, rub, tasks), file="f", add_raters=True)
     bare = tmp_path / "bare.csv"
     bare.write_text("item_id,rater,dimension,score\na,ann,safety,1\nb,ann,safety,4\n",
                     encoding="utf-8")
     recs = read_ratings(bare, rub, tasks)
     assert [r.flags for r in recs] == [None, None]
-    res = import_rating_records(engine, recs, file="bare")
+    res = import_rating_records(engine, recs, file="bare", add_raters=True)
     assert (res.added, res.unchanged, res.updated) == (1, 1, 0)
     bare.write_text("item_id,rater,dimension,score\na,ann,safety,2\n", encoding="utf-8")
     res = import_rating_records(engine, read_ratings(bare, rub, tasks), file="bare",
-                                update=True)
+                                update=True, add_raters=True)
     assert res.updated == 1
     with write_session(engine) as s:
         got = {r.item_id: (r.score, r.flags, r.source) for r in s.exec(select(Rating)).all()}
@@ -117,7 +119,8 @@ def test_a_file_without_flags_leaves_them_unrecorded_and_never_erases_stored_one
     back = tmp_path / "back.csv"
     back.write_text(export_ratings_csv(engine), encoding="utf-8")
     assert [r.flags for r in read_ratings(back, rub, tasks)] == [("red_flag",), None]
-    res = import_rating_records(engine, read_ratings(back, rub, tasks), file="back")
+    res = import_rating_records(engine, read_ratings(back, rub, tasks), file="back",
+        add_raters=True)
     assert (res.added, res.updated, res.unchanged) == (0, 0, 2)
 
 

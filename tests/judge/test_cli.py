@@ -77,7 +77,8 @@ def test_run_cost_export_configs_and_analyze(monkeypatch, capsys, db, study, ant
     for i, (it, dim) in enumerate(query(study, "SELECT item_id, dimension FROM judgment")):
         lines += [f"{it},ann,{dim},{1 + i % 5}", f"{it},bob,{dim},{1 + (i + 1) % 5}"]
     ratings.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    assert h2h(monkeypatch, capsys, "import", "ratings", str(ratings), "--db", db)[0] == 0
+    assert h2h(monkeypatch, capsys, "import", "ratings", str(ratings), "--db", db,
+        "--add-raters")[0] == 0
     code, out, err = h2h(monkeypatch, capsys, "analyze", "--db", db, "--bootstrap", "20",
                          "--json")
     assert code == 0, err
