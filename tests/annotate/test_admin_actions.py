@@ -300,7 +300,7 @@ def test_a_rater_cannot_act_on_admin_pages(demo_db, page):
 def test_import_page_refuses_an_unknown_rater_unless_asked_to_add_them(demo_db):
     eng = demo_db["engine"]
     at = _page("admin_import.py", demo_db["admin"])
-    csv = "item_id,rater,dimension,score\ndlg-001-aster,pta,empathy,4\n".encode()
+    csv = b"item_id,rater,dimension,score\ndlg-001-aster,pta,empathy,4\n"
     _import(at, "Ratings", "typo.csv", csv, "text/csv")
     assert "typo.csv:2: field 'rater': unknown rater 'pta'" in at.code[0].value
     assert _scalar(eng, "SELECT COUNT(*) FROM rater WHERE name = 'pta'") == 0
