@@ -8,6 +8,10 @@ One JSON object per line::
      "response": "...", "model": "model-a", "condition": "sap", "reference": null,
      "metadata": {}}
 
+Chat logs are taken as they come: a turn's role ``assistant`` (the OpenAI chat convention) is
+the companion's turn, ``content`` is accepted for ``text``, and ``system`` turns at the start
+of the conversation become the companion's persona (:func:`chat_roles`).
+
 Required: ``id``, ``task``, ``context.turns`` (at least one), ``response``. ``context.outfit``
 (the day's outfit, part of the H2HTalk protocol's context) is optional and left out of the
 stored record when absent, so items without it keep their content hash. A file with any
@@ -50,7 +54,8 @@ from .errors import FormatError, Problem
 
 __all__ = ["Turn", "Context", "ItemRecord", "parse_items", "parse_items_csv", "read_items",
            "parse_item_bytes", "ITEM_FIELDS", "CSV_ITEM_COLUMNS", "CONTEXT_FIELDS", "item_hash",
-           "lines", "iter_items", "iter_items_csv", "iter_item_file", "duplicate_id"]
+           "lines", "iter_items", "iter_items_csv", "iter_item_file", "duplicate_id",
+           "chat_roles", "CHAT_ROLES"]
 
 ITEM_FIELDS = ("id", "task", "scenario", "context", "response", "model", "condition",
                "reference", "metadata")
@@ -143,7 +148,9 @@ def _describe(err: dict[str, Any]) -> tuple[str, str]:
     if kind == "missing":
         return loc, Msg("required field is missing")
     if kind == "literal_error":
-        return loc, Msg("must be 'user' or 'companion', got {value}", value=repr(err["input"]))
+        return loc, Msg("must be 'user' or 'companion' ('assistant' is taken as the companion, "
+                        "'system' at the start as the persona), got {value}",
+                        value=repr(err["input"]))
     if kind == "too_short" and loc.endswith("turns"):
         return loc, Msg("needs at least one turn")
     if kind == "string_too_short":
@@ -217,6 +224,56 @@ def duplicate_id(file: str, line: int | None, item_id: str, first: int | None) -
                                          id=item_id, line=first))
 
 
+CHAT_ROLES = {"assistant": "companion"}
+"""Roles of other chat conventions and the h2htalk role they are (OpenAI: ``assistant``)."""
+
+
+def chat_roles(obj: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, Msg]]]:
+    """An item object with its turns in h2htalk's roles, and the problems found.
+
+    ``assistant`` turns are the companion's; a turn's ``content`` (OpenAI) is its ``text``;
+    ``system`` turns at the start of the conversation are the companion's persona (joined
+    by blank lines). A ``system`` turn after the conversation began, or system turns beside
+    a persona, is a problem naming the turn (the item is never guessed at)."""
+    ctx = obj.get("context")
+    turns = ctx.get("turns") if isinstance(ctx, dict) else None
+    if not isinstance(turns, list) or not any(isinstance(t, dict) for t in turns):
+        return obj, []
+    problems: list[tuple[str, Msg]] = []
+    new_turns, system = [], []
+    for i, t in enumerate(turns):
+        if not isinstance(t, dict):
+            new_turns.append(t)
+            continue
+        t = dict(t)
+        if "text" not in t and isinstance(t.get("content"), str):
+            t["text"] = t.pop("content")
+        role = t.get("role")
+        if role in CHAT_ROLES:
+            t["role"] = CHAT_ROLES[role]
+        if role == "system":
+            if new_turns:
+                problems.append((f"context.turns.{i}.role", Msg(
+                    "a 'system' turn after the conversation began; system turns are taken "
+                    "only at the start, as the companion's persona")))
+            else:
+                system.append(t.get("text"))
+            continue
+        new_turns.append(t)
+    if not system:
+        return {**obj, "context": {**ctx, "turns": new_turns}}, problems
+    if ctx.get("persona"):
+        problems.append(("context.turns.0.role", Msg(
+            "'system' turns and a persona: system turns are taken as the companion's "
+            "persona, so give it once")))
+    if not all(isinstance(x, str) and x.strip() for x in system):
+        problems.append(("context.turns.0.text", Msg("a 'system' turn needs a non-empty text")))
+    if problems:
+        return obj, problems
+    return {**obj, "context": {**ctx, "persona": "\n\n".join(system),
+                               "turns": new_turns}}, []
+
+
 def _checked(obj: Any, n: int, file: str, known_tasks) -> Iterator[ItemRecord | Problem]:
     if not isinstance(obj, dict):
         yield Problem(file, n, None, Msg("each line must be one JSON object {{...}}"))
@@ -224,6 +281,11 @@ def _checked(obj: Any, n: int, file: str, known_tasks) -> Iterator[ItemRecord | 
     bad = value_problem(obj)
     if bad is not None:
         yield Problem(file, n, bad[0] or None, bad[1])
+        return
+    obj, chat = chat_roles(obj)
+    if chat:
+        for fld, msg in chat:
+            yield Problem(file, n, fld, msg)
         return
     try:
         rec = ItemRecord.model_validate(obj)
@@ -249,7 +311,8 @@ def _csv_cell_json(value: str, kind: type) -> Any:
 
 
 def _csv_turns(value: str) -> Any:
-    """Turns in a CSV cell: a JSON list, or one ``user: …`` / ``companion: …`` line per turn."""
+    """Turns in a CSV cell: a JSON list, or one ``user: …`` / ``companion: …`` line per turn
+    (``assistant:`` and ``system:`` too, read as :func:`chat_roles` says)."""
     v = value.strip()
     if v.startswith("["):
         return loads_json(v)
@@ -258,12 +321,13 @@ def _csv_turns(value: str) -> Any:
         if not raw.strip():
             continue
         role, sep, text = raw.partition(":")
-        if sep and role.strip().lower() in ("user", "companion"):
+        if sep and role.strip().lower() in ("user", "companion", "assistant", "system"):
             turns.append({"role": role.strip().lower(), "text": text.strip()})
         elif turns:
             turns[-1]["text"] += "\n" + raw.strip()
         else:
-            raise ValueError(Msg("each turn must start with 'user:' or 'companion:'"))
+            raise ValueError(Msg("each turn must start with 'user:' or 'companion:' (or "
+                                 "'assistant:', 'system:')"))
     return turns
 
 

@@ -37,8 +37,10 @@ ITEM_CASES = [
     ("bad_outfit.jsonl", jsonl(item("x", context={"outfit": ["coat"], "turns": [
         {"role": "user", "text": "x"}]})),
      ["bad_outfit.jsonl:1: field 'context.outfit': input should be a valid string"]),
-    ("bad_role.jsonl", jsonl(item("x", context={"turns": [{"role": "assistant", "text": "x"}]})),
-     ["bad_role.jsonl:1: field 'context.turns.0.role': must be 'user' or 'companion'"]),
+    ("bad_role.jsonl", jsonl(item("x", context={"turns": [{"role": "bot", "text": "x"}]})),
+     ["bad_role.jsonl:1: field 'context.turns.0.role': must be 'user' or 'companion' "
+      "('assistant' is taken as the companion, 'system' at the start as the persona), "
+      "got 'bot'"]),
     ("dup.jsonl", jsonl(item("x"), item("y"), item("x")),
      ["dup.jsonl:3: field 'id': duplicate id 'x' (first on line 1)"]),
     ("empty.jsonl", "\n  \n", ["empty.jsonl: the file is empty"]),
