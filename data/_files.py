@@ -190,7 +190,9 @@ def read_csv(text: str, file: str) -> tuple[list[str], list[tuple[int, dict[str,
     quote that runs to the end of the file, bad quoting, a cell past the CSV module's size
     limit, a row with more or fewer cells than the header, or a column named twice in the
     header is a problem on that row's line. Rows with a problem are left out; rows whose
-    cells are all blank are skipped.
+    cells are all blank are skipped. After a quoting error, reading starts again on the next
+    line (the stray quote is taken as that line's), so the rows after it are still read and
+    checked: a file's problems are all reported at once, not one per attempt.
     """
     rows: list[tuple[int, dict[str, str]]] = []
     problems: list[Problem] = []
@@ -205,11 +207,38 @@ def read_csv(text: str, file: str) -> tuple[list[str], list[tuple[int, dict[str,
     return header, rows, problems
 
 
+class _Replayable:
+    """An iterator over text lines that remembers the lines taken since :meth:`mark`, so
+    that after a quoting error the lines after the row's first one can be read again by a
+    fresh reader (memory: one row's lines, which the line and size caps bound)."""
+
+    def __init__(self, lines):
+        self._it = iter(lines)
+        self._pending: list[str] = []
+        self._taken: list[str] = []
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> str:
+        line = self._pending.pop() if self._pending else next(self._it)
+        self._taken.append(line)
+        return line
+
+    def mark(self) -> None:
+        self._taken = []
+
+    def replay_after_first(self) -> None:
+        self._pending.extend(reversed(self._taken[1:]))
+        self._taken = []
+
+
 def iter_csv(lines, file: str) -> Iterator[tuple[str, Any]]:
     """:func:`read_csv` one row at a time over an iterable of text lines (with their line
     ends): ``("header", [columns])`` first, then ``("row", (line, {column: cell}))`` or
     ``("problem", Problem)`` in the file's order."""
-    reader = csv.reader(lines, strict=True)
+    src = _Replayable(lines)
+    reader = csv.reader(src, strict=True)
     try:
         header = [h.strip() for h in next(reader, [])]
     except csv.Error as exc:
@@ -229,17 +258,22 @@ def iter_csv(lines, file: str) -> Iterator[tuple[str, Any]]:
             first[h] = i
     if twice:
         return
-    end = reader.line_num
+    base, end = 0, reader.line_num  # lines before the current reader's first; last line read
     while True:
         start = end + 1
+        src.mark()
         try:
             cells = next(reader)
         except StopIteration:
             break
-        except csv.Error as exc:  # the reader cannot find the next row reliably after this
+        except csv.Error as exc:
             yield "problem", Problem(file, start, None, _csv_reason(exc, start))
-            break
-        end = reader.line_num
+            # the reader cannot find the next row after this: a fresh one on the next line
+            src.replay_after_first()
+            reader = csv.reader(src, strict=True)
+            base, end = start, start
+            continue
+        end = base + reader.line_num
         if not any(c.strip() for c in cells):
             continue
         if len(cells) != len(header):

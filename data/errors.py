@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from messages import Msg
 
-__all__ = ["H2HError", "FormatError", "Problem"]
+__all__ = ["H2HError", "FormatError", "Problem", "SHOWN_PROBLEMS"]
 
 
 class H2HError(Exception):
@@ -41,16 +41,22 @@ class Problem:
         return str(self.text)
 
 
+SHOWN_PROBLEMS = 50
+"""How many of a rejected file's problems its message lists (the rest are counted)."""
+
+
 class FormatError(H2HError):
-    """A file was rejected whole. ``problems`` lists each located problem (at most 20 shown)."""
+    """A file was rejected whole. ``problems`` lists each located problem, every one of the
+    file at once (structure and fields alike); the message shows :data:`SHOWN_PROBLEMS`."""
 
     def __init__(self, problems: list[Problem]):
         if not problems:
             raise ValueError("FormatError needs at least one problem")
         self.problems = problems
         self.head = Msg("{file} was rejected; nothing was imported.", file=problems[0].file)
-        shown = "\n".join(f"  {p}" for p in problems[:20])
-        more = f"\n  … and {len(problems) - 20} more" if len(problems) > 20 else ""
+        shown = "\n".join(f"  {p}" for p in problems[:SHOWN_PROBLEMS])
+        more = (f"\n  … and {len(problems) - SHOWN_PROBLEMS} more"
+                if len(problems) > SHOWN_PROBLEMS else "")
         super().__init__(f"{self.head}\n{shown}{more}")
 
     @property

@@ -348,6 +348,7 @@ def iter_items_csv(text_lines: Iterable[str], file: str,
     if first is not None and first[0] == "problem" and first[1].line in (1, None):
         head_problems = [first[1]] + [p for _kind, p in rows]  # the reader stopped there
         first = None
+    structural = bool(head_problems)
     unknown = [h for h in header if h not in CSV_ITEM_COLUMNS]
     missing = [h for h in ("id", "task", "turns", "response") if h not in header]
     for h in unknown:
@@ -355,8 +356,8 @@ def iter_items_csv(text_lines: Iterable[str], file: str,
                                                      columns=", ".join(CSV_ITEM_COLUMNS))))
     for h in missing:
         head_problems.append(Problem(file, 1, h, Msg("required column is missing")))
-    if head_problems:
-        yield from head_problems
+    yield from head_problems
+    if structural or missing:  # the rows cannot be read; a bad row's structure can wait
         return
     found = False
     for kind, value in itertools.chain([first] if first is not None else [], rows):

@@ -54,13 +54,11 @@ def parse_ratings(text: str, file: str, rubric: Rubric,
         if h not in RATING_EXPORT_COLUMNS:
             problems.append(Problem(file, 1, h, Msg("unknown column (allowed: {columns})",
                                                     columns=", ".join(RATING_EXPORT_COLUMNS))))
-    for h in RATING_COLUMNS:
-        if h not in header:
-            problems.append(Problem(file, 1, h, Msg("required column is missing (header must "
-                                                    "have {columns})",
-                                                    columns=", ".join(RATING_COLUMNS))))
-    if problems:
-        raise FormatError(problems)
+    missing = [Problem(file, 1, h, Msg("required column is missing (header must have "
+                                       "{columns})", columns=", ".join(RATING_COLUMNS)))
+               for h in RATING_COLUMNS if h not in header]
+    if missing:  # the rows cannot be read without them; a bad row's structure can wait
+        raise FormatError(sorted(problems + missing, key=_where))
     out: list[RatingRecord] = []
     seen: dict[tuple[str, str, str], int] = {}
     for n, row in rows:
@@ -118,9 +116,13 @@ def parse_ratings(text: str, file: str, rubric: Rubric,
                                 flags))
     if not problems and not out:
         problems.append(Problem(file, None, None, Msg("the file has a header but no rating rows")))
-    if problems:
-        raise FormatError(problems)
+    if problems:  # every problem of the file at once, in the order of its lines
+        raise FormatError(sorted(problems, key=_where))
     return out
+
+
+def _where(p: Problem) -> int:
+    return p.line or 0
 
 
 def read_ratings(path: str | Path, rubric: Rubric, item_tasks: dict[str, str],

@@ -21,7 +21,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from data.errors import FormatError
+from data.errors import SHOWN_PROBLEMS, FormatError
 from messages import message_of, nMsg
 
 __all__ = ["LANGUAGES", "DEFAULT", "CATALOGS", "translations", "language_or_default", "N_",
@@ -112,5 +112,6 @@ def translate_error(exc: BaseException, catalog: gettext.NullTranslations) -> st
     each problem on a line of its own)."""
     if isinstance(exc, FormatError):
         return "\n".join([translate(exc.head, catalog)]
-                         + [f"  {line}" for line in problem_lines(exc, catalog, 20)])
+                         + [f"  {line}" for line in problem_lines(exc, catalog,
+                                                                  SHOWN_PROBLEMS)])
     return translate(message_of(exc), catalog)

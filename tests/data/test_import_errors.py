@@ -243,3 +243,32 @@ def test_the_command_refuses_an_unknown_rater_and_says_what_it_added(seeded, tmp
     yes = CliRunner().invoke(app, ["import", "ratings", str(p), "--db", db, "--add-raters"])
     assert yes.exit_code == 0 and "1 added, 0 updated, 0 unchanged; 1 rater added (ann)" \
         in yes.output
+
+
+def test_every_problem_of_a_file_at_once_structure_and_fields(seeded, tmp_path):
+    """Issue 34: a short row (or a stray quote) hid the file's field errors until it was
+    fixed. One attempt now lists them all, in line order."""
+    p = _write(tmp_path, "r.csv", "item_id,rater,dimension,score\n"
+                                  "a,ann,empathy,7\n"          # 2: off the scale
+                                  "a,ann\n"                    # 3: short row
+                                  "b,ann,kindness,3\n"         # 4: unknown dimension
+                                  'c,ann,"safety,3\n'          # 5: a stray quote
+                                  "zz,ann,empathy,3\n"         # 6: unknown item
+                                  "b,ann,fluency,three\n")     # 7: not a number
+    with pytest.raises(FormatError) as ei:
+        read_ratings(p, current_rubric(seeded), item_tasks(seeded))
+    assert [(x.line, x.field) for x in ei.value.problems] == [
+        (2, "score"), (3, None), (4, "dimension"), (5, None), (6, "item_id"), (7, "score")]
+    text = str(ei.value)
+    assert "r.csv:3: 2 cells, fewer than the header's 4 columns" in text
+    assert "r.csv:5: a quoted cell opened on line 5 is never closed" in text
+
+
+def test_the_message_lists_fifty_problems_and_counts_the_rest(seeded, tmp_path):
+    rows = "".join(f"a,ann,empathy,{9 + i}\n" for i in range(60))
+    p = _write(tmp_path, "r.csv", "item_id,rater,dimension,score\n" + rows)
+    with pytest.raises(FormatError) as ei:
+        read_ratings(p, current_rubric(seeded), item_tasks(seeded))
+    assert len(ei.value.problems) == 60
+    lines = str(ei.value).splitlines()
+    assert len(lines) == 1 + 50 + 1 and lines[-1] == "  … and 10 more"
