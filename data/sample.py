@@ -108,8 +108,10 @@ def build_sample_study(engine: Engine, rubric: Rubric,
 
 def sample_gold(rubric: Rubric, per_task: int = 2) -> list:
     """Gold scores for the demo: for each task family, replies by the strongest and the
-    weakest model, scored at their author's intended quality, with a rationale made of the
-    level's anchor and the author's note on the reply."""
+    weakest model, scored at their author's intended quality. Each dimension's rationale is
+    its level and anchor, followed by the author's note on the reply as a whole — the same
+    note on every dimension of the item, which the training page shows once, under the
+    reply (docs/formats.md, "Gold scores")."""
     from .quality import GoldRecord
 
     items = load_sample_items(rubric.tasks)
@@ -127,7 +129,7 @@ def sample_gold(rubric: Rubric, per_task: int = 2) -> list:
                 lv = next(lv for lv in d.levels if lv.value == v)
                 why = f"{lv.label}: {lv.anchor}"
                 if it.metadata.get("notes"):
-                    why += f" About this reply: {it.metadata['notes']}"
+                    why += f" {it.metadata['notes']}"
                 line += 1
                 out.append(GoldRecord(line, it.id, d.key, int(v), why))
     return out

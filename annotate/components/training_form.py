@@ -28,6 +28,7 @@ from annotate.services import training
 from annotate.services.auth import Identity, SessionEnded
 from annotate.services.render import (
     feedback_html,
+    feedback_reply_html,
     item_html,
     md_text,
     missing_html,
@@ -90,7 +91,8 @@ def training_form(who: Identity) -> None:
     if shown is not None:
         fb = training.feedback_for(eng, who.rater_id, shown, ts.round, rubric)
         st.subheader(_("How the experts scored this reply"))
-        st.html(feedback_html(list(fb.rows), _=_))
+        st.html(feedback_reply_html(fb.response, fb.note, _=_)
+                + feedback_html(list(fb.rows), _=_))
         last = ts.next_item is None
         if st.button(_("See my result") if last else _("Next training item"), type="primary",
                      key="h2h_train_next"):

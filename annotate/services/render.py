@@ -37,8 +37,9 @@ import re
 from annotate.services.i18n import N_
 
 __all__ = ["conversation_html", "response_html", "plain_html", "context_html",
-           "shortcuts_html", "feedback_html", "anchors_html", "caption_html", "md_text",
-           "rubric_text_html", "levels_table_html", "md_table", "anchor_block_html", "item_html",
+           "shortcuts_html", "feedback_html", "feedback_reply_html", "anchors_html",
+           "caption_html", "md_text", "rubric_text_html", "levels_table_html", "md_table",
+           "anchor_block_html", "item_html",
            "anchors_store_html", "missing_html", "ready_marker_html", "untranslated_html",
            "pair_html", "pair_anchors_store_html", "pair_ready_marker_html",
            "untranslated_md",
@@ -77,6 +78,8 @@ button[data-variant="segmented_control"][data-selected="true"] p{color:#8a1020;
   border-radius:3px;padding:0 .3rem;background:#f8f9fa;font-family:inherit}
 .h2h-fb{border-collapse:collapse;width:100%;margin:.4rem 0}.h2h-fb td,.h2h-fb th{
   border-bottom:1px solid #dadce0;padding:.35rem .5rem;text-align:left;vertical-align:top}
+.h2h-note{margin:.5rem 0 .6rem 0;padding:.5rem .75rem;border-left:4px solid #1a73e8;
+  background:#f1f6fe;border-radius:4px}
 .h2h-fb .h2h-miss{color:#b3261e;font-weight:600}.h2h-fb .h2h-hit{color:#146c2e;font-weight:600}
 .h2h-response{padding:.8rem 1rem;border:2px solid #1a73e8;border-radius:.6rem;
   white-space:pre-wrap;overflow-wrap:anywhere;font-size:1.05rem;line-height:1.55}
@@ -472,9 +475,22 @@ def pair_ready_marker_html(view, leave: str = "") -> str:
             f'data-comment="{_esc(view.comment or "")}" data-leave="{_esc(leave)}"></span>')
 
 
+def feedback_reply_html(response: str, note: str, _=_same) -> str:
+    """Above the training feedback: the reply that was rated and, once, the experts' note on
+    the reply as a whole (both escaped)."""
+    out = ("<p style='margin:.2rem 0 .3rem 0'><b>" + html.escape(_("The reply you rated"))
+           + "</b></p>" + response_html(response))
+    if note:
+        out += ('<div class="h2h-note" data-testid="h2h-gold-note"><b>'
+                + html.escape(_("The experts' note on this reply")) + "</b> "
+                + f'<span class="h2h-plain">{_esc(note)}</span></div>')
+    return out
+
+
 def feedback_html(rows: list[tuple[str, int | None, float | None, str]], _=_same) -> str:
-    """Training feedback: per dimension the rater's score, the expert's, and the rationale
-    (all escaped: rationales come from an uploaded file); ``_`` translates the headings."""
+    """Training feedback: per dimension the rater's score, the expert's, and that
+    dimension's own rationale (— where the gold file gives none; all escaped: rationales
+    come from an uploaded file); ``_`` translates the headings."""
     def fmt(v):
         return _esc(_("cannot rate")) if v is None else f"{v:g}"
 
@@ -484,7 +500,7 @@ def feedback_html(rows: list[tuple[str, int | None, float | None, str]], _=_same
         cls = "h2h-hit" if near else "h2h-miss"
         body.append(f"<tr><td>{_esc(label)}</td><td class='{cls}'>{fmt(mine)}</td>"
                     f"<td>{'—' if gold is None else fmt(gold)}</td>"
-                    f"<td class='h2h-plain'>{_esc(why)}</td></tr>")
+                    f"<td class='h2h-plain'>{_esc(why) or '—'}</td></tr>")
     heads = "".join(f"<th>{_esc(_(h))}</th>" for h in (
         N_("Dimension"), N_("Your score"), N_("Expert score"), N_("Why")))
     return (f'<table class="h2h-fb" data-testid="h2h-feedback"><tr>{heads}</tr>'

@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # the statistics load only for a rater in training (the rater
     from analysis.monitoring import GoldAgreement
 
 __all__ = ["TrainingState", "training_state", "training_view", "submit_training",
-           "Feedback", "feedback_for", "gold_scales", "may_rate", "needs_training",
+           "Feedback", "feedback_for", "split_note", "gold_scales", "may_rate", "needs_training",
            "start_rating"]
 
 
@@ -108,10 +108,65 @@ def training_view(engine: Engine, item_id: str, number: int, rubric: Rubric) -> 
 
 @dataclass(frozen=True)
 class Feedback:
-    """Per dimension: label, the rater's score, the expert's score, the rationale."""
+    """What the rater reads after a training answer: per dimension its label, the rater's
+    score, the expert's score and that dimension's rationale (blank where the gold file gives
+    none of its own); the reply that was rated; and the experts' note on the reply as a
+    whole, once (:func:`split_note`)."""
 
     item_id: str
     rows: tuple[tuple[str, int | None, float | None, str], ...]
+    response: str = ""
+    note: str = ""
+
+
+MIN_NOTE = 12
+"""Shortest shared text taken as a note on the whole reply (shorter ones, such as "Good.",
+stay each dimension's own words)."""
+
+
+def _starts_sentence(text: str, k: int) -> bool:
+    """``text[k:]`` begins a sentence: at the start, after CJK end punctuation, or after
+    ``.``, ``!``, ``?`` or ``:`` and a space."""
+    if k == 0:
+        return True
+    head = text[:k]
+    if head.endswith(("。", "！", "？", "：")):
+        return True
+    bare = head.rstrip()
+    return bare != head and bare.endswith((".", "!", "?", ":"))
+
+
+def split_note(rationales: list[str]) -> tuple[str, list[str]]:
+    """A gold item's rationales as (note on the whole reply, each dimension's own words).
+
+    The note is the text every rationale of the item ends with — all of it when they are the
+    same, or the sentences they share at their end (``"Excellent: … About this reply: …"``):
+    a gold file that gives one note for an item writes it on each dimension's row. It is
+    shown once, under the reply; each dimension keeps the words that are its own. With fewer
+    than two rationales, or a shared ending shorter than :data:`MIN_NOTE` characters or not
+    starting a sentence, there is no note.
+
+    >>> split_note(["Warm. Names the plant.", "Safe. Names the plant."])
+    ('Names the plant.', ['Warm.', 'Safe.'])
+    >>> split_note(["Generic reply.", "Generic reply."])
+    ('Generic reply.', ['', ''])
+    """
+    texts = [r.strip() for r in rationales]
+    if len(texts) < 2 or not all(texts):
+        return "", texts
+    n = 0
+    shortest = min(len(t) for t in texts)
+    while n < shortest and len({t[len(t) - n - 1] for t in texts}) == 1:
+        n += 1
+    if n == 0:
+        return "", texts
+    # the shared ending starts a sentence in every text (or is the whole text)
+    while n > 0 and not all(_starts_sentence(t, len(t) - n) for t in texts):
+        n -= 1
+    note = texts[0][len(texts[0]) - n:].strip() if n else ""
+    if len(note) < MIN_NOTE:
+        return "", texts
+    return note, [t[:len(t) - n].strip() for t in texts]
 
 
 def feedback_for(engine: Engine, rater_id: int, item_id: str, round_: int,
@@ -120,14 +175,18 @@ def feedback_for(engine: Engine, rater_id: int, item_id: str, round_: int,
     with read_session(engine) as s:
         gold = {g.dimension: g for g in s.exec(select(GoldScore)
                                                .where(GoldScore.item_id == item_id)).all()}
-        task = s.get(Item, item_id).task
+        it = s.get(Item, item_id)
+    dims = rubric.dimensions_for(it.task)
+    with_gold = [d.key for d in dims if d.key in gold]
+    note, own = split_note([gold[k].rationale or "" for k in with_gold])
+    why = dict(zip(with_gold, own, strict=True))
     rows = []
-    for d in rubric.dimensions_for(task):
+    for d in dims:
         g = gold.get(d.key)
         score = mine.get(d.key)
         rows.append((d.label, None if score is None else int(score),
-                     None if g is None else g.score, g.rationale if g else ""))
-    return Feedback(item_id, tuple(rows))
+                     None if g is None else g.score, why.get(d.key, "")))
+    return Feedback(item_id, tuple(rows), it.response, note)
 
 
 def submit_training(engine: Engine, who: Identity, item_id: str, scores: dict[str, int | None],

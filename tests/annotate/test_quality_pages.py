@@ -153,3 +153,26 @@ def test_a_release_is_shown_once_and_a_new_round_asks_again(demo_db):
     _answer(at, 2)
     at = _rate(rater)
     assert at.success and "You passed the training round" in at.success[0].value
+
+
+def test_feedback_shows_the_reply_and_one_note_once(demo_db):
+    """Issue 34: the item's single note was the "why" of every dimension (the Safety "why"
+    talked about a garlic tip) and the reply that was rated was gone. The reply is shown;
+    a note every dimension shares is shown once, under it; each dimension keeps its own."""
+    eng = demo_db["engine"]
+    note = "Remembers the drooping plant and gives a small practical garlic tip."
+    for dim, own in (("empathy", "Excellent: warm and specific."),
+                     ("safety", "Exemplary: nothing risky."),
+                     ("fluency", "Natural: reads easily.")):
+        q.set_gold(eng, "dlg-001-aster", dim, 5, f"{own} {note}")
+    at = _rate(demo_db["rater"])
+    for r in at.radio:
+        r.set_value(5)
+    at.button[0].click().run()
+    html = _html(at)
+    reply = html[html.index("The reply you rated"):]
+    assert 'data-testid="h2h-response"' in reply
+    assert html.count("garlic tip") == 1  # once, in the note under the reply
+    assert 'data-testid="h2h-gold-note"' in html
+    table = html[html.index('data-testid="h2h-feedback"'):]
+    assert "Exemplary: nothing risky." in table and "garlic" not in table

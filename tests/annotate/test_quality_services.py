@@ -217,3 +217,22 @@ def test_norming_alpha_before_and_after(study):
     assert table.loc["Empathy"].tolist() == ["5", "3 → 5"]
     named = ns.revealed_table(eng, sid, "r2", True, rub)
     assert list(named.columns) == ["ann", "bob"]
+
+
+@pytest.mark.parametrize("rationales,note,own", [
+    # the demo's gold: each dimension's level and anchor, then one note on the whole reply
+    (["Excellent: warm. Names the plant, gives a tip.", "Exemplary: safe. Names the plant, "
+      "gives a tip."], "Names the plant, gives a tip.", ["Excellent: warm.", "Exemplary: safe."]),
+    (["Generic and cold reply.", "Generic and cold reply."], "Generic and cold reply.",
+     ["", ""]),
+    # a shared ending that does not start a sentence, or is short, stays each one's own
+    (["empathy of g1 is 1", "safety of g1 is 1"], "", ["empathy of g1 is 1",
+                                                       "safety of g1 is 1"]),
+    (["Warm. Good.", "Cold. Good."], "", ["Warm. Good.", "Cold. Good."]),
+    (["Only one dimension has a rationale here."], "",
+     ["Only one dimension has a rationale here."]),
+    (["回应温暖。记得那盆植物和大蒜的小窍门。", "没有风险。记得那盆植物和大蒜的小窍门。"],
+     "记得那盆植物和大蒜的小窍门。", ["回应温暖。", "没有风险。"]),
+])
+def test_a_note_shared_by_every_dimension_is_told_apart(rationales, note, own):
+    assert training.split_note(rationales) == (note, own)
