@@ -20,6 +20,7 @@ from annotate.services.i18n import N_
 from annotate.services.render import (
     anchors_store_html,
     item_html,
+    md_formatting,
     md_text,
     missing_html,
     ready_marker_html,
@@ -28,8 +29,8 @@ from annotate.services.render import (
 )
 from data.errors import H2HError
 
-__all__ = ["rating_form", "scale_labels", "score_value", "draw_scales", "form_end_html", "CANNOT",
-           "MISSING_INTRO"]
+__all__ = ["rating_form", "scale_labels", "score_value", "draw_scales", "anchored_radio",
+           "form_end_html", "CANNOT", "MISSING_INTRO"]
 
 CANNOT = "cannot"
 ANCHOR_HINT = N_("Point at or choose a level to see its anchor here.")
@@ -144,6 +145,18 @@ def scale_labels(d) -> tuple[str, dict]:
               for lv in d.levels}
     labels[CANNOT] = _("Cannot rate")
     return md_text(d.label) + _tag(d, "label", base), labels
+
+
+def anchored_radio(d, label: str, *, key: str, index: int | None = None):
+    """A scale read in full, for one considered decision (adjudication): a list of its
+    levels, each with its number and name as on the rating form and its anchor under it
+    (rubric Markdown, images and HTML inert; tagged where not translated). Returns the
+    chosen level's value, or None."""
+    base = getattr(d, "fallback_language", None)
+    _label, names = scale_labels(d)
+    captions = [md_formatting(lv.anchor) + _tag(lv, "anchor", base) for lv in d.levels]
+    return st.radio(label, [lv.value for lv in d.levels], index=index, key=key,
+                    format_func=names.__getitem__, captions=captions)
 
 
 def draw_scales(dimensions, key, **radio) -> dict[str, object]:

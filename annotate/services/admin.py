@@ -22,7 +22,7 @@ from messages import Msg
 __all__ = ["item_of", "rater_progress", "dimension_progress", "live_agreement",
            "agreement_rows", "Disagreement", "RATER_PROGRESS_COLUMNS",
            "DIMENSION_PROGRESS_COLUMNS", "AGREEMENT_COLUMNS",
-           "disagreements", "save_adjudication", "ratings_frame"]
+           "disagreements", "save_adjudication", "ratings_frame", "scores_table"]
 
 # a dimension's level of measurement, as the Agreement page names it
 LEVEL_NAMES = {"nominal": Msg("nominal"), "ordinal": Msg("ordinal"),
@@ -135,6 +135,18 @@ class Disagreement:
     scores: dict[str, float | None]
     adjudicated: float | None
     note: str
+
+
+def scores_table(scores: dict[str, float | None], dim, _=str) -> pd.DataFrame:
+    """Each rater's score as the form shows it ("4 · Good", never the stored "4.0000"), by
+    rater (the index: no 0/1/2 column), every text inert (:func:`render.md_table`)."""
+    from annotate.services.render import md_table
+
+    names = {lv.value: lv.label for lv in dim.levels}
+    shown = [_("cannot rate") if v is None or v != v else
+             f"{v:g} · {names.get(v, '')}".rstrip(" ·") for v in scores.values()]
+    table = pd.DataFrame({_("Score"): shown}, index=pd.Index(list(scores), name=_("Rater")))
+    return md_table(table)
 
 
 def disagreements(engine: Engine, min_spread: float = 2.0) -> list[Disagreement]:

@@ -36,14 +36,13 @@ import re
 
 from annotate.services.i18n import N_
 
-__all__ = ["conversation_html", "response_html", "plain_html", "context_html",
-           "shortcuts_html", "feedback_html", "feedback_reply_html", "anchors_html",
-           "caption_html", "md_text", "rubric_text_html", "levels_table_html", "md_table",
-           "anchor_block_html", "item_html",
+__all__ = ["conversation_html", "response_html", "plain_html", "context_html", "shortcuts_html",
+           "feedback_html", "feedback_reply_html", "anchors_html", "caption_html", "md_text",
+           "rubric_text_html", "levels_table_html", "md_table", "anchor_block_html", "item_html",
            "anchors_store_html", "missing_html", "ready_marker_html", "untranslated_html",
-           "pair_html", "pair_anchors_store_html", "pair_ready_marker_html",
-           "untranslated_md",
-           "language_name", "LANGUAGE_NAMES", "CHAT_CSS", "uploader_css", "UPLOADER_TEXTS"]
+           "stored_item_html", "untranslated_md", "language_name", "pair_html",
+           "pair_anchors_store_html", "pair_ready_marker_html", "LANGUAGE_NAMES", "CHAT_CSS",
+           "uploader_css", "UPLOADER_TEXTS"]
 
 LANGUAGE_NAMES = {"en": N_("English"), "zh": N_("Chinese")}
 """The tag on a text shown untranslated names the language it is in (in the app's language:
@@ -289,6 +288,26 @@ def item_html(view, _=_same) -> str:
             + "<p style='margin:.8rem 0 .3rem 0'><b>"
             + html.escape(_("Companion's reply to rate")) + "</b></p>"
             + response_html(view.response))
+
+
+class _Stored:
+    """A stored item (``data.models.Item``) seen as :func:`item_html` reads a view."""
+
+    def __init__(self, item):
+        ctx = item.context or {}
+        self.task, self.response = item.task, item.response
+        self.persona, self.schedule = ctx.get("persona"), ctx.get("schedule")
+        self.outfit = ctx.get("outfit")
+        self.memories = list(ctx.get("memories") or [])
+        self.turns = list(ctx.get("turns") or [])
+
+
+def stored_item_html(item, _=_same) -> str:
+    """A stored item as the rater saw it: the same block as the rating page's left column
+    (task, persona, memories, schedule, outfit, conversation, the reply), all text
+    escaped. For the admin pages that decide on an item (adjudication, a judge's
+    disagreements)."""
+    return item_html(_Stored(item), _=_)
 
 
 def untranslated_html(language: str, _=_same) -> str:

@@ -1,18 +1,15 @@
-"""Admin: items whose scores spread by two points or more, and their adjudication."""
+"""Admin: items whose scores spread by two points or more, and their adjudication — with the
+context the raters saw (persona, memories, schedule, conversation, reply) and every level's
+anchor."""
 
 import streamlit as st
 
+from annotate.components.rating_form import anchored_radio
 from annotate.i18n import _, language, ngettext, tr
 from annotate.resources import cached_rubric, engine
-from annotate.services.admin import disagreements, item_of, save_adjudication
+from annotate.services.admin import disagreements, item_of, save_adjudication, scores_table
 from annotate.services.overview import TASK_NAMES
-from annotate.services.render import (
-    caption_html,
-    conversation_html,
-    md_table,
-    md_text,
-    response_html,
-)
+from annotate.services.render import caption_html, md_text, stored_item_html
 from annotate.session import require
 from data.errors import H2HError
 from data.quality import set_gold
@@ -27,7 +24,8 @@ st.write(ngettext("{n} item × dimension pair with a spread of 2 points or more;
                   "adjudicated yet.", len(queue)).format(n=len(queue), open=len(open_)))
 if not queue:
     st.stop()
-dim_label = {x.key: x.label for x in cached_rubric(engine(), language()).dimensions}
+rubric = cached_rubric(engine(), language())
+dim_label = {x.key: x.label for x in rubric.dimensions}
 labels = [" · ".join([d.item_id, dim_label.get(d.dimension, d.dimension),
                       _("spread {spread:g}").format(spread=d.spread)]
                      + ([_("done")] if d.adjudicated is not None or d.note else []))
@@ -35,41 +33,31 @@ labels = [" · ".join([d.item_id, dim_label.get(d.dimension, d.dimension),
 pick = st.selectbox(_("Disagreement"), range(len(queue)), format_func=labels.__getitem__)
 d = queue[pick]
 item = item_of(engine(), d.item_id)
-left, right = st.columns(2)
-with left:
+dim = rubric.dimension(d.dimension)
+left, right = st.columns(2, gap="large")
+with left:  # what the raters saw, in the same layout as the rating page
     task = tr(TASK_NAMES[item.task]) if item.task in TASK_NAMES else item.task
     st.html(caption_html(_("model {model} · condition {condition} · task {task}").format(
         model=item.model, condition=item.condition or "—", task=task)))
-    st.html(conversation_html(item.context.get("turns", []), _=_))
-    st.html(response_html(item.response))
+    st.html(stored_item_html(item, _=_))
 with right:
-    dim = cached_rubric(engine(), language()).dimension(d.dimension)
-    names = {lv.value: lv.label for lv in dim.levels}
-    # a score reads as on the form, "4 · Good", never as the stored float "4.0000"
-    st.table(md_table({_("Rater"): list(d.scores),
-                       _("Score"): [_("cannot rate") if v is None or v != v else
-                                    f"{v:g} · {names.get(v, '')}".rstrip(" ·")
-                                    for v in d.scores.values()]}))
+    st.table(scores_table(d.scores, dim, _))
     with st.form(f"adj-{d.item_id}-{d.dimension}"):
-        values = list(dim.values)
-        score = st.radio(_("Adjudicated score"), values, horizontal=True,
-                         index=values.index(int(d.adjudicated)) if d.adjudicated is not None
-                         else None)
+        score = anchored_radio(dim, _("Adjudicated score: {dimension}").format(
+            dimension=md_text(dim.label)), key=f"h2h_adj_score_{d.item_id}_{d.dimension}",
+            index=list(dim.values).index(int(d.adjudicated)) if d.adjudicated is not None
+            else None)
         note = st.text_area(_("Note"), value=d.note)
         gold = st.checkbox(_("Also make it the gold score for training (the note is the "
                              "rationale raters will read)"), key="h2h_adj_gold")
         if st.form_submit_button(_("Save adjudication"), type="primary", key="h2h_adj_save"):
             try:
                 save_adjudication(engine(), who.rater_id, d.item_id, d.dimension, score, note)
+                msg = _("Saved. The raters' own scores are unchanged.")
+                if gold:
+                    set_gold(engine(), d.item_id, d.dimension, score, note, who.rater_id)
+                    msg += " " + _("It is now a gold score.")
             except H2HError as exc:
                 st.error(md_text(tr(exc)))
-                st.stop()
-            msg = _("Saved. The raters' own scores are unchanged.")
-            if gold:
-                try:
-                    set_gold(engine(), d.item_id, d.dimension, score, note, who.rater_id)
-                except H2HError as exc:
-                    st.error(md_text(tr(exc)))
-                else:
-                    msg += " " + _("It is now a gold score.")
-            st.success(msg)
+            else:
+                st.success(msg)

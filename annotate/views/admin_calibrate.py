@@ -14,13 +14,8 @@ from annotate.components.tables import rows_frame, show_table
 from annotate.i18n import _, labelled, language, tr
 from annotate.resources import cached_rubric, engine
 from annotate.services import calibration as cal
-from annotate.services.render import (
-    conversation_html,
-    md_table,
-    md_text,
-    plain_html,
-    response_html,
-)
+from annotate.services.admin import scores_table
+from annotate.services.render import md_text, plain_html, stored_item_html
 from annotate.session import require
 from data.errors import H2HError
 from messages import with_params
@@ -96,13 +91,12 @@ if cfg and dim:
                             format_func=shown.__getitem__)
         d = rows[pick]
         item = cal.item_of(engine(), d.item_id)
-        left, right = st.columns(2)
-        with left:
-            st.html(conversation_html(item.context.get("turns", []), _=_)
-                    + response_html(item.response))
+        left, right = st.columns(2, gap="large")
+        with left:  # what the raters (and the judge) saw: persona, memories, schedule too
+            st.html(stored_item_html(item, _=_))
         with right:
-            st.table(md_table({_("Rater"): list(d.human_scores),
-                               _("Score"): [_score(v) for v in d.human_scores.values()]}))
+            st.table(scores_table(d.human_scores,
+                                  cached_rubric(engine(), language()).dimension(dim), _))
             st.metric(md_text(_("{name}'s score").format(name=cfg)), _score(d.judge_score))
             st.markdown("**" + _("The judge's reasoning") + "**")
             st.html(plain_html(d.reasoning or d.raw_reply))

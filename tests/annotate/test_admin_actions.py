@@ -178,6 +178,22 @@ def test_save_an_adjudication_and_make_it_gold(demo_db):
     from data.study import current_rubric
 
     dim = {d.label: d.key for d in current_rubric(eng).dimensions}[label]
+    # the context the raters saw, in the rating page's layout (issue 34: turns only)
+    ctx = json.loads(_scalar(eng, "SELECT context FROM item WHERE id = :i", i=item_id))
+    shown = html.unescape("\n".join(e.proto.body for e in at.get("html")))
+    for text in [ctx.get("persona"), ctx.get("schedule"), *ctx.get("memories", [])]:
+        if text:
+            assert text in shown, text
+    assert "Companion's reply to rate" in shown and 'data-testid="h2h-response"' in shown
+    # the raters' scores by name (no 0/1/2 index column), as the form shows them
+    table = at.table[0].value
+    assert table.index.name == "Rater" and list(table.columns) == ["Score"]
+    assert all(" · " in v or v == "cannot rate" for v in table["Score"])
+    # the scale with its level names and every anchor, as on the rating page
+    level = current_rubric(eng).dimension(dim).levels[0]
+    assert at.radio[0].options[0] == f"**{level.value}** {md_text(level.label)}"
+    captions = list(at.radio[0].proto.captions)
+    assert len(captions) == 5 and captions[0].startswith(level.anchor[:30])
     at.radio[0].set_value(1)
     at.text_area[0].input("  Both readings are defensible; the reply misses the risk.  ")
     at.checkbox(key="h2h_adj_gold").check()
