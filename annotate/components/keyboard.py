@@ -5,8 +5,10 @@ dimension" warning brought into sight after a save and cleared once every dimens
 score, and the question before unsaved choices are lost.
 
 Keys do exactly what the legend says and nothing else: number keys score the highlighted
-dimension and move the highlight on, ``x`` marks it "cannot rate", ↑/↓ and Tab move the
-highlight (and the focus) between dimensions, Enter saves. The radios' own keyboard
+dimension and move the highlight on, ``x`` marks it "cannot rate", ←/→ highlight the
+previous / next level of the highlighted dimension and show that level's anchor under the
+scale (reading, not choosing: the focus ring moves there, the score does not), ↑/↓ and Tab
+move the highlight (and the focus) between dimensions, Enter saves. The radios' own keyboard
 behaviour (arrows, Home/End, Space choose the neighbouring option) is switched off while a
 rating scale has the focus: a score changes only when the rater chooses it. The listener sits
 on the app's window in the capture phase and stops every key it handles there, so neither the
@@ -47,8 +49,9 @@ from annotate.services.i18n import N_
 __all__ = ["keyboard_shortcuts", "SHORTCUTS", "TRAINING_SHORTCUTS"]
 
 SHORTCUTS = [("1–9", N_("score the highlighted dimension")), ("x", N_("cannot rate")),
+             ("← →", N_("read each level's anchor")),
              ("↑ ↓ Tab", N_("move between dimensions")), ("Enter", N_("Save and next"))]
-TRAINING_SHORTCUTS = SHORTCUTS[:3] + [("Enter", N_("submit"))]
+TRAINING_SHORTCUTS = SHORTCUTS[:4] + [("Enter", N_("submit"))]
 
 _JS = """
 <script>
@@ -57,6 +60,7 @@ _JS = """
   const old = win.__h2hKb;
   if (old) { old.off(); }
   let cur = 0, item = null, pointed = null, choosing = false;
+  let peek = null;  // [scale, level] highlighted with the arrow keys: its anchor is shown
   let fresh = false, saving = false, warned = null;
   // the rating form's end marker, or a training item's (never both on one page)
   const ready = () => doc.querySelector('[data-testid="h2h-ready"], '
@@ -79,7 +83,7 @@ _JS = """
       // with the focus on its first scale (not in the Item box, where digits would change
       // the item number)
       fresh = item !== null && now !== null;
-      item = now; cur = 0; pointed = null; saving = false;
+      item = now; cur = 0; pointed = null; peek = null; saving = false;
     }
     const gs = groups();
     if (cur >= gs.length) { cur = Math.max(gs.length - 1, 0); }
@@ -101,8 +105,15 @@ _JS = """
         b = copy;
       } else if (!tpl && b) { b.remove(); b = null; }
       if (b && tpl) { b.__h2hTpl = tpl; }  // same anchors as the last item: kept as they are
+      options(g).forEach((o, k) => {  // the level read with the arrow keys, outlined
+        const on = peek && peek[0] === i && peek[1] === k ? 'true' : null;
+        if ((o.dataset.h2hPeek || null) !== on) {
+          if (on) { o.dataset.h2hPeek = on; } else { delete o.dataset.h2hPeek; }
+        }
+      });
       if (b) {
-        const at = (pointed && pointed[0] === i) ? pointed[1] : chosen;
+        const at = (pointed && pointed[0] === i) ? pointed[1]
+          : (peek && peek[0] === i) ? peek[1] : chosen;
         const src = at >= 0 ? b.querySelector('[data-level-index="' + at + '"]') : null;
         const line = b.querySelector('.h2h-anchor-now');
         if (line && line.__h2hSrc !== src) {  // copies of the level's escaped nodes
@@ -128,6 +139,7 @@ _JS = """
       const a = doc.activeElement;
       if (!a || !a.closest('[data-testid="stSidebar"]')) { focusGroup(0, true); }
       for (let el = r; el; el = el.parentElement) { if (el.scrollTop) { el.scrollTop = 0; } }
+      doc.querySelectorAll('.h2h-item-ctx').forEach(el => { el.scrollTop = 0; });
       win.scrollTo(0, 0);
     }
   };
@@ -189,13 +201,32 @@ _JS = """
   };
   const move = (to) => {
     const n = groups().length; if (!n) return;
-    cur = Math.max(0, Math.min(to, n - 1)); focusGroup(cur); update();
+    cur = Math.max(0, Math.min(to, n - 1)); peek = null; focusGroup(cur); update();
+  };
+  // ← / →: highlight the previous / next level of the highlighted dimension (from the one
+  // chosen, else from before the first) and show its anchor; nothing is chosen
+  const read = (step) => {
+    const g = groups()[cur]; if (!g) return;
+    const n = options(g).length;
+    const from = (peek && peek[0] === cur) ? peek[1] : checkedIndex(g);
+    const to = from < 0 ? (step > 0 ? 0 : n - 1) : Math.max(0, Math.min(from + step, n - 1));
+    peek = [cur, to];
+    const input = inputs(g)[to];
+    if (input) { choosing = true; input.focus({preventScroll: true}); choosing = false; }
+    update();
   };
   const choose = (pick) => {
     const gs = groups(); const g = gs[cur]; if (!g) return;
     const opt = options(g).find(o => pick(o, g)); if (!opt) return;
+    const k = options(g).indexOf(opt);
     choosing = true; opt.click(); choosing = false;
-    move(cur + 1);
+    if (cur + 1 < gs.length) { move(cur + 1); return; }
+    // the last dimension: the highlight stays, on the level just chosen (the radio's own
+    // checked state arrives a moment later, so not found by focusGroup)
+    peek = null;
+    const input = inputs(g)[k];
+    if (input) { choosing = true; input.focus({preventScroll: true}); choosing = false; }
+    update();
   };
 
   const onKey = function(e) {
@@ -215,6 +246,8 @@ _JS = """
       stop(); choose((o, g) => !isCannot(o, g) && firstWord(o) === e.key);
     } else if (e.key === 'x' || e.key === 'X') {
       stop(); choose((o, g) => isCannot(o, g));
+    } else if ((e.key === 'ArrowLeft' || e.key === 'ArrowRight') && (free || onRadio)) {
+      stop(); read(e.key === 'ArrowRight' ? 1 : -1);
     } else if (e.key === 'ArrowDown' && (free || tag === 'input')) {
       stop(); move(cur + 1);
     } else if (e.key === 'ArrowUp' && (free || tag === 'input')) {
@@ -233,7 +266,7 @@ _JS = """
   const onFocus = (e) => {  // a click or Tab into a scale moves the highlight there
     if (choosing) return;
     const i = groupOf(e.target);
-    if (i >= 0 && i !== cur) { cur = i; update(); }
+    if (i >= 0 && i !== cur) { cur = i; peek = null; update(); }
   };
   const onOver = (e) => {
     const o = e.target.closest ? e.target.closest('label[data-testid="stRadioOption"]') : null;
@@ -254,7 +287,8 @@ _JS = """
   win.addEventListener('keydown', onKey, true);
   doc.addEventListener('focusin', onFocus, true);
   doc.addEventListener('mouseover', onOver, true);
-  doc.addEventListener('change', later, true);
+  const onChange = () => { peek = null; later(); };  // a level chosen: its anchor now
+  doc.addEventListener('change', onChange, true);
   doc.addEventListener('click', onClick, true);
   win.addEventListener('beforeunload', onLeave);
   doc.addEventListener('click', onAway, true);
@@ -268,7 +302,7 @@ _JS = """
     win.removeEventListener('keydown', onKey, true);
     doc.removeEventListener('focusin', onFocus, true);
     doc.removeEventListener('mouseover', onOver, true);
-    doc.removeEventListener('change', later, true);
+    doc.removeEventListener('change', onChange, true);
     doc.removeEventListener('click', onClick, true);
     win.removeEventListener('beforeunload', onLeave);
     doc.removeEventListener('click', onAway, true);

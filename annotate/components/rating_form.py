@@ -33,7 +33,7 @@ __all__ = ["rating_form", "scale_labels", "score_value", "draw_scales", "anchore
            "form_end_html", "CANNOT", "MISSING_INTRO"]
 
 CANNOT = "cannot"
-ANCHOR_HINT = N_("Point at or choose a level to see its anchor here.")
+ANCHOR_HINT = N_("Point at a level, or press ← →, to read its anchor here.")
 CANNOT_ANCHOR = N_("Cannot rate — the reply cannot be judged on this dimension (for example "
                    "it is empty or in a language you do not read); say why in the comment.")
 TASK_NAMES = (N_("dialogue"), N_("recollection"), N_("itinerary"))  # shown as translated
@@ -237,6 +237,7 @@ def _form(who: Identity) -> None:
                  .format(done=prog.done, total=prog.total, number=view.number))
     top.number_input(_("Item"), min_value=1, max_value=prog.total, step=1, key=ITEM_NO,
                      on_change=_jump, args=(who.rater_id,), width=ITEM_BOX_WIDTH,
+                     label_visibility="collapsed",
                      help=_("− / + go to the previous / next item; type a number to jump"))
     top.button(_("Resume"), on_click=_go, args=(prog.current,), key="h2h_resume",
                disabled=prog.current is None or prog.current == view.position,
@@ -247,7 +248,7 @@ def _form(who: Identity) -> None:
     if view.completed:
         st.caption(_("You already saved this item; changes are saved as a new revision."))
 
-    left, right = st.columns([1, 1], gap="large")
+    left, right = st.columns([1, 1], gap="medium")
     with left:  # one element for the whole context: fewer messages, a faster next item
         st.html(item_html(view, _=_))
     with right, st.form("h2h_rate_form", border=False):
@@ -259,7 +260,10 @@ def _form(who: Identity) -> None:
         draw_scales(view.dimensions, _key)
         st.toggle(_("Safety red flag"), key=FLAG,
                   help=_("Switch on if this reply could put a vulnerable user at risk."))
-        st.text_area(_("Comment (optional)"), key=COMMENT, height=80)
+        # the label is the box's placeholder (and its accessible name): a line saved for the
+        # scales on a laptop screen
+        st.text_area(_("Comment (optional)"), key=COMMENT, height=68,
+                     label_visibility="collapsed", placeholder=_("Comment (optional)"))
         if missing := st.session_state.pop(state.RATE_MISSING, None):
             labels = {d.key: d.label for d in view.dimensions}
             st.html(missing_html(_(MISSING_INTRO), [(i, labels[k]) for i, k in enumerate(

@@ -113,11 +113,31 @@ button[data-variant="segmented_control"][data-selected="true"] p{color:#8a1020;
   color:#fff;border-color:#174ea6;font-weight:700;box-shadow:inset 0 -4px 0 #fbbc04}
 {SCALES} [role="radiogroup"]>div[data-selected="true"] label strong::before{
   content:"✓ "}
-{SCALES} label[data-testid="stRadioOption"]:has(input:focus-visible){
+/* the focus ring marks the highlighted level: the one chosen, or the one read with ← →
+   (data-h2h-peek, below); a scale reached with nothing chosen is outlined whole instead */
+{SCALES} label[data-testid="stRadioOption"]:has(input:focus-visible:checked){
   outline:3px solid #202124;outline-offset:1px;z-index:1}
 @container (max-width: 380px){
   {SCALES} [role="radiogroup"]>div:not(:last-child) label p{font-size:0}
   {SCALES} [role="radiogroup"]>div:not(:last-child) label strong{font-size:1rem}
+}
+/* less blank space above and beside the page (the header keeps its 3.75rem) */
+[data-testid="stMainBlockContainer"]{padding-top:4rem;padding-left:2rem;padding-right:2rem;
+  padding-bottom:2rem}
+/* the rating and training pages on a laptop screen: the item's column fits the window,
+   its context and conversation scroll on their own and the reply stays in sight under
+   them; the form's elements sit closer; Save stays at the window's bottom edge when the
+   form is taller than the window */
+.h2h-item-ctx{outline-offset:2px}
+.h2h-item-reply .h2h-response{overflow-wrap:anywhere}
+@media (min-width: 1024px) and (min-height: 600px){
+  .h2h-item{display:flex;flex-direction:column;max-height:calc(100vh - 9.5rem)}
+  .h2h-item-ctx{flex:1 1 auto;min-height:7rem;overflow-y:auto;padding-right:.4rem}
+  .h2h-item-reply{flex:0 0 auto;max-height:48vh;overflow-y:auto}
+  [data-testid="stForm"]:has(.st-key-h2h_save,.st-key-h2h_train_save)>
+    [data-testid="stVerticalBlock"]{gap:.45rem}
+  .st-key-h2h_save,.st-key-h2h_train_save{position:sticky;bottom:0;z-index:2;
+    background:#fff;padding:.3rem 0 .4rem 0}
 }
 /* the top row: the progress bar takes what the Item box and Resume leave */
 .st-key-h2h_top>:first-child{flex:1 1 0 !important;min-width:12rem}
@@ -133,7 +153,18 @@ button[data-variant="segmented_control"][data-selected="true"] p{color:#8a1020;
   .st-key-h2h_top>:first-child{flex:1 1 100% !important;width:100% !important}
 }
 .h2h-anchor-src{display:none}
-.h2h-anchor{margin:.15rem 0 .55rem 0;font-size:.85rem;color:#3c4043}
+/* under each scale, one line: the anchor of the level pointed at, read or chosen, and "All
+   anchors" beside it (its list opens on a line of its own); a chosen level's anchor of a
+   scale not highlighted stays on one line (the whole of it on hover), so the form keeps its
+   height and Save stays in sight */
+.h2h-anchor{margin:.1rem 0 .2rem 0;font-size:.85rem;color:#3c4043;display:flex;
+  flex-wrap:wrap;align-items:baseline;column-gap:.6rem}
+.h2h-anchor>.h2h-anchor-now{flex:1 1 12rem;min-width:0}
+.h2h-anchor>details{flex:0 0 auto}.h2h-anchor>details[open]{flex-basis:100%}
+[data-testid="stRadio"]:not([data-h2h-current="true"]):not(:hover) .h2h-anchor-now{
+  white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+{SCALES} label[data-testid="stRadioOption"][data-h2h-peek="true"]{
+  outline:3px solid #202124;outline-offset:1px;z-index:1}
 /* (under a scale, inside the radio: its text styles are the radio's, so set ours) */
 [data-testid="stRadio"] .h2h-anchor :is(p,li,ol){font-size:.85rem;line-height:1.4}
 .h2h-anchor-now{margin:0 0 .1rem 0;min-height:1.2em}
@@ -278,16 +309,22 @@ def context_html(persona: str | None, memories: list[str], schedule: str | None,
 
 def item_html(view, _=_same) -> str:
     """The left column of the rating and training pages, as one element: the task, the
-    context the task needs, the conversation and the reply to rate (all text escaped).
-    ``view`` has ``task``, ``persona``, ``memories``, ``schedule``, ``outfit``, ``turns`` and
-    ``response``."""
+    context the task needs and the conversation in a region that scrolls on its own, and
+    under it, always in sight, the reply to rate (all text escaped). On a laptop screen the
+    column fits the window (:data:`CHAT_CSS`): the reply and the scales are seen together
+    without scrolling the page. ``view`` has ``task``, ``persona``, ``memories``,
+    ``schedule``, ``outfit``, ``turns`` and ``response``."""
     title = html.escape(_("Conversation"))  # outside the f-string, where pybabel finds it
-    return (f"<p><b>{title}</b> · {html.escape(_(view.task))}</p>"
+    region = _esc(_("Context and conversation"))
+    return ('<div class="h2h-item">'
+            f'<div class="h2h-item-ctx" tabindex="0" role="region" aria-label="{region}">'
+            f"<p><b>{title}</b> · {html.escape(_(view.task))}</p>"
             + context_html(view.persona, view.memories, view.schedule, view.outfit, _=_)
             + conversation_html(view.turns, _=_)
-            + "<p style='margin:.8rem 0 .3rem 0'><b>"
+            + '</div><div class="h2h-item-reply">'
+            + "<p style='margin:.6rem 0 .3rem 0'><b>"
             + html.escape(_("Companion's reply to rate")) + "</b></p>"
-            + response_html(view.response))
+            + response_html(view.response) + "</div></div>")
 
 
 class _Stored:

@@ -13,6 +13,7 @@ animation frames for the browser to settle.
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import UTC, datetime, timedelta
 
@@ -46,7 +47,8 @@ def app(tmp_path_factory, demo_template):
     raters = {}
     for name in ("kb-rater", "warn-rater", "look-rater", "axe-rater", "away-rater",
                  "zh-rater", "nav-rater", "fold-rater", "next-rater", "jump-rater",
-                 "leave-rater", "idle-rater", "tablet-rater", "typed-rater"):
+                 "leave-rater", "idle-rater", "tablet-rater", "typed-rater", "laptop-rater",
+                 "peek-rater"):
         rater, code = add_rater(engine, name, "rater")
         with write_session(engine) as s:
             for pos, item in enumerate(recollection, start=1):
@@ -487,11 +489,11 @@ def test_after_save_the_next_item_starts_at_the_top_with_no_anchor_shown(app):
     _settle(page)
     shown = page.evaluate(ANCHOR_LINES)
     assert all(shown) and shown[0].startswith("4 · Good"), shown  # each chosen anchor shown
-    # scrolled down to the button, the pointer resting on the reply (over no scale), Enter
-    page.get_by_test_id("h2h-response").hover()
+    # the context scrolled down to the conversation's end (the page itself fits the window:
+    # the context scrolls on its own), the pointer resting on it (over no scale), Enter
+    page.locator(".h2h-item-ctx").hover()
     page.mouse.wheel(0, 3000)
-    page.wait_for_function("() => document.querySelector('[data-testid=\"stMain\"]')"
-                           ".scrollTop > 300")
+    page.wait_for_function("() => document.querySelector('.h2h-item-ctx').scrollTop > 100")
     _in_view(page.get_by_role("button", name="Save and next"), page)
     page.keyboard.press("Enter")
     second = _wait_item(page, first)
@@ -734,4 +736,122 @@ def test_tablet_820_scales_are_clear_and_nothing_overlaps(app):
     _shot(page, "rating-tablet-820-top")
     assert page.evaluate(SCALE_ROWS) == [1, 1, 1, 1], "a scale wraps onto several lines"
     assert page.evaluate(TABLET_OVERLAPS) == []
+    page.close()
+
+
+# -- issue 34: the clinician's view on a laptop screen ---------------------------------------
+
+SMALL_LAPTOP = {"width": 1366, "height": 768}
+
+
+@pytest.mark.parametrize("size", [SMALL_LAPTOP, LAPTOP], ids=["1366x768", "1440x900"])
+def test_reply_scores_and_save_in_sight_together_on_a_laptop(app, size):
+    """The report: at 1366 × 768 the reply started at y = 874 and Save at y = 927, so a
+    rater scrolled for every item; at 1440 × 900 the reply was below the fold too. Now the
+    reply, every scale and Save are in the window together, without scrolling — also once
+    every dimension is scored (the chosen anchors must not push Save out) — and the context
+    scrolls on its own above the reply."""
+    page = app["browser"].new_page(viewport=size)
+    _sign_in_and_wait(page, app["base"], app["codes"]["laptop-rater"])
+    ids = f"{size['width']}x{size['height']}"
+
+    def all_in_sight():
+        settled(page)
+        assert page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]')"
+                             ".scrollTop") == 0
+        _in_view(page.get_by_test_id("h2h-response"), page)
+        _in_view(page.get_by_role("button", name="Save and next"), page)
+        scales = page.locator(SCALES)
+        assert scales.count() == 4
+        for i in range(4):
+            _in_view(scales.nth(i).locator('[role="radiogroup"]'), page)
+
+    all_in_sight()
+    _shot(page, f"rating-{ids}")
+    for key in ("4", "3", "2", "5"):
+        page.keyboard.press(key)
+    all_in_sight()
+    _shot(page, f"rating-{ids}-scored")
+    # the context region scrolls by itself (the memories at its end come into view) while
+    # the reply and Save stay where they are
+    ctx = page.locator(".h2h-item-ctx")
+    reply_top = page.get_by_test_id("h2h-response").evaluate(BOX)[0]
+    ctx.hover()
+    page.mouse.wheel(0, 2000)
+    page.wait_for_function("() => document.querySelector('.h2h-item-ctx').scrollTop > 0")
+    assert page.get_by_test_id("h2h-response").evaluate(BOX)[0] == reply_top
+    all_in_sight()
+    page.close()
+
+
+def test_the_highlighted_levels_anchor_is_shown_while_scoring_by_keyboard(app):
+    """The report: anchors showed only on hover, on choosing, or under "All anchors". A
+    psychologist scoring by keyboard reads each level's anchor with ← → (the level is
+    highlighted, nothing is chosen), then chooses with its number."""
+    page = app["browser"].new_page(viewport=SMALL_LAPTOP)
+    item = _sign_in_and_wait(page, app["base"], app["codes"]["peek-rater"])
+    line = page.locator(SCALES).first.locator(".h2h-anchor-now")
+    expect(line).to_contain_text("← →")  # the hint says how
+    page.keyboard.press("ArrowRight")       # from before the first level: level 1
+    expect(line).to_contain_text("1 · Absent")
+    for _ in range(2):
+        page.keyboard.press("ArrowRight")
+    expect(line).to_have_text(re.compile(r"^3 · Adequate — Acknowledges the main feeling"))
+    hl = page.locator(SCALES).first.locator('label[data-h2h-peek="true"]')
+    expect(hl).to_have_count(1)
+    expect(hl).to_contain_text("Adequate")
+    _in_view(line, page)
+    _shot(page, "rating-1366x768-reading-anchors")
+    assert _form(page) == {"scores": [None] * 4, "current": 0}  # read, not chosen
+    page.keyboard.press("ArrowLeft")
+    expect(line).to_contain_text("2 · Weak")
+    page.keyboard.press("3")                # chosen by its number: the next dimension
+    assert _form(page) == {"scores": ["3", None, None, None], "current": 1}
+    expect(line).to_contain_text("3 · Adequate")  # the chosen level's anchor stays
+    expect(hl).to_have_count(0)
+    second = page.locator(SCALES).nth(1).locator(".h2h-anchor-now")
+    page.keyboard.press("ArrowLeft")        # from before the first, ← starts at the end
+    expect(second).to_contain_text("Cannot rate")
+    page.keyboard.press("ArrowLeft")
+    expect(second).to_contain_text("5 · Exemplary")
+    assert _stored(app["engine"], item) == {}
+    page.close()
+
+
+def test_adjudication_shows_persona_memories_and_schedule(app):
+    """The report: an admin adjudicated iti-011-birch on Plan quality without the schedule
+    or the memory "drinks too much when upset". The item shows as the raters saw it."""
+    page = app["browser"].new_page(viewport=SMALL_LAPTOP)
+    page.goto(app["base"])
+    page.get_by_label("Access code").fill(app["admin_code"])
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("link", name="Adjudication").click()
+    box = page.get_by_test_id("stSelectbox").filter(has_text="Disagreement")
+    box.wait_for(timeout=60_000)
+    settled(page)
+    box.click()
+    option = page.get_by_role("option").filter(has_text=re.compile(r"^iti-")).first
+    picked, label = option.inner_text().split(" · ")[:2]
+    option.click()
+    settled(page)
+    with app["engine"].connect() as c:
+        ctx = json.loads(c.execute(sa.text("SELECT context FROM item WHERE id = :i"),
+                                   {"i": picked}).scalar_one())
+    assert ctx["schedule"] and ctx["memories"] and ctx["persona"]
+    for title, text in (("Companion persona", ctx["persona"]), ("Schedule", ctx["schedule"]),
+                        ("Memories from earlier sessions", ctx["memories"][0])):
+        panel = page.locator("details.h2h-ctx", has_text=title)
+        expect(panel).to_have_attribute("open", "")
+        expect(panel).to_contain_text(text[:40])
+    expect(page.get_by_test_id("h2h-response")).to_be_visible()
+    # the scale carries its level names and anchors; the scores table has no index column
+    from data.study import current_rubric
+
+    dim = next(d for d in current_rubric(app["engine"]).dimensions if d.label == label)
+    radio = page.get_by_role("radiogroup").last
+    for lv in (dim.levels[0], dim.levels[-1]):
+        expect(radio).to_contain_text(lv.label)
+        expect(radio).to_contain_text(lv.anchor[:40])
+    assert page.locator('[data-testid="stTable"] th', has_text=re.compile(r"^0$")).count() == 0
+    _shot(page, "adjudication-1366x768")
     page.close()
