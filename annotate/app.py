@@ -35,7 +35,11 @@ if code is not None:  # a personal link: sign in, then drop the code from the ad
 if "s" in st.query_params:  # links of the old URL-token sessions: never honoured
     del st.query_params["s"]
 
-who = session.current()  # checked against the study database on every run
+who = None
+if session.identity() is None and st.session_state.get(state.SIGNIN_GO):
+    who = session.sign_in_submitted()  # signed in now: this run draws the first page
+if who is None:
+    who = session.current()  # checked against the study database on every run
 if who is None:
     pages = [st.Page("views/signin.py", title=_("Sign in"), icon=":material/key:", default=True)]
 elif who.is_admin:

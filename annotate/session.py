@@ -37,6 +37,7 @@ UNSAVED_KEPT = N_("Your unsaved choices on the item you were rating are kept in 
                   "closing the window loses them).")
 
 __all__ = ["identity", "require", "current", "establish", "end_here", "sign_out",
+           "sign_in_submitted",
            "cookie_name", "cookie_script", "sync_cookie", "client", "ended_message",
            "language_switched"]
 
@@ -79,6 +80,24 @@ def establish(who: Identity) -> None:
         store_language(engine(), who.rater_id, st.session_state.get(state.LANGUAGE, "en"))
     elif stored := get_language(engine(), who.rater_id):
         set_language(stored)
+
+
+def sign_in_submitted() -> Identity | None:
+    """The sign-in form was just submitted: sign in with its code, in this very run.
+
+    The app calls this before it chooses the pages, so the run that checks the code draws
+    the rater's first item (or the admin's first page) at once, instead of drawing the
+    sign-in page again and asking the browser for another run (a whole round trip and run
+    saved between "Sign in" and the first item; benchmarks/bench_cold_start.py). Returns the
+    identity, or None with the generic failure message kept for the sign-in page."""
+    from annotate.services.auth import GENERIC_FAILURE, sign_in
+
+    who = sign_in(engine(), st.session_state.get(state.SIGNIN_CODE) or "", client=client())
+    if who is None:
+        st.session_state[state.SIGNIN_ERROR] = _(GENERIC_FAILURE)
+        return None
+    establish(who)
+    return who
 
 
 def language_switched(key: str) -> None:

@@ -2,6 +2,8 @@
 
 IDENTITY = "h2h_identity"          # annotate.services.auth.Identity of the signed-in person
 SIGNIN_ERROR = "h2h_signin_error"  # the generic failure message to show once
+SIGNIN_CODE = "h2h_code_input"     # the sign-in form's code box
+SIGNIN_GO = "h2h_signin_go"        # the sign-in form's button (True in the run it submits)
 SIGNIN_NOTICE = "h2h_signin_notice"  # why a session ended (signed out elsewhere, idle …)
 COOKIE_CLEAR = "h2h_cookie_clear"  # the browser's session cookie is to be deleted
 COOKIE_GRANT = "h2h_cookie_grant"  # (token, grant): this tab's request to set the cookie

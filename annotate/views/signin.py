@@ -4,7 +4,6 @@ import streamlit as st
 
 from annotate import session, state
 from annotate.i18n import _, language
-from annotate.resources import engine
 from annotate.services.i18n import LANGUAGES
 
 st.segmented_control("Language · 语言", list(LANGUAGES), format_func=LANGUAGES.get,
@@ -17,18 +16,9 @@ if notice := st.session_state.pop(state.SIGNIN_NOTICE, None):
 if msg := st.session_state.pop(state.SIGNIN_ERROR, None):
     st.error(msg)
 with st.form("signin", border=False):
-    code = st.text_input(_("Access code"), type="password",
-                         placeholder="H2H-XXXX-XXXX-XXXX-XXXX", key="h2h_code_input")
-    submitted = st.form_submit_button(_("Sign in"), type="primary")
-if submitted:
-    # the database layer on the first use (annotate.session): the form does not wait for it
-    from annotate.services.auth import GENERIC_FAILURE, sign_in
-
-    with st.spinner(_("Checking your code…")):
-        who = sign_in(engine(), code, client=session.client())
-    if who is None:
-        st.session_state[state.SIGNIN_ERROR] = _(GENERIC_FAILURE)
-    else:
-        session.establish(who)
-    st.rerun()
+    # the app checks the code at the start of the run this button starts (annotate.app,
+    # session.sign_in_submitted): that run draws the first item, not this page again
+    st.text_input(_("Access code"), type="password", placeholder="H2H-XXXX-XXXX-XXXX-XXXX",
+                  key=state.SIGNIN_CODE)
+    st.form_submit_button(_("Sign in"), type="primary", key=state.SIGNIN_GO)
 st.caption(_("Your code is personal. Lost it? Ask the study team for a new one."))

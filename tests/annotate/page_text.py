@@ -190,8 +190,8 @@ def _format_words() -> set[str]:
 
     words = {*items.ITEM_FIELDS, *items.CSV_ITEM_COLUMNS, *items.CONTEXT_FIELDS,
              *ratings.RATING_EXPORT_COLUMNS, *rubric.BUILTIN_TASKS, rubric.CANNOT_RATE,
-             "user", "companion", "rationale", "nominal", "ordinal", "interval", "ratio",
-             "binary", "tasks"}
+             "user", "companion", *items.CHAT_ROLES, "system", "content", "rationale",
+             "nominal", "ordinal", "interval", "ratio", "binary", "tasks"}
     for name in ("_TOP_FIELDS", "_DIM_FIELDS"):
         words |= set(getattr(rubric, name, ()))
     return words

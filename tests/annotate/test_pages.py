@@ -45,6 +45,10 @@ def test_sign_in_wrong_then_right(demo_db):
     at.button[0].click().run()
     assert at.session_state[state.IDENTITY].name == "pat"
     assert not at.exception
+    # the run the button started drew the first item itself (no second run asked for): the
+    # sign-in page is gone and the rating form is there
+    assert at.get("progress") and "0 of 162 done" in at.get("progress")[0].proto.text
+    assert not at.text_input and "h2h_code_input" not in at.session_state
 
 
 def test_rate_page_is_blind_and_saves(demo_db):
