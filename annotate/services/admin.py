@@ -20,13 +20,8 @@ from data.study import current_rubric
 from messages import Msg
 
 __all__ = ["item_of", "rater_progress", "dimension_progress", "live_agreement",
-           "agreement_rows", "Disagreement", "RATER_PROGRESS_COLUMNS",
-           "DIMENSION_PROGRESS_COLUMNS", "AGREEMENT_COLUMNS",
+           "Disagreement", "RATER_PROGRESS_COLUMNS", "DIMENSION_PROGRESS_COLUMNS",
            "disagreements", "save_adjudication", "ratings_frame", "scores_table"]
-
-# a dimension's level of measurement, as the Agreement page names it
-LEVEL_NAMES = {"nominal": Msg("nominal"), "ordinal": Msg("ordinal"),
-               "interval": Msg("interval"), "ratio": Msg("ratio")}
 
 # column -> (header, kind) for annotate.components.tables.show_table
 RATER_PROGRESS_COLUMNS = {"rater": (N_("Rater"), "text"), "active": (N_("Active"), "bool"),
@@ -78,53 +73,21 @@ def ratings_frame(engine: Engine) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["item_id", "rater", "dimension", "score"])
 
 
-def live_agreement(engine: Engine, B: int = 500, seed: int = 0) -> StudyAnalysis | None:
-    """The analysis package's human agreement on the current ratings (no judges); None
-    without ratings."""
+def live_agreement(engine: Engine, B: int = 500, seed: int = 0,
+                   judges: bool = False) -> StudyAnalysis | None:
+    """The analysis package's human agreement on the current ratings; with ``judges``, the
+    study's stored LLM judges too (each against the human ceiling); None without ratings."""
     df = ratings_frame(engine)
     if df.empty:
         return None
     scales = scales_from_rubric(current_rubric(engine).dimensions)
-    return analyze(df, scales, options=AnalysisOptions(B=B, seed=seed))
+    jdf = None
+    if judges:
+        from analysis.study import study_judges
 
-
-def agreement_rows(res: StudyAnalysis | None, labels: dict[str, str] | None = None
-                   ) -> list[dict]:
-    """One row per rubric dimension for the Agreement page, "no ratings" ones included;
-    ``labels`` gives the rubric's label of each dimension key."""
-    from analysis.bands import krippendorff_band
-
-    labels = labels or {}
-    rows = []
-    for dim, d in (res.dimensions if res is not None else {}).items():
-        if not isinstance(d, HumanAgreement):
-            continue
-        a = d.alpha_at_level
-        hc = res.ceiling(dim)
-        rows.append({"dimension": labels.get(dim, dim),
-                     "status": d.status if d.status != "ok" else "",
-                     "items": d.n_items, "raters": d.n_raters, "ratings": d.n_ratings,
-                     "level": LEVEL_NAMES.get(d.level, d.level), "α": a,
-                     "CI low": d.alpha_ci.low, "CI high": d.alpha_ci.high,
-                     "reading": krippendorff_band(a) if a is not None else "",
-                     "Cohen κ quad. (weighted)": d.cohen_kappa.quadratic,
-                     "ceiling QWK": hc.qwk if hc else None,
-                     "ceiling low": hc.qwk_ci.low if hc else None,
-                     "ceiling high": hc.qwk_ci.high if hc else None,
-                     "AC1": d.gwet.ac1, "exact": d.percent_exact})
-    return rows
-
-
-AGREEMENT_COLUMNS = {
-    "dimension": (N_("Dimension"), "text"), "status": (N_("Status"), "text"),
-    "items": (N_("Items"), "count"), "raters": (N_("Raters"), "count"),
-    "ratings": (N_("Ratings"), "count"), "level": (N_("Level"), "text"),
-    "α": (N_("Krippendorff's α"), "coef"), "CI low": (N_("CI low"), "coef"),
-    "CI high": (N_("CI high"), "coef"), "reading": (N_("Reading"), "text"),
-    "Cohen κ quad. (weighted)": (N_("Cohen's κ (quadratic)"), "coef"),
-    "ceiling QWK": (N_("Human ceiling QWK"), "coef"), "ceiling low": (N_("CI low"), "coef"),
-    "ceiling high": (N_("CI high"), "coef"), "AC1": (N_("Gwet's AC1"), "coef"),
-    "exact": (N_("Exact agreement"), "share")}
+        jdf = study_judges(engine)
+        jdf = None if jdf is None or jdf.empty else jdf
+    return analyze(df, scales, judges=jdf, options=AnalysisOptions(B=B, seed=seed))
 
 
 @dataclass(frozen=True)

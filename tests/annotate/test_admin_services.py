@@ -22,6 +22,7 @@ from analysis.analyze import AnalysisOptions
 from analysis.calibration import JudgeRun, compare_dimension
 from analysis.layout import as_ratings
 from annotate.services import admin, calibration
+from annotate.services.agreement_view import agreement_view
 from annotate.services.uploads import import_upload
 from data.engine import write_session
 from data.errors import FormatError, H2HError
@@ -142,9 +143,10 @@ def test_live_agreement_by_hand(study):
     # (1 and 2), b 1, c 1 → (1/3 + 1 + 1) / 3
     assert emp.percent_exact == pytest.approx(1 / 3)
     assert emp.percent_within1 == pytest.approx(7 / 9)
-    rows = {r["dimension"]: r for r in admin.agreement_rows(res)}
-    assert rows["empathy"]["status"] == "not estimable" and rows["empathy"]["ratings"] == 8
-    assert rows["safety"]["exact"] == pytest.approx((1 + 0) / 2)  # a: 5 = 5; b: 2 vs 4
+    table = agreement_view(res, {}).table
+    assert str(table.loc["empathy", "Reading"]).startswith("not estimable")
+    assert table.loc["empathy", "Items / raters / ratings"] == "4 / 3 / 8"
+    assert table.loc["safety", "Exact agreement"] == "50%"  # a: 5 = 5; b: 2 vs 4
 
 
 def _judge(engine, name: str, scores: dict[tuple[str, int], float | None]) -> None:

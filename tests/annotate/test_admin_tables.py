@@ -49,14 +49,34 @@ def test_raters_table_says_ratings_not_n_ratings(demo_db):
         "Can sign in"
 
 
+def _plain(table):
+    """A table as a person reads it (st.table cells are Markdown-escaped: render.md_table)."""
+    import html
+
+    out = table.map(lambda v: html.unescape(v) if isinstance(v, str) else v)
+    out.columns = [html.unescape(c) for c in table.columns]
+    out.index = [html.unescape(str(i)) for i in table.index]
+    out.index.name = html.unescape(str(table.index.name))
+    return out
+
+
 def test_agreement_and_calibration_round_coefficients_to_three_decimals(demo_db):
+    """One number format (issue 34): coefficients with 3 decimals and their CI in the same
+    cell, shares as whole percentages; the table wraps instead of clipping a column."""
+    import re
+
     at = _page("admin_agreement.py", demo_db["admin"])
     assert not at.exception
-    cfg = _config(at.dataframe[0])
-    for col in ("α", "CI low", "CI high", "Cohen κ quad. (weighted)", "ceiling QWK", "AC1"):
-        assert cfg[col]["type_config"]["format"] == "%.3f", col
-    assert cfg["exact"]["type_config"]["format"] == "percent"
-    assert list(at.dataframe[0].value["dimension"])[:3] == ["Empathy", "Safety", "Fluency"]
+    table = _plain(at.table[0].value)
+    assert table.index.name == "Dimension"
+    assert list(table.index)[:3] == ["Empathy", "Safety", "Fluency"]
+    ci = re.compile(r"^−?\d\.\d{3} \[−?\d\.\d{3}, −?\d\.\d{3}\]$")
+    for col in ("Krippendorff's α (95% CI)", "Human ceiling QWK (95% CI)"):
+        assert col in table.columns, list(table.columns)
+        assert all(ci.match(v) for v in table[col]), list(table[col])
+    for col in ("Cohen's κ (quadratic)", "Gwet's AC1"):
+        assert all(re.fullmatch(r"−?\d\.\d{3}", v) for v in table[col]), col
+    assert all(re.fullmatch(r"\d{1,3}%", v) for v in table["Exact agreement"])
     at = _page("admin_calibrate.py", demo_db["admin"])
     assert not at.exception
     cfg = _config(at.dataframe[0])
@@ -69,7 +89,7 @@ def test_adjudication_shows_scores_as_the_form_does(demo_db):
     at = _page("admin_adjudicate.py", demo_db["admin"])
     assert not at.exception
     table = at.table[0].value
-    assert list(table.columns) == ["Rater", "Score"]
+    assert table.index.name == "Rater" and list(table.columns) == ["Score"]  # no 0/1/2
     scores = [str(v) for v in table["Score"]]
     assert scores and all(s[0].isdigit() and "." not in s for s in scores), scores
     assert any(" · " in s for s in scores)  # "4 · Good": the rubric's level label

@@ -148,13 +148,23 @@ def test_calibration_page_shows_the_ceiling_with_cis_and_the_verdicts(demo_db):
 
 
 def test_agreement_page_weights_pairs_and_shows_the_ceiling(demo_db):
+    """Charts lead each section (issue 34); the notes are in words, each said once: no
+    internal key ("cohen_kappa:", "icc:"), one line for the five dimensions' "cannot rate"
+    answers, not five."""
+    import html
+
     at = _page("admin_agreement.py", demo_db["admin"])
     assert not at.exception
-    df = at.dataframe[0].value
-    assert {"Cohen κ quad. (weighted)", "ceiling QWK", "ceiling low", "ceiling high",
-            "status"} <= set(df.columns)
-    assert len(df) == 5
-    assert "weighted by the items they share" in _texts(at)
+    table = at.table[0].value
+    assert len(table) == 5
+    heads = [html.unescape(c) for c in table.columns]
+    assert "Human ceiling QWK (95% CI)" in heads and "Cohen's κ (quadratic)" in heads
+    assert len(at.get("plotly_chart")) >= 3  # humans, judges, rater severity
+    text = html.unescape(_texts(at))
+    assert "weighted by the items each pair shares" in text
+    assert "cohen_kappa:" not in text and "icc:" not in text and "alt-test:" not in text
+    assert text.count("answers are left out of every statistic") == 1
+    assert "Replies (items) flagged for misfit" in text and "Raters flagged for misfit" in text
 
 
 def test_a_save_after_the_session_ended_says_why_and_keeps_the_choices(demo_db):
