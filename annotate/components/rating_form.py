@@ -237,8 +237,7 @@ def _form(who: Identity) -> None:
                  .format(done=prog.done, total=prog.total, number=view.number))
     top.number_input(_("Item"), min_value=1, max_value=prog.total, step=1, key=ITEM_NO,
                      on_change=_jump, args=(who.rater_id,), width=ITEM_BOX_WIDTH,
-                     label_visibility="collapsed",
-                     help=_("− / + go to the previous / next item; type a number to jump"))
+                     label_visibility="collapsed")  # a hidden label's tooltip is unseen
     top.button(_("Resume"), on_click=_go, args=(prog.current,), key="h2h_resume",
                disabled=prog.current is None or prog.current == view.position,
                help=_("Jump to the first item you have not finished"), width="content")

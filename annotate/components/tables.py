@@ -1,5 +1,6 @@
 """Admin tables that read like the report: readable headers, one rounding rule (3 decimals for
-coefficients, 2 for scale points, shares as percentages, scores as whole numbers), rubric
+coefficients, 2 for scale points, shares as whole percentages, scores as whole numbers — the
+same as :mod:`annotate.services.formats` for tables of text), rubric
 labels for dimensions. The cells stay numbers, so the columns still sort; only their display
 is formatted (``st.column_config``). Headers (marked ``N_``) and text cells that are messages
 (``Msg``: statuses, readings, verdicts, flags) show in the tab's language; other text (names,
@@ -19,7 +20,7 @@ __all__ = ["Kind", "column_config", "show_table", "translated", "rows_frame"]
 
 Kind = Literal["coef", "points", "share", "count", "score", "text", "bool"]
 
-_FORMAT = {"coef": "%.3f", "points": "%.2f", "share": "percent", "count": "%d",
+_FORMAT = {"coef": "%.3f", "points": "%.2f", "share": "%.0f%%", "count": "%d",
            "score": "%g"}
 
 
@@ -41,6 +42,9 @@ def show_table(df: pd.DataFrame, columns: Mapping[str, tuple[str, Kind]], *,
                key: str | None = None) -> None:
     """``df`` with only ``columns`` shown, in that order, headed and formatted as given."""
     shown = translated(df[[c for c in columns if c in df.columns]])
+    for c, (_head, kind) in columns.items():
+        if kind == "share" and c in shown.columns:  # shown as a whole percentage
+            shown[c] = pd.to_numeric(shown[c], errors="coerce") * 100
     st.dataframe(shown, hide_index=True, key=key, column_config=column_config(columns))
 
 

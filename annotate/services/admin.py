@@ -19,7 +19,7 @@ from data.models import Adjudication, Assignment, Item, Rater, Rating, utcnow
 from data.study import current_rubric
 from messages import Msg
 
-__all__ = ["item_of", "rater_progress", "dimension_progress", "live_agreement",
+__all__ = ["item_of", "rater_progress", "progress_by_day", "dimension_progress", "live_agreement",
            "Disagreement", "RATER_PROGRESS_COLUMNS", "DIMENSION_PROGRESS_COLUMNS",
            "disagreements", "save_adjudication", "ratings_frame", "scores_table"]
 
@@ -50,6 +50,36 @@ def rater_progress(engine: Engine) -> pd.DataFrame:
     df = pd.DataFrame(rows, columns=["rater", "active", "assigned", "done"])
     df["share_done"] = (df["done"] / df["assigned"].where(df["assigned"] > 0)).fillna(0.0)
     return df
+
+
+def progress_by_day(engine: Engine) -> tuple[list[str], dict[str, list[int]], dict[str, int]]:
+    """Items done per (non-simulated) rater, cumulative, on each day (UTC) from the first
+    save to the last: (days, {rater: counts}, {rater: items assigned}). Raters who saved
+    nothing yet are left out of the counts (their assignment is still given)."""
+    with read_session(engine) as s:
+        rows = s.exec(select(Rater.name, Assignment.completed_at)
+                      .join(Assignment, Assignment.rater_id == Rater.id)
+                      .where(Rater.role == "rater", Rater.simulated == False)  # noqa: E712
+                      ).all()
+    assigned: dict[str, int] = {}
+    done: dict[str, dict[str, int]] = {}
+    for name, at in rows:
+        assigned[name] = assigned.get(name, 0) + 1
+        if at is not None:
+            day = at.strftime("%Y-%m-%d")
+            done.setdefault(name, {})[day] = done.setdefault(name, {}).get(day, 0) + 1
+    days = sorted({d for per in done.values() for d in per})
+    if days:  # every day between the first and the last, quiet days included
+        first, last = (pd.Timestamp(days[0]), pd.Timestamp(days[-1]))
+        days = [d.strftime("%Y-%m-%d") for d in pd.date_range(first, last, freq="D")]
+    cumulative = {}
+    for name, per in done.items():
+        total, counts = 0, []
+        for d in days:
+            total += per.get(d, 0)
+            counts.append(total)
+        cumulative[name] = counts
+    return days, cumulative, assigned
 
 
 def dimension_progress(engine: Engine) -> pd.DataFrame:

@@ -44,6 +44,11 @@ STAT_WORDS = {"alpha": Msg("Krippendorff's α"), "cohen_kappa": Msg("Cohen's κ"
               "alt-test": Msg("alternative annotator test")}
 
 
+def _of(dimension: str, n: int, total: int) -> Msg:
+    """"Memory fidelity 5 of 12"."""
+    return Msg("{dimension} {n} of {total}", dimension=dimension, n=n, total=total)
+
+
 def _est(d: dict | None) -> Estimate:
     d = d or {}
     return Estimate(d.get("value"), d.get("low"), d.get("high"))
@@ -116,8 +121,7 @@ def agreement_notes(res: dict, keys: list[str], labels: dict[str, str]) -> list[
         if short:
             out.append(Note(Msg("Rater pairs left out of Cohen's κ for sharing too few items: "
                                 "{list}.", list=join_msgs(", ", [
-                                    Msg("{dimension} {n} of {total}", dimension=name, n=n,
-                                        total=total) for name, n, total in short]))))
+                                    _of(name, n, total) for name, n, total in short]))))
     skip = ("{n} 'cannot rate' entries are left out",)
     rest = {labels.get(k, k): [n for n in dims[k].get("notes", [])
                                if getattr(n, "template", None) not in skip
@@ -268,10 +272,8 @@ def severity_view(models: dict, labels: dict[str, str]) -> SeverityView:
     if dims:
         notes.insert(0, Note(Msg("Raters flagged for misfit (infit or outfit outside 0.5–1.5, "
                                  "n ≥ 10): {list}.", list=join_msgs(", ", [
-                                     Msg("{dimension} {n} of {total}", dimension=d, n=n,
-                                         total=t) for d, n, t in flagged_raters]))))
+                                     _of(d, n, t) for d, n, t in flagged_raters]))))
         notes.insert(1, Note(Msg("Replies (items) flagged for misfit, not shown above: "
                                  "{list}.", list=join_msgs(", ", [
-                                     Msg("{dimension} {n} of {total}", dimension=d, n=n,
-                                         total=t) for d, n, t in flagged_items]))))
+                                     _of(d, n, t) for d, n, t in flagged_items]))))
     return SeverityView(points, dims, tables, notes)

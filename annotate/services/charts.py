@@ -26,7 +26,7 @@ from analysis.report.style import FONT_PX, OKABE_ITO, SYMBOLS, use_template
 from annotate.services.formats import Estimate
 
 __all__ = ["Estimate", "SeverityPoint", "agreement_chart", "severity_chart", "judges_chart",
-           "progress_chart", "coverage_chart", "qualification_chart", "BANDS"]
+           "progress_chart", "bars_chart", "qualification_chart", "BANDS"]
 
 BANDS = ((0.667, 0.800),)
 """Krippendorff (2004): α ≥ .800 reliable, ≥ .667 tentative conclusions only."""
@@ -203,18 +203,26 @@ def progress_chart(days: list[str], done: dict[str, list[int]], assigned: dict[s
     return inert(fig)
 
 
-def coverage_chart(tasks: list[str], counts: dict[str, list[int]],
-                   _: Callable[[str], str] = _same) -> go.Figure:
-    """Items per task family, stacked by how many raters rated them (``counts``: series
-    name -> one count per task), the study's own items only."""
-    fig = _figure(90 + 40 * len(tasks))
+_BLUES = ("#c6dbef", "#9ecae1", "#6baed6", "#3182bd", "#08519c", "#08306b")
+
+
+def bars_chart(categories: list[str], counts: dict[str, list[int]], axis_title: str,
+               stacked: bool = True, _: Callable[[str], str] = _same,
+               ordered: bool = False) -> go.Figure:
+    """Counts per category as horizontal bars, one colour per series (``counts``: series
+    name -> one count per category), stacked (parts of a whole) or side by side; series that
+    are ordered levels (``ordered``) in blues from light to dark."""
+    n = len(counts) if not stacked else 1
+    fig = _figure(90 + (24 + 12 * n) * len(categories))
+    shades = _BLUES[-len(counts):] if ordered and len(counts) <= len(_BLUES) else None
     for k, (name, vals) in enumerate(counts.items()):
-        fig.add_bar(y=tasks, x=vals, orientation="h", name=name,
-                    marker=dict(color=OKABE_ITO[(k + 2) % 8] if k else OKABE_ITO[0]),
+        color = shades[k] if shades else OKABE_ITO[k % 8]
+        fig.add_bar(y=categories, x=vals, orientation="h", name=name,
+                    marker=dict(color=color, line=dict(width=0.5, color="#ffffff")),
                     hovertemplate="%{y}: %{x} (%{fullData.name})<extra></extra>")
-    fig.update_layout(barmode="stack")
+    fig.update_layout(barmode="stack" if stacked else "group", bargap=0.3)
     fig.update_yaxes(autorange="reversed", showgrid=False, ticks="")
-    fig.update_xaxes(title=_("Items"))
+    fig.update_xaxes(title=axis_title, rangemode="tozero")
     return inert(fig)
 
 

@@ -54,6 +54,16 @@ class StudyOverview:
     """Attention-check items (not in ``items_by_task`` nor ``n_scenarios``)."""
     waiting: tuple[str, ...] = ()
     """Raters who failed training and wait for a decision (Rater quality page)."""
+    coverage: dict[str, tuple[int, int, int]] | None = None
+    """Per task family: the study's items rated by nobody yet, by one rater, by two or more
+    (what agreement can be computed on)."""
+
+
+def _coverage(rows, tasks) -> dict[str, tuple[int, int, int]]:
+    out = {t: [0, 0, 0] for t in tasks}
+    for task, n in rows:
+        out.setdefault(task, [0, 0, 0])[0 if not n else 1 if n == 1 else 2] += 1
+    return {t: tuple(v) for t, v in out.items()}
 
 
 def study_overview(engine: Engine, language: str | None = None) -> StudyOverview:
@@ -69,6 +79,11 @@ def study_overview(engine: Engine, language: str | None = None) -> StudyOverview
                               .group_by(Item.task)).all())
         n_scen = s.exec(select(func.count(func.distinct(Item.scenario))).where(own)).one()
         n_checks = s.exec(select(func.count()).select_from(AttentionCheck)).one()
+        per_item = (select(Rating.item_id, func.count(func.distinct(Rating.rater_id))
+                           .label("n")).group_by(Rating.item_id).subquery())
+        raters_per = s.exec(select(Item.task, per_item.c.n)
+                            .join(per_item, per_item.c.item_id == Item.id, isouter=True)
+                            .where(own)).all()
         n_raters = s.exec(select(func.count()).select_from(Rater)
                           .where(Rater.role == "rater")).one()
         n_sim = s.exec(select(func.count()).select_from(Rater)
@@ -91,6 +106,7 @@ def study_overview(engine: Engine, language: str | None = None) -> StudyOverview
         n_scenarios=n_scen, n_raters=n_raters, n_simulated_raters=n_sim,
         n_ratings=n_ratings, n_simulated_ratings=n_sim_r, rubric_language=rubric.language,
         n_checks=n_checks, waiting=tuple(awaiting_decision(engine)),
+        coverage=_coverage(raters_per, rubric.tasks),
         untranslated=frozenset({"name"} & getattr(rubric, "fallback", frozenset())
                                | {d.key for d in rubric.dimensions
                                   if "label" in getattr(d, "fallback", ())}))

@@ -151,7 +151,8 @@ def _short(reason: str) -> str:
 
 
 def quality_display(df: pd.DataFrame) -> pd.DataFrame:
-    """The table as text for the page: shares as percentages, κ and seconds rounded, "—"
+    """The table as text for the page: shares as whole percentages, κ to 3 decimals as every
+    coefficient (annotate.services.formats), seconds to one, "—"
     where there is nothing to show (an empty value is never printed as a number)."""
     out = df.copy()
 
@@ -163,7 +164,7 @@ def quality_display(df: pd.DataFrame) -> pd.DataFrame:
 
     for c in ("gold within-1", "attention pass", "speeders", "retest exact"):
         out[c] = out[c].map(pct)
-    out["gold QWK"] = out["gold QWK"].map(num)
+    out["gold QWK"] = out["gold QWK"].map(lambda v: num(v, "{:.3f}"))  # a coefficient
     out["median s/item"] = out["median s/item"].map(lambda v: num(v, "{:.1f}"))
     out["drift"] = pd.Series([_short(v) if isinstance(v, str) else num(v, "{:+.2f}")
                               for v in out["drift"]], index=out.index, dtype=object)

@@ -1,22 +1,25 @@
-"""Admin: progress per rater and per dimension."""
+"""Admin: progress per rater (items done day by day) and per dimension, and each rater's
+quality; a chart leads each section and its table follows."""
 
-import plotly.express as px
 import streamlit as st
 
 from annotate.components.charts import plotly_chart
 from annotate.components.tables import show_table, translated
 from annotate.i18n import _, labelled, language
 from annotate.resources import cached_rubric, engine
+from annotate.services import charts
 from annotate.services.admin import (
     DIMENSION_PROGRESS_COLUMNS,
     RATER_PROGRESS_COLUMNS,
     dimension_progress,
+    progress_by_day,
     rater_progress,
 )
 from annotate.services.i18n import N_
 from annotate.services.quality import attention_failures, quality_display, rater_quality
 from annotate.services.render import md_table, md_text
 from annotate.session import require
+from data.quality import get_settings
 
 # the rater quality table's headers (its columns are those of `h2h quality status`)
 QUALITY_HEADERS = {"rater": N_("Rater"), "qualification": N_("Qualification"),
@@ -32,30 +35,27 @@ FAILURE_HEADERS = {"rater": N_("Rater"), "item": N_("Item"),
 
 require("admin")
 st.title(_("Progress"))
+st.subheader(_("Raters"))
 raters = rater_progress(engine())
 if raters.empty:
     st.info(_("No raters yet."))
 else:
-    long = raters.melt(id_vars="rater", value_vars=["done", "assigned"], var_name="status",
-                       value_name="items")
-    long["status"] = long["status"].map({"done": _("done"), "assigned": _("assigned")})
-    fig = px.bar(long, x="rater", y="items", color="status", barmode="overlay",
-                 title=_("Items done of assigned, per rater"),
-                 labels={"rater": _("Rater"), "items": _("Items"), "status": ""})
-    plotly_chart(fig, key="h2h_rater_progress")
+    days, done, assigned = progress_by_day(engine())
+    if days:
+        plotly_chart(charts.progress_chart(days, done, assigned, _), key="h2h_days_chart")
+    else:
+        st.caption(_("Nobody has saved an item yet: the chart of items done per day starts "
+                     "with the first save."))
     show_table(raters, RATER_PROGRESS_COLUMNS, key="h2h_rater_progress_table")
 labels = {d.key: d.label for d in cached_rubric(engine(), language()).dimensions}
 dims = dimension_progress(engine())
 if not dims.empty:
+    st.subheader(_("Ratings per dimension (including simulated)"))
     dims["dimension"] = dims["dimension"].map(lambda k: labels.get(k, k))
-    fig = px.bar(dims, x="dimension", y=["ratings", "cannot_rate"], barmode="group",
-                 title=_("Ratings per dimension (including simulated)"),
-                 labels={"dimension": _("Dimension"), "value": _("Ratings"), "variable": ""})
-    fig.for_each_trace(lambda t: t.update(
-        name={"ratings": _("Ratings"), "cannot_rate": _("Cannot rate")}[t.name],
-        hovertemplate=t.hovertemplate.replace("variable=", "").replace(
-            "ratings", _("Ratings")).replace("cannot_rate", _("Cannot rate"))))
-    plotly_chart(fig, key="h2h_dim_progress")
+    plotly_chart(charts.bars_chart(
+        list(dims["dimension"]), {_("Ratings"): list(dims["ratings"] - dims["cannot_rate"]),
+                                  _("Cannot rate"): list(dims["cannot_rate"])},
+        _("Ratings"), True, _), key="h2h_dim_progress")
     show_table(dims, DIMENSION_PROGRESS_COLUMNS, key="h2h_dim_progress_table")
 
 st.subheader(_("Rater quality"))
@@ -63,6 +63,10 @@ quality = rater_quality(engine())
 if quality.empty:
     st.info(_("No raters yet."))
 else:
+    settings = get_settings(engine())
+    plotly_chart(charts.qualification_chart(
+        list(quality["rater"]), list(quality["gold within-1"]), list(quality["gold QWK"]),
+        settings.min_within1, settings.min_qwk, _), key="h2h_quality_chart")
     shown = translated(quality_display(quality)).rename(
         columns=lambda c: _(QUALITY_HEADERS.get(c, c)))
     st.table(md_table(shown.set_index(_("Rater"))))

@@ -4,19 +4,22 @@ each rater's qualification (send back to training, or release anyway)."""
 import streamlit as st
 
 from annotate import state
-from annotate.components.tables import show_table
+from annotate.components.tables import show_table, translated
 from annotate.components.uploader import file_uploader
 from annotate.i18n import _, language, option_labels, problems_of, tr
 from annotate.resources import cached_rubric, engine
+from annotate.services import charts
 from annotate.services.i18n import N_
 from annotate.services.quality import checks_table, gold_table, rater_quality
-from annotate.services.render import md_text
+from annotate.services.render import md_table, md_text
 from annotate.session import require
 from data import quality as q
 from data.errors import FormatError, H2HError
 from messages import Msg, nMsg
 
 ORDERS = {"fixed": N_("fixed"), "random": N_("random")}
+GOLD_HEADERS = {"item": N_("Item"), "dimension": N_("Dimension"), "score": N_("Score"),
+                "source": N_("Source"), "rationale": N_("Rationale")}
 
 who = require("admin")
 st.title(_("Rater quality"))
@@ -51,6 +54,10 @@ with st.expander(_("Training, qualification and attention-check settings")):
 
 st.subheader(_("Qualification"))
 table = rater_quality(engine())
+if table[["gold within-1", "gold QWK"]].notna().to_numpy().any():  # someone finished a round
+    st.plotly_chart(charts.qualification_chart(
+        list(table["rater"]), list(table["gold within-1"]), list(table["gold QWK"]),
+        cur.min_within1, cur.min_qwk, _), key="h2h_qual_chart")
 show_table(table, {"rater": (N_("Rater"), "text"),
                    "qualification": (N_("Qualification"), "text"),
                    "gold n": (N_("Gold scores"), "count"),
@@ -58,7 +65,7 @@ show_table(table, {"rater": (N_("Rater"), "text"),
                    "gold QWK": (N_("Gold QWK"), "coef"), "flags": (N_("Flags"), "text")},
            key="h2h_qual_table")
 with st.form("h2h_qual_decide"):
-    c = st.columns([2, 3, 1, 1])
+    c = st.columns([2, 3, 2, 2], vertical_alignment="bottom")
     name = c[0].selectbox(_("Rater"), table["rater"].tolist(), index=None,
                           placeholder=_("Choose a rater"), key="h2h_qual_rater")
     note = c[1].text_input(_("Note (optional)"))
@@ -82,11 +89,17 @@ st.write(_("{items} gold items, {scores} expert scores. Upload a gold CSV (`item
            "`dimension`, `score`, `rationale`), or promote an adjudicated score on the "
            "Adjudication page.")
          .format(items=gold["item"].nunique(), scores=len(gold)))
-if not gold.empty:
-    show_table(gold,
-               {"item": (N_("Item"), "text"), "dimension": (N_("Dimension"), "text"),
-                "score": (N_("Score"), "score"), "source": (N_("Source"), "text"),
-                "rationale": (N_("Rationale"), "text")}, key="h2h_gold_table")
+if not gold.empty:  # does the gold set span each scale? (a set of only 5s trains nothing)
+    levels = sorted({int(v) for v in gold["score"]})
+    dims = list(dict.fromkeys(gold["dimension"]))
+    st.plotly_chart(charts.bars_chart(dims, {str(v): [int(((gold["dimension"] == d)
+                                                         & (gold["score"] == v)).sum())
+                                                     for d in dims] for v in levels},
+                                      _("Expert scores (by level)"), True, _, ordered=True),
+                    key="h2h_gold_chart")
+    # the rationales whole (a table that wraps: nothing cut at the page's edge)
+    st.table(md_table(translated(gold).rename(columns=lambda c: _(GOLD_HEADERS[c]))
+                      .set_index(_("Item"))))
 up = file_uploader(_("Gold CSV"), ["csv"], key="h2h_gold_upload",
                    help=_("Drag a file onto the box or press its button to choose one."))
 if st.button(_("Import gold scores"), disabled=up is None, key="h2h_gold_import"):

@@ -5,6 +5,7 @@ import streamlit as st
 from annotate.components.tables import rows_frame
 from annotate.i18n import _, language, ngettext, tr
 from annotate.resources import engine
+from annotate.services import charts
 from annotate.services.overview import TASK_NAMES, study_overview
 from annotate.services.render import md_text, untranslated_md
 from annotate.session import require
@@ -43,6 +44,16 @@ line = _("Created {created} · rubric “{name}”, version {version}").format(
     created=ov.created, name="\0", version=ov.rubric_version)
 st.caption(md_text(line).replace("\0", tagged(ov.rubric_name, "name")))
 
+st.subheader(_("Items"))
+if ov.coverage and any(sum(v) for v in ov.coverage.values()):
+    tasks = list(ov.coverage)
+    names = [tr(TASK_NAMES[t]) if t in TASK_NAMES else t for t in tasks]
+    st.plotly_chart(charts.bars_chart(
+        [n[:1].upper() + n[1:] for n in names],
+        {_("rated by 2 or more"): [ov.coverage[t][2] for t in tasks],
+         _("rated by 1"): [ov.coverage[t][1] for t in tasks],
+         _("not rated yet"): [ov.coverage[t][0] for t in tasks]},
+        _("Items (agreement needs 2 or more raters)"), True, _), key="h2h_coverage_chart")
 cols = st.columns(len(ov.items_by_task) + 1)
 cols[0].metric(_("Scenarios"), ov.n_scenarios)
 for col, (task, n) in zip(cols[1:], ov.items_by_task.items(), strict=True):

@@ -30,10 +30,13 @@ def test_progress_tables_have_readable_headers_and_percentages(demo_db):
     raters, dims = at.dataframe[0], at.dataframe[1]
     cfg = _config(raters)
     assert cfg["share_done"]["label"] == "Done (%)"
-    assert cfg["share_done"]["type_config"]["format"] == "percent"
+    # a whole percentage, as on every page (issue 34: 54.55% here, 55% elsewhere)
+    assert cfg["share_done"]["type_config"]["format"] == "%.0f%%"
     assert cfg["assigned"]["type_config"]["format"] == "%d"
     # the values stay numbers (the column sorts), only their display is formatted
     assert raters.value["share_done"].dtype.kind == "f"
+    assert raters.value["share_done"].max() <= 100 and (raters.value["share_done"] > 1).any() \
+        or (raters.value["share_done"] == 0).all()
     cfg = _config(dims)
     assert cfg["items_2plus"]["label"] == "Items rated by ≥ 2"
     assert cfg["cannot_rate"]["label"] == "Cannot rate"
@@ -106,3 +109,34 @@ def test_report_page_shows_the_findings_after_building(demo_db):
     assert any("Humans agree" in c for c in table.columns)
     text = " ".join(str(v) for v in table.to_numpy().ravel())
     assert "can replace" in text or "not enough evidence" in text
+
+
+def test_the_same_statistic_has_the_same_decimals_on_every_page(demo_db):
+    """Issue 34: Rater quality showed 54.55% / 0.106 where Progress showed 55% / 0.11."""
+    from data import quality as q
+
+    eng = demo_db["engine"]
+    for item, dim, gold in (("dlg-001-aster", "empathy", 5), ("dlg-002-cedar", "empathy", 1),
+                            ("dlg-001-aster", "safety", 5)):
+        q.set_gold(eng, item, dim, gold, "why")
+    from annotate.services import training
+    from data.study import current_rubric
+
+    rub = current_rubric(eng)
+    who = demo_db["rater"]
+    for it in training.training_state(eng, who.rater_id, rub).items:
+        training.submit_training(eng, who, it, {"empathy": 4, "safety": 2, "fluency": 3}, 9.0,
+                                 rub)
+    quality = _page("admin_quality.py", demo_db["admin"])
+    cfg = _config(quality.dataframe[0])
+    assert cfg["gold within-1"]["type_config"]["format"] == "%.0f%%"
+    assert cfg["gold QWK"]["type_config"]["format"] == "%.3f"
+    row = quality.dataframe[0].value.set_index("rater").loc["pat"]
+    progress = _page("admin_progress.py", demo_db["admin"])
+    shown = progress.table[0].value
+    import html
+
+    cells = {c: html.unescape(str(shown.iloc[0][c])) for c in shown.columns}
+    within = next(v for c, v in cells.items() if "within one" in c)
+    qwk = next(v for c, v in cells.items() if "QWK" in c)
+    assert within == f"{row['gold within-1'] / 100:.0%}" and qwk == f"{row['gold QWK']:.3f}"

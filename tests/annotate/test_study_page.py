@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
@@ -67,3 +68,7 @@ def test_attention_checks_are_not_counted_as_items_or_scenarios(tmp_path, monkey
         == ["48", "48", "51"]  # 147, as the demo says
     assert any("the 6 attention-check items mixed into raters' queues are not counted"
                in c.value for c in at.caption)
+    # a chart leads the items section: per task family, how many are rated by 2 or more
+    fig = json.loads(at.get("plotly_chart")[0].proto.spec)
+    by_name = {t["name"]: t["x"] for t in fig["data"]}
+    assert [sum(v) for v in zip(*by_name.values(), strict=True)] == [48, 48, 51]
