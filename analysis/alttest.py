@@ -29,6 +29,8 @@ from typing import Literal
 import numpy as np
 from scipy import stats
 
+from .messages import Msg
+
 __all__ = ["AltTestResult", "alt_test", "Scoring"]
 
 Scoring = Literal["accuracy", "neg_rmse"]
@@ -101,8 +103,8 @@ def alt_test(humans: np.ndarray, judge: np.ndarray, *, scoring: Scoring = "neg_r
     notes: list[str] = []
     dropped = int(np.sum((n_h > 0) & ~keep))
     if dropped:
-        notes.append(f"alt-test: {dropped} items dropped (fewer than {min_humans} human labels "
-                     "or no judge label)")
+        notes.append(Msg("alt-test: {n} items dropped (fewer than {min} human labels or no "
+                         "judge label)", n=dropped, min=min_humans))
     p_values: dict[str, float] = {}
     rho_parts: list[float] = []
     skipped = 0
@@ -128,9 +130,10 @@ def alt_test(humans: np.ndarray, judge: np.ndarray, *, scoring: Scoring = "neg_r
         p_values[str(names[j])] = p
         rho_parts.append(float(w_f.mean()))
     if skipped:
-        notes.append(f"alt-test: {skipped} humans skipped (fewer than {min_items} items)")
+        notes.append(Msg("alt-test: {n} humans skipped (fewer than {min} items)", n=skipped,
+                         min=min_items))
     if not p_values:
-        notes.append("alt-test: no human has enough items; the test cannot be run")
+        notes.append(Msg("alt-test: no human has enough items; the test cannot be run"))
         return AltTestResult(epsilon, scoring, None, None, None, 0, skipped,
                              int(keep.sum()), dropped, notes=tuple(notes))
     ps = np.array(list(p_values.values()))

@@ -161,8 +161,8 @@ class Note:
         body = in_words(str(tr(self.text)), tr)
         if not self.where:
             return body
-        who = tr(self.every_words) if self.every else ", ".join(self.where)
-        return f"{who}: {body}"
+        who = tr(self.every_words) if self.every else tr(join_msgs(", ", self.where))
+        return str(tr(Msg("{dimensions}: {note}", dimensions=who, note=body)))
 
 
 def group_notes(notes: dict[str, list]) -> list[Note]:
@@ -217,7 +217,7 @@ def judge_view(res: dict, labels: dict[str, str]) -> JudgeView | None:
                 v = (judges[j][k].get("verdict") or {})
                 rows.append([j, name, with_ci(e), with_ci(_est(vc.get("ceiling_qwk"))),
                              with_ci(_est(vc.get("difference")), signed=True),
-                             Msg(v["phrase"]) if v.get("phrase") else "—"])
+                             v["phrase"] if v.get("phrase") else "—"])
     table = pd.DataFrame(rows, columns=list(JUDGE_HEADERS), dtype=object)
     notes = group_notes({f"{j} · {name}": list((judges[j].get(k) or {}).get("notes", []))
                          for j in sorted(judges) for k, name in zip(keys, names, strict=True)})

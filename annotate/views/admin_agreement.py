@@ -15,7 +15,9 @@ from annotate.session import require
 
 
 def show(table, notes) -> None:
-    st.table(md_table(table.rename(columns=tr, index=tr).rename_axis(tr(table.index.name))))
+    """A table in the reader's language (headers, messages in cells), then its notes."""
+    shown = table.map(tr).rename(columns=_).rename_axis(_(table.index.name or ""))
+    st.table(md_table(shown))
     for note in notes:
         st.caption(md_text(note.say(tr)))
 
@@ -45,7 +47,7 @@ if judges is not None:
     st.subheader(_("Judges against the human ceiling"))
     st.plotly_chart(charts.judges_chart(judges.labels, judges.ceiling, judges.judges, _),
                     key="h2h_judges_chart")
-    show(judges.table.set_index(judges.table.columns[0]), [])
+    show(judges.table.set_index(judges.table.columns[0]), [])  # by judge
     with st.expander(_("Notes on the judges ({n})").format(n=len(judges.notes))):
         for note in judges.notes:
             st.caption(md_text(note.say(tr)))
