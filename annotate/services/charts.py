@@ -71,16 +71,16 @@ def _offsets(n: int, spread: float) -> list[float]:
 
 def _bands(fig: go.Figure, _: Callable[[str], str]) -> None:
     """The reading bands behind the points: shaded tentative zone, reliable zone, their
-    names above the plot."""
+    names at the foot of each."""
     lo, hi = BANDS[0]
     fig.add_vrect(x0=lo, x1=hi, fillcolor="#E69F00", opacity=0.10, line_width=0, layer="below")
     fig.add_vrect(x0=hi, x1=1.0, fillcolor="#009E73", opacity=0.10, line_width=0, layer="below")
     for x, text, anchor in ((lo, _("tentative ≥ .667"), "left"),
                             (hi, _("reliable ≥ .800"), "left")):
         fig.add_vline(x=x, line=dict(color="#555555", width=1, dash="dot"))
-        fig.add_annotation(x=x, y=1.0, yref="paper", yanchor="bottom", xanchor=anchor,
+        fig.add_annotation(x=x, y=0.0, yref="paper", yanchor="bottom", xanchor=anchor,
                            text=text, showarrow=False, font=dict(size=FONT_PX - 1),
-                           xshift=2)
+                           xshift=3, yshift=2)  # inside, at the foot: clear of the legend
 
 
 def agreement_chart(labels: list[str], series: dict[str, list[Estimate]],

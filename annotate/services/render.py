@@ -132,6 +132,9 @@ button[data-variant="segmented_control"][data-selected="true"] p{color:#8a1020;
 .h2h-item-reply .h2h-response{overflow-wrap:anywhere}
 @media (min-width: 1024px) and (min-height: 600px){
   .h2h-item{display:flex;flex-direction:column;max-height:calc(100vh - 9.5rem)}
+  /* the training page has its title and a line above the item */
+  [data-testid="stHorizontalBlock"]:has(.st-key-h2h_train_save) .h2h-item{
+    max-height:calc(100vh - 18.5rem)}
   .h2h-item-ctx{flex:1 1 auto;min-height:7rem;overflow-y:auto;padding-right:.4rem}
   .h2h-item-reply{flex:0 0 auto;max-height:48vh;overflow-y:auto}
   [data-testid="stForm"]:has(.st-key-h2h_save,.st-key-h2h_train_save)>
