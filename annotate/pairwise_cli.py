@@ -90,8 +90,9 @@ def pairwise_cmd(
     name: Annotated[str | None, typer.Option(help="Name of this configuration (default: model "
                                              "and hash).")] = None,
     template: Annotated[Path | None, typer.Option(help="Pairwise prompt template TOML "
-                                                  "(default: the bundled data/prompts/"
-                                                  "pairwise_default.toml).")] = None,
+                                                  "(default: the bundled "
+                                                  "pairwise_default.toml, in "
+                                                  "data/prompts).")] = None,
     mode: Annotated[str | None, typer.Option(help="per-dimension (one call each) or all "
                                              "(every dimension in one call).")] = None,
     reason_first: Annotated[bool, typer.Option("--reason-first", help="Ask for reasoning "
