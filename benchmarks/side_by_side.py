@@ -152,13 +152,17 @@ class Server:
                 self.proc.wait()
 
 
-def start_h2h(db: Path, port: int, log: Path) -> Server:
-    """`h2h serve` exactly as a user starts it (the console script of this environment)."""
+def start_h2h(db: Path, port: int, log: Path, root: Path | None = None) -> Server:
+    """`h2h serve` exactly as a user starts it (the console script of this environment);
+    with ``root``, the h2htalk of another checkout (its code first on the path), e.g. the
+    main branch as a baseline beside a change."""
     h2h = Path(sys.executable).with_name("h2h")
     cmd = [str(h2h)] if h2h.is_file() else [sys.executable, "-m", "annotate.cli"]
+    env = None if root is None else dict(os.environ, PYTHONPATH=str(root))
     with open(log, "w") as fh:
         proc = subprocess.Popen([*cmd, "serve", "--db", str(db), "--port", str(port)],
-                                stdout=fh, stderr=subprocess.STDOUT, cwd=ROOT)
+                                stdout=fh, stderr=subprocess.STDOUT, cwd=root or ROOT,
+                                env=env)
     return Server("h2htalk", proc, f"http://127.0.0.1:{port}", log)
 
 
