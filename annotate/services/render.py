@@ -161,7 +161,7 @@ button[data-variant="segmented_control"][data-selected="true"] p{color:#8a1020;
    scale not highlighted stays on one line (the whole of it on hover), so the form keeps its
    height and Save stays in sight */
 .h2h-anchor{margin:.1rem 0 .2rem 0;font-size:.85rem;color:#3c4043;display:flex;
-  flex-wrap:wrap;align-items:baseline;column-gap:.6rem}
+  flex-wrap:wrap;align-items:flex-start;column-gap:.6rem}
 .h2h-anchor>.h2h-anchor-now{flex:1 1 12rem;min-width:0}
 .h2h-anchor>details{flex:0 0 auto}.h2h-anchor>details[open]{flex-basis:100%}
 [data-testid="stRadio"]:not([data-h2h-current="true"]):not(:hover) .h2h-anchor-now{
