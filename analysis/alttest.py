@@ -29,7 +29,7 @@ from typing import Literal
 import numpy as np
 from scipy import stats
 
-from .messages import Msg
+from messages import Msg
 
 __all__ = ["AltTestResult", "alt_test", "Scoring"]
 

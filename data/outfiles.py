@@ -20,8 +20,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from messages import Msg
+
 from .errors import H2HError
-from .messages import Msg
 
 __all__ = ["check_out_file", "check_out_folder", "write_out_text"]
 

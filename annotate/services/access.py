@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from sqlalchemy.engine import Engine
 
-from data.messages import Msg, nMsg
 from data.raters import reactivate_rater, reissue_code
+from messages import Msg, nMsg
 
 __all__ = ["reissue", "reactivate"]
 

@@ -11,7 +11,7 @@ from sqlmodel import select
 
 from analysis.analyze import analyze, scales_from_rubric
 from analysis.options import AnalysisOptions
-from analysis.results import HumanAgreement, StudyAnalysis
+from analysis.results import StudyAnalysis
 from annotate.services.i18n import N_
 from data.engine import read_session, write_session
 from data.errors import H2HError

@@ -1,8 +1,8 @@
 """The Agreement page's content from an analysis result: chart values, tables that fit a
 laptop screen, and notes in words.
 
-The one place that reads the result's layout (``analyze()``'s dictionary today): the page
-and the charts (:mod:`annotate.services.charts`) take what this module returns. Numbers are
+The one place that reads the analysis result (:class:`analysis.results.StudyAnalysis`): the
+page and the charts (:mod:`annotate.services.charts`) take what this module returns. Numbers are
 formatted once here (:mod:`annotate.services.formats`): the same statistic with the same
 decimals on every page.
 
@@ -20,7 +20,7 @@ import pandas as pd
 from analysis.bands import krippendorff_band
 from annotate.services.formats import Estimate, coef, count, share, with_ci
 from annotate.services.i18n import N_
-from data.messages import Msg, join_msgs
+from messages import Msg, join_msgs
 
 __all__ = ["AgreementView", "agreement_view", "JudgeView", "judge_view", "group_notes",
            "Note", "in_words", "SeverityView", "severity_view", "AGREEMENT_HEADERS",
@@ -49,9 +49,9 @@ def _of(dimension: str, n: int, total: int) -> Msg:
     return Msg("{dimension} {n} of {total}", dimension=dimension, n=n, total=total)
 
 
-def _est(d: dict | None) -> Estimate:
-    d = d or {}
-    return Estimate(d.get("value"), d.get("low"), d.get("high"))
+def _est(i) -> Estimate:
+    """An :class:`analysis.serialize.Interval` (or None) as the page's estimate."""
+    return Estimate(None) if i is None else Estimate(i.value, i.low, i.high)
 
 
 @dataclass(frozen=True)
@@ -69,30 +69,32 @@ class AgreementView:
     notes: list[Note] = field(default_factory=list)
 
 
-def agreement_view(res: dict, labels: dict[str, str]) -> AgreementView:
-    """The page's view of a result of :func:`analysis.analyze.analyze` (human agreement)."""
-    keys = [k for k, d in res.get("dimensions", {}).items() if "n_ratings" in d]
+def agreement_view(res, labels: dict[str, str]) -> AgreementView:
+    """The page's view of :func:`analysis.analyze.analyze`'s result (human agreement; None
+    without ratings)."""
+    from analysis.results import HumanAgreement
+
+    dims = {} if res is None else res.dimensions
+    keys = [k for k, d in dims.items() if isinstance(d, HumanAgreement)]
     names = [labels.get(k, k) for k in keys]
     alpha, kappa, ceiling, rows = [], [], [], []
     for k in keys:
-        d = res["dimensions"][k]
-        a = Estimate(d["alpha"].get(d["level"]), d["alpha_ci"].get("low"),
-                     d["alpha_ci"].get("high"))
-        hc = res.get("human_ceiling", {}).get(k, {})
-        c = Estimate(hc.get("qwk"), (hc.get("qwk_ci") or {}).get("low"),
-                     (hc.get("qwk_ci") or {}).get("high"))
-        kq = Estimate(d["cohen_kappa"].get("quadratic"))
+        d = dims[k]
+        ci = d.alpha_ci
+        a = Estimate(d.alpha_at_level, ci.low if ci else None, ci.high if ci else None)
+        hc = res.ceiling(k)
+        c = Estimate(hc.qwk, hc.qwk_ci.low, hc.qwk_ci.high) if hc else Estimate(None)
+        kq = Estimate(d.cohen_kappa.quadratic)
         alpha.append(a)
         kappa.append(kq)
         ceiling.append(c)
-        why = d.get("not_estimable")
+        why = d.not_estimable
         reading = krippendorff_band(a.value) if not a.missing else \
             (Msg("not estimable: {why}", why=why) if why else Msg("not estimable"))
-        rows.append([LEVELS.get(d["level"], d["level"]),
-                     f"{count(d['n_items'])} / {count(d['n_raters'])} / "
-                     f"{count(d['n_ratings'])}",
+        rows.append([LEVELS.get(d.level, d.level),
+                     f"{count(d.n_items)} / {count(d.n_raters)} / {count(d.n_ratings)}",
                      with_ci(a), reading, coef(kq.value), with_ci(c),
-                     coef(d["gwet"].get("ac1")), share(d.get("percent_exact"))])
+                     coef(d.gwet.ac1), share(d.percent_exact)])
     table = pd.DataFrame(rows, columns=list(AGREEMENT_HEADERS),
                          index=pd.Index(names, name=N_("Dimension")), dtype=object)
     return AgreementView(keys, names, alpha, kappa, ceiling, table,
@@ -104,26 +106,27 @@ def agreement_notes(res: dict, keys: list[str], labels: dict[str, str]) -> list[
     Cohen's κ is pooled and the pairs it leaves out, and the analysis's other notes grouped
     (:func:`group_notes`). Notes about statistics the page does not show (ICC) are left
     out."""
-    dims = res.get("dimensions", {})
+    dims = {} if res is None else res.dimensions
     out: list[Note] = []
-    cannot = [(labels.get(k, k), dims[k].get("n_cannot_rate") or 0) for k in keys]
+    cannot = [(labels.get(k, k), dims[k].n_cannot_rate or 0) for k in keys]
     if any(n for _n, n in cannot):
         out.append(Note(Msg("“Cannot rate” answers are left out of every statistic: {list}.",
                             list=join_msgs(", ", [f"{name} {n}" for name, n in cannot if n]))))
-    pairs = [(labels.get(k, k), dims[k].get("cohen_pairs") or {}) for k in keys]
+    pairs = [(labels.get(k, k), dims[k].cohen_pairs) for k in keys
+             if dims[k].cohen_pairs is not None]
     if pairs:
-        least = max((p.get("min_items") or 0) for _n, p in pairs)
+        least = max(p.min_items for _n, p in pairs)
         out.append(Note(Msg("Cohen's κ: the mean over rater pairs, weighted by the items each "
                             "pair shares; pairs sharing fewer than {min} items are left out.",
                             min=least)))
-        short = [(name, p["too_few_items"], p.get("used", 0) + p["too_few_items"])
-                 for name, p in pairs if p.get("too_few_items")]
+        short = [(name, p.too_few_items, p.used + p.too_few_items)
+                 for name, p in pairs if p.too_few_items]
         if short:
             out.append(Note(Msg("Rater pairs left out of Cohen's κ for sharing too few items: "
                                 "{list}.", list=join_msgs(", ", [
                                     _of(name, n, total) for name, n, total in short]))))
     skip = ("{n} 'cannot rate' entries are left out",)
-    rest = {labels.get(k, k): [n for n in dims[k].get("notes", [])
+    rest = {labels.get(k, k): [n for n in dims[k].notes
                                if getattr(n, "template", None) not in skip
                                and not _about(n, ("cohen_kappa", "icc"))]
             for k in keys}
@@ -193,33 +196,40 @@ class JudgeView:
     notes: list[Note] = field(default_factory=list)
 
 
-def judge_view(res: dict, labels: dict[str, str]) -> JudgeView | None:
+def judge_view(res, labels: dict[str, str]) -> JudgeView | None:
     """The judges section's view of a result with judges (None without any)."""
-    judges = res.get("judges") or {}
-    keys = [k for k in res.get("dimensions", {})
-            if any(((judges[j].get(k) or {}).get("vs_ceiling")) for j in judges)]
+    from analysis.results import JudgeAgreement
+
+    judges = {} if res is None else res.judges
+
+    def agreement(j: str, k: str) -> JudgeAgreement | None:
+        a = judges[j].get(k)
+        return a if isinstance(a, JudgeAgreement) and a.vs_ceiling is not None else None
+
+    keys = [k for k in ({} if res is None else res.dimensions)
+            if any(agreement(j, k) for j in judges)]
     if not keys:
         return None
     names = [labels.get(k, k) for k in keys]
     ceiling = []
     for k in keys:
-        first = next(j for j in sorted(judges) if (judges[j].get(k) or {}).get("vs_ceiling"))
-        ceiling.append(_est(judges[first][k]["vs_ceiling"].get("ceiling_qwk")))
+        first = next(agreement(j, k) for j in sorted(judges) if agreement(j, k))
+        ceiling.append(_est(first.vs_ceiling.ceiling))
     per: dict[str, list[Estimate]] = {}
     rows = []
     for j in sorted(judges):
         per[j] = []
         for k, name in zip(keys, names, strict=True):
-            vc = (judges[j].get(k) or {}).get("vs_ceiling") or {}
-            e = _est(vc.get("judge_qwk"))
+            a = agreement(j, k)
+            e = _est(a.vs_ceiling.judge) if a else Estimate(None)
             per[j].append(e)
-            if vc:
-                v = (judges[j][k].get("verdict") or {})
-                rows.append([j, name, with_ci(e), with_ci(_est(vc.get("ceiling_qwk"))),
-                             with_ci(_est(vc.get("difference")), signed=True),
-                             v["phrase"] if v.get("phrase") else "—"])
+            if a:
+                vc = a.vs_ceiling
+                rows.append([j, name, with_ci(e), with_ci(_est(vc.ceiling)),
+                             with_ci(_est(vc.diff), signed=True),
+                             a.verdict.phrase if a.verdict else "—"])
     table = pd.DataFrame(rows, columns=list(JUDGE_HEADERS), dtype=object)
-    notes = group_notes({f"{j} · {name}": list((judges[j].get(k) or {}).get("notes", []))
+    notes = group_notes({f"{j} · {name}": list(getattr(judges[j].get(k), "notes", ()) or ())
                          for j in sorted(judges) for k, name in zip(keys, names, strict=True)})
     notes = [Note(n.text, n.where, n.every, Msg("Every judge and dimension")) for n in notes]
     return JudgeView(names, ceiling, per, table, notes)
