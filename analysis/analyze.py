@@ -19,6 +19,8 @@ from typing import Any
 
 import pandas as pd
 
+from messages import Msg
+
 from .agreement import human_block
 from .ceiling import human_ceiling
 from .judge_agreement import aggregate_samples, agreement_block, judge_metrics
@@ -192,9 +194,11 @@ def _judge_block(jname: str, jg: pd.DataFrame, dg: pd.DataFrame, sc: Scale, r, d
     if len(dim_off) > 10:
         notes.append(f"… and {len(dim_off) - 10} more scores not on the scale")
     if n_unscored:
-        notes.append(f"{n_unscored} of {n_judgments} judgments are unscored "
-                     + ("(including the scores not on the scale) " if dim_off else "")
-                     + "and left out")
+        notes.append(Msg("{n} of {total} judgments are unscored (including the scores not "
+                         "on the scale) and left out", n=n_unscored, total=n_judgments)
+                     if dim_off else
+                     Msg("{n} of {total} judgments are unscored and left out", n=n_unscored,
+                         total=n_judgments))
     return agreement_block(jm, n_judgments=n_judgments, n_unscored=n_unscored, notes=notes,
                            label=(lambda v: label_of(sc, v)) if sc.labels else None)
 

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from messages import Msg
+
 from .aggregate import aggregate_samples, lower_medians
 from .alpha import Level, alpha, alpha_from_matrix
 from .alttest import AltTestResult, alt_test
@@ -116,7 +118,8 @@ def judge_metrics(humans: Ratings, judge: np.ndarray, level: Level, values: Sequ
         v = verdict_for(None, None, m, judge, options=options)
         return JudgeMetrics(metrics, None, None, None, v, notes, items)
     if missing:
-        notes.append(f"{missing} human-rated items have no judge score (unscored or missing)")
+        notes.append(Msg("{n} human-rated items have no judge score (unscored or missing)",
+                         n=missing))
     pairs = items.pairs
     metrics = pooled_metrics(pairs, judge)
     metrics["n_scored_items"] = int(scored.sum())
@@ -128,7 +131,7 @@ def judge_metrics(humans: Ratings, judge: np.ndarray, level: Level, values: Sequ
         metrics["self_consistency_alpha"] = finite(alpha_from_matrix(samples, level, values))
     else:
         metrics["self_consistency_alpha"] = None
-        notes.append("self_consistency_alpha: one sample per item")
+        notes.append(Msg("self_consistency_alpha: one sample per item"))
     if pairs.n_pairs == 0:
         notes.append("no judge-scored item has two or more human ratings: the leave-one-out "
                      "comparison is not possible")
