@@ -20,7 +20,6 @@ from annotate.services.i18n import N_
 from annotate.services.render import (
     anchors_store_html,
     item_html,
-    md_formatting,
     md_text,
     missing_html,
     ready_marker_html,
@@ -150,11 +149,13 @@ def scale_labels(d) -> tuple[str, dict]:
 def anchored_radio(d, label: str, *, key: str, index: int | None = None):
     """A scale read in full, for one considered decision (adjudication): a list of its
     levels, each with its number and name as on the rating form and its anchor under it
-    (rubric Markdown, images and HTML inert; tagged where not translated). Returns the
+    (as written, images and HTML inert; tagged where not translated). Returns the
     chosen level's value, or None."""
     base = getattr(d, "fallback_language", None)
     _label, names = scale_labels(d)
-    captions = [md_formatting(lv.anchor) + _tag(lv, "anchor", base) for lv in d.levels]
+    # a radio's captions are Markdown: the anchor shown literally (md_text), so no image,
+    # HTML or link in rubric text can come out of it (rubric_text_html is for st.html only)
+    captions = [md_text(lv.anchor) + _tag(lv, "anchor", base) for lv in d.levels]
     return st.radio(label, [lv.value for lv in d.levels], index=index, key=key,
                     format_func=names.__getitem__, captions=captions)
 

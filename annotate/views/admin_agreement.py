@@ -4,6 +4,7 @@ against the ceiling, and rater severity (many-facet Rasch model)."""
 
 import streamlit as st
 
+from annotate.components.charts import plotly_chart
 from annotate.i18n import _, language, tr
 from annotate.resources import cached_rubric, engine
 from annotate.services import charts
@@ -33,7 +34,7 @@ st.subheader(_("Humans, per dimension"))
 if not view.keys:
     st.info(_("No ratings yet."))
 else:
-    st.plotly_chart(charts.agreement_chart(view.labels, {
+    plotly_chart(charts.agreement_chart(view.labels, {
         _("Krippendorff's α"): view.alpha, _("Cohen's κ (quadratic)"): view.kappa,
         _("Human ceiling QWK"): view.ceiling}, _), key="h2h_agreement_chart")
     show(view.table, view.notes)
@@ -45,7 +46,7 @@ else:
 judges = judge_view(res, labels)
 if judges is not None:
     st.subheader(_("Judges against the human ceiling"))
-    st.plotly_chart(charts.judges_chart(judges.labels, judges.ceiling, judges.judges, _),
+    plotly_chart(charts.judges_chart(judges.labels, judges.ceiling, judges.judges, _),
                     key="h2h_judges_chart")
     show(judges.table.set_index(judges.table.columns[0]), [])  # by judge
     with st.expander(_("Notes on the judges ({n})").format(n=len(judges.notes))):
@@ -55,7 +56,7 @@ if judges is not None:
 st.subheader(_("Rater severity (many-facet Rasch model)"))
 sev = severity_view(rater_models(engine()), labels)
 if sev.points:
-    st.plotly_chart(charts.severity_chart(sev.points, sev.dimensions, _), key="h2h_sev_chart")
+    plotly_chart(charts.severity_chart(sev.points, sev.dimensions, _), key="h2h_sev_chart")
 st.caption(_("Severity in logits (positive = harsher than the average rater) with its standard "
              "error; infit/outfit mean squares (1 = as the model expects). Fitted by "
              "conditional maximum likelihood; see `docs/analysis.md`."))

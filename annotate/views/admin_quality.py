@@ -4,6 +4,7 @@ each rater's qualification (send back to training, or release anyway)."""
 import streamlit as st
 
 from annotate import state
+from annotate.components.charts import plotly_chart
 from annotate.components.tables import show_table, translated
 from annotate.components.uploader import file_uploader
 from annotate.i18n import _, language, option_labels, problems_of, tr
@@ -55,7 +56,7 @@ with st.expander(_("Training, qualification and attention-check settings")):
 st.subheader(_("Qualification"))
 table = rater_quality(engine())
 if table[["gold within-1", "gold QWK"]].notna().to_numpy().any():  # someone finished a round
-    st.plotly_chart(charts.qualification_chart(
+    plotly_chart(charts.qualification_chart(
         list(table["rater"]), list(table["gold within-1"]), list(table["gold QWK"]),
         cur.min_within1, cur.min_qwk, _), key="h2h_qual_chart")
 show_table(table, {"rater": (N_("Rater"), "text"),
@@ -92,7 +93,7 @@ st.write(_("{items} gold items, {scores} expert scores. Upload a gold CSV (`item
 if not gold.empty:  # does the gold set span each scale? (a set of only 5s trains nothing)
     levels = sorted({int(v) for v in gold["score"]})
     dims = list(dict.fromkeys(gold["dimension"]))
-    st.plotly_chart(charts.bars_chart(dims, {str(v): [int(((gold["dimension"] == d)
+    plotly_chart(charts.bars_chart(dims, {str(v): [int(((gold["dimension"] == d)
                                                          & (gold["score"] == v)).sum())
                                                      for d in dims] for v in levels},
                                       _("Expert scores (by level)"), True, _, ordered=True),

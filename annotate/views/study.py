@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from annotate.components.charts import plotly_chart
 from annotate.components.tables import rows_frame
 from annotate.i18n import _, language, ngettext, tr
 from annotate.resources import engine
@@ -48,7 +49,7 @@ st.subheader(_("Items"))
 if ov.coverage and any(sum(v) for v in ov.coverage.values()):
     tasks = list(ov.coverage)
     names = [tr(TASK_NAMES[t]) if t in TASK_NAMES else t for t in tasks]
-    st.plotly_chart(charts.bars_chart(
+    plotly_chart(charts.bars_chart(
         [n[:1].upper() + n[1:] for n in names],
         {_("rated by 2 or more"): [ov.coverage[t][2] for t in tasks],
          _("rated by 1"): [ov.coverage[t][1] for t in tasks],
