@@ -193,7 +193,8 @@ def test_save_an_adjudication_and_make_it_gold(demo_db):
     level = current_rubric(eng).dimension(dim).levels[0]
     assert at.radio[0].options[0] == f"**{level.value}** {md_text(level.label)}"
     captions = list(at.radio[0].proto.captions)
-    assert len(captions) == 5 and captions[0].startswith(level.anchor[:30])
+    # the caption is Markdown with the anchor shown literally (punctuation as entities)
+    assert len(captions) == 5 and html.unescape(captions[0]).startswith(level.anchor[:30])
     at.radio[0].set_value(1)
     at.text_area[0].input("  Both readings are defensible; the reply misses the risk.  ")
     at.checkbox(key="h2h_adj_gold").check()

@@ -15,7 +15,7 @@ from annotate import state
 from annotate.services.render import levels_table_html, rubric_text_html
 from data.engine import write_session
 from data.errors import FormatError
-from data.models import Rater, Rating, utcnow
+from data.models import Assignment, Rater, Rating, utcnow
 from data.rubric import load_default_rubric, parse_rubric, rubric_from_definition
 from data.rubric_markdown import images_in, rubric_html
 from data.study import current_rubric, set_rubric
@@ -134,6 +134,8 @@ def test_progress_figures_show_rater_names_and_labels_literally(demo_db):
         s.add(Rating(rater_id=r.id, item_id="dlg-001-aster", dimension="empathy", score=3,
                      rubric_version=current_rubric(eng).version, created_at=utcnow(),
                      updated_at=utcnow()))
+        s.add(Assignment(rater_id=r.id, item_id="dlg-001-aster", position=0,
+                         completed_at=utcnow(), created_at=utcnow()))  # in the per-day chart
     from annotate.resources import forget_rubric
     forget_rubric()
     try:
@@ -144,12 +146,14 @@ def test_progress_figures_show_rater_names_and_labels_literally(demo_db):
         forget_rubric()
     assert not at.exception
     specs = [json.loads(e.proto.spec) for e in at.get("plotly_chart")]
-    assert len(specs) == 2
+    assert len(specs) >= 2  # items done per day per rater, ratings per dimension, …
     shown = json.dumps(specs)
     assert "<span" not in shown and "background-image" in shown  # there, escaped
-    xs = [x for spec in specs for tr in spec["data"] for x in tr.get("x", [])]
-    assert name.replace("<", "&lt;").replace(">", "&gt;") in xs
-    assert label.replace("<", "&lt;").replace(">", "&gt;") in xs
+    # a rater is a trace of the per-day chart (its legend name), a dimension a category
+    texts = [x for spec in specs for tr in spec["data"]
+             for x in [*tr.get("x", []), *tr.get("y", []), tr.get("name")]]
+    assert name.replace("<", "&lt;").replace(">", "&gt;") in texts
+    assert label.replace("<", "&lt;").replace(">", "&gt;") in texts
 
 
 def test_a_reference_without_its_definition_is_text_not_an_image():

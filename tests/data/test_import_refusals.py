@@ -179,7 +179,7 @@ def test_comments_survive_export_and_import_byte_for_byte(engine, tmp_path):
     src.write_bytes(("\n".join(rows) + "\n").encode("utf-8"))
     recs = read_ratings(src, current_rubric(engine), item_tasks(engine))
     assert [r.comment for r in recs] == COMMENTS
-    import_rating_records(engine, recs, file=src.name)
+    import_rating_records(engine, recs, file=src.name, add_raters=True)
     exported = tmp_path / "export.csv"
     exported.write_text(export_ratings_csv(engine), encoding="utf-8", newline="")
     back = read_ratings(exported, current_rubric(engine), item_tasks(engine))
