@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,13 @@ N_CTX = 8192  # the longest rubric prompt with its answer fits (SmolLM2's own co
 
 
 def import_llama_cpp():
+    # llama.cpp's CPU threads meet at OpenMP barriers, which by default spin while they wait:
+    # on a machine whose cores are busy with anything else (an app server, a test run, a
+    # second job) a spinning thread holds a core its partner needs, and one judge call took
+    # 95 s instead of 25 s beside other work (measured here, 2 cores at load 8). Waiting
+    # passively costs nothing measurable on an idle machine. Read when OpenMP starts, i.e. at
+    # this first import; a value the user set is kept.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     try:
         import llama_cpp
     except ImportError:

@@ -11,6 +11,7 @@ without paying twice, generate with and without SAP, and feed `h2h calibrate` an
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -38,7 +39,11 @@ def llama_server(smollm2, tmp_path_factory) -> Iterator[str]:
         proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model",
                                  str(smollm2), "--model_alias", "smollm2", "--host",
                                  "127.0.0.1", "--port", str(port), "--n_ctx", "4096"],
-                                stdout=fh, stderr=subprocess.STDOUT)
+                                stdout=fh, stderr=subprocess.STDOUT,
+                                # OpenMP threads that wait without spinning: beside the other
+                                # test worker this server runs several times faster (see
+                                # judge/providers/local_provider.py)
+                                env=dict(os.environ, OMP_WAIT_POLICY="PASSIVE"))
     url = f"http://127.0.0.1:{port}/v1"
     try:
         deadline = time.monotonic() + 300  # readiness, not a speed check

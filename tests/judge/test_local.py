@@ -235,3 +235,19 @@ def test_a_prompt_version_of_a_local_configuration_runs_from_the_admin_page(demo
     row, _ = cal.template_of(engine, "mine-v2")
     assert row.provider == "local" and row.model_digest == base.model_digest
     assert row.model_file == str(mine) and cal.judgments_stored(engine, "mine-v2") == 3
+
+
+@pytest.mark.parametrize("preset", [None, "ACTIVE"])
+def test_llama_cpp_threads_wait_passively_unless_told_otherwise(preset):
+    """OpenMP reads OMP_WAIT_POLICY once, when llama_cpp is first imported: the provider sets
+    PASSIVE before that import (spinning threads made a call ~4x slower beside other work),
+    and keeps a policy the user chose."""
+    probe = ("import os; from judge.providers.local_provider import import_llama_cpp; "
+             "import_llama_cpp(); print(os.environ['OMP_WAIT_POLICY'])")
+    env = {k: v for k, v in h2h_env().items() if k != "OMP_WAIT_POLICY"}
+    if preset:
+        env["OMP_WAIT_POLICY"] = preset
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == (preset or "PASSIVE")
