@@ -1,0 +1,440 @@
+"""The prediction-powered leaderboard: companion models ranked at the judge's scale with the
+humans' validity (`h2h leaderboard`).
+
+Per model × dimension, per task family and over all tasks, three estimates side by side: the
+humans alone, the judge alone (uncalibrated), and the two combined (PPI++ by default,
+:mod:`analysis.ppi`); the SAP − baseline difference per model, paired by scenario; each
+model's rank interval (bootstrap) and pairwise "A above B" tests with Holm-adjusted p-values.
+
+Inputs are per-item values (long frames), so the caller decides what an item's human value
+is (the mean of its ratings, or the many-facet model's fair score) and which items a judge
+configuration may be held against (:func:`judge_items`). Every estimate that cannot be made
+is ``None`` with a note saying why.
+
+References: Angelopoulos et al. (2023), Science 382:669; Angelopoulos, Duchi & Zrnic (2023),
+PPI++, arXiv:2311.01453; Zrnic & Candès (2024), Active statistical inference, ICML; Holm
+(1979), Scand. J. Statist. 6:65.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.stats import norm
+
+from .ppi import Estimator, MeanEstimate, active_mean, classical_mean, ppi_mean
+
+__all__ = ["BoardOptions", "judge_items", "ppi_leaderboard", "METHOD_SENTENCE",
+           "holm"]
+
+METHOD_SENTENCE = (
+    "Model means combine the LLM judge's scores of every reply with the psychologists' "
+    "scores of a random subset by prediction-powered inference with power tuning (PPI++; "
+    "Angelopoulos et al., 2023, Science; Angelopoulos, Duchi & Zrnic, 2023), which corrects "
+    "the judge's bias with the human-rated replies and gives {level:.0%} confidence "
+    "intervals that are valid whatever that bias; ranks carry {B}-resample bootstrap "
+    "intervals and pairwise differences Holm-adjusted p-values.")
+
+
+@dataclass(frozen=True)
+class BoardOptions:
+    """``estimator`` picks the combined column; ``min_human`` is the fewest human-rated items
+    a model needs for a combined value; ``B`` bootstrap resamples for the rank intervals
+    (0: no rank intervals), ``seed`` their seed; ``level`` the confidence level."""
+
+    estimator: Estimator = "ppi++"
+    min_human: int = 10
+    B: int = 1000
+    seed: int = 0
+    level: float = 0.95
+
+    def __post_init__(self):
+        if self.estimator not in ("ppi++", "ppi", "human", "judge"):
+            raise ValueError(f"estimator: '{self.estimator}' is not ppi++, ppi, human or judge")
+        if self.min_human < 2:
+            raise ValueError(f"min_human must be at least 2; got {self.min_human}")
+        if self.B < 0:
+            raise ValueError(f"B must be 0 (no rank intervals) or more; got {self.B}")
+        if not 0 < self.level < 1:
+            raise ValueError(f"level must be between 0 and 1; got {self.level}")
+
+
+def judge_items(items: pd.DataFrame, judge: pd.DataFrame,
+                exclude: Collection[str] = ()) -> tuple[pd.DataFrame, int]:
+    """The items a judge configuration is held against, and how many were set aside.
+
+    The one place that decides it: every item of the study except ``exclude`` (for example a
+    configuration's few-shot exemplars, which it has seen with their human scores). Returns
+    the judge's rows on the kept items and the number of items set aside.
+    """
+    keep = ~judge["item_id"].isin(set(exclude))
+    set_aside = int(items["item_id"].isin(set(exclude)).sum())
+    return judge[keep], set_aside
+
+
+@dataclass
+class _Cell:
+    model: str
+    dimension: str
+    task: str | None
+    h: pd.Series            # human value by item
+    j: pd.Series            # judge value by item
+    agree: pd.Series        # judge samples agree, by item
+    prob: pd.Series | None  # probability of being human-rated (active draws), by item
+    picked_unrated: int = 0
+    notes: list[str] = field(default_factory=list)
+    combined: MeanEstimate | None = None
+    human: MeanEstimate | None = None
+    judge: MeanEstimate | None = None
+    boot: np.ndarray | None = None
+
+
+def _triple(e: MeanEstimate | None, ci: bool = True) -> dict[str, float | None]:
+    if e is None:
+        return {"estimate": None, "low": None, "high": None}
+    ok = ci and math.isfinite(e.low)
+    return {"estimate": _f(e.estimate), "low": _f(e.low) if ok else None,
+            "high": _f(e.high) if ok else None}
+
+
+def _f(v) -> float | None:
+    return None if v is None or not math.isfinite(float(v)) else float(v)
+
+
+def holm(p: np.ndarray) -> np.ndarray:
+    """Holm's step-down adjusted p-values (Holm 1979).
+
+    >>> holm(np.array([0.01, 0.04, 0.03])).round(3).tolist()
+    [0.03, 0.06, 0.06]
+    """
+    p = np.asarray(p, dtype=float)
+    m = p.size
+    order = np.argsort(p, kind="stable")
+    adj = np.maximum.accumulate((m - np.arange(m)) * p[order])
+    out = np.empty(m)
+    out[order] = np.minimum(adj, 1.0)
+    return out
+
+
+def _active_arrays(cell: _Cell) -> tuple[np.ndarray, ...]:
+    """Every item of the cell for :func:`active_mean`: judge value (0 where unscored), human
+    value, rated?, probability of being rated, stratum (0: the judge's samples agreed,
+    1: they differed, 2: no judge score; known before any draw)."""
+    idx = cell.j.index
+    yh = cell.j.to_numpy(float)
+    scored = ~np.isnan(yh)
+    yy = cell.h.reindex(idx).to_numpy(float)
+    agree = cell.agree.reindex(idx).fillna(1.0).to_numpy(float) > 0.5
+    st = np.where(~scored, 2, np.where(agree, 0, 1))
+    return (np.where(scored, yh, 0.0), yy, ~np.isnan(yy), cell.prob.reindex(idx).to_numpy(float),
+            st)
+
+
+def _estimate(cell: _Cell, opt: BoardOptions) -> None:
+    """Fill the cell's three estimates (and notes)."""
+    h, j = cell.h.dropna(), cell.j.dropna()
+    both = h.index.intersection(j.index)
+    lvl = opt.level
+    if len(j) >= 2:
+        cell.judge = classical_mean(j.to_numpy(), level=lvl, method="judge (uncalibrated)")
+    elif len(j) == 1:
+        cell.notes.append("judge-only: one judged item, no CI")
+    if len(h) >= 2:
+        cell.human = classical_mean(h.to_numpy(), level=lvl)
+    if cell.prob is not None and len(h) >= 2:
+        yh, yy, lab, p, st = _active_arrays(cell)
+        cell.human = active_mean(yh, yy, lab, p, lam=0, level=lvl)
+    if len(h) < opt.min_human:
+        cell.notes.append(f"fewer than {opt.min_human} human-rated items ({len(h)}): no "
+                          "combined value; the judge-only value is uncalibrated"
+                          + ("; the human-only mean has no CI" if len(h) >= 2 else ""))
+        if cell.human is not None:
+            cell.human = MeanEstimate(cell.human.estimate, math.nan, math.nan, math.nan,
+                                      cell.human.n, 0, None, cell.human.method, lvl)
+        return
+    left_h = len(h) - len(both)
+    left_j = int((cell.j.isna() & ~cell.j.index.isin(h.index)).sum())
+    if left_h:
+        cell.notes.append(f"{left_h} human-rated item(s) the judge did not score: left out of "
+                          "the combined estimate's human side")
+    if left_j > 0:
+        cell.notes.append(f"{left_j} item(s) without a human value that the judge did not "
+                          "score: left out of the combined estimate's judge side")
+    if opt.estimator == "human":
+        cell.combined = cell.human
+        return
+    if opt.estimator == "judge":
+        cell.combined = cell.judge
+        return
+    if len(both) < opt.min_human:
+        cell.notes.append(f"only {len(both)} human-rated items have a judge score (fewer than "
+                          f"{opt.min_human}): no combined value")
+        return
+    lam = None if opt.estimator == "ppi++" else 1.0
+    if cell.prob is not None:
+        if cell.picked_unrated:
+            cell.notes.append(f"{cell.picked_unrated} item(s) picked by an active draw are "
+                              "not rated yet: no combined value until they are")
+            cell.human = None
+            return
+        yh, yy, lab, p, st = _active_arrays(cell)
+        cell.combined = active_mean(yh, yy, lab, p, strata=st, lam=lam, level=lvl)
+    else:
+        unl = j.index.difference(h.index)
+        if len(unl) == 0:
+            cell.notes.append("every judged item is human-rated: the judge adds nothing; the "
+                              "combined estimate is the human-only one")
+            cell.combined = classical_mean(h.loc[both].to_numpy(), level=lvl)
+            return
+        cell.combined = ppi_mean(h.loc[both].to_numpy(), j.loc[both].to_numpy(),
+                                 j.loc[unl].to_numpy(), lam=lam, level=lvl)
+    if cell.combined.constant_judge:
+        cell.notes.append("the judge gave every item the same score: lambda = 0, the "
+                          "combined estimate is the human-only one")
+
+
+def _bootstrap(cell: _Cell, opt: BoardOptions, rng: np.random.Generator) -> np.ndarray:
+    """B resampled values of the cell's combined estimate (items resampled within the model,
+    lambda tuned again in each resample for PPI++)."""
+    B = opt.B
+    h, j = cell.h.dropna(), cell.j.dropna()
+    est = opt.estimator
+    if est == "human" or (cell.prob is None and est != "judge"
+                          and len(j.index.difference(h.index)) == 0):
+        x = h.to_numpy()
+        return x[rng.integers(0, x.size, (B, x.size))].mean(1)
+    if est == "judge":
+        x = j.to_numpy()
+        return x[rng.integers(0, x.size, (B, x.size))].mean(1)
+    if cell.prob is not None:  # active draws: normal draws around the estimate, its SE
+        c = cell.combined
+        return c.estimate + c.se * rng.standard_normal(B)
+    both = h.index.intersection(j.index)
+    y, yh = h.loc[both].to_numpy(), j.loc[both].to_numpy()
+    yu = j.loc[j.index.difference(h.index)].to_numpy()
+    n, N = y.size, yu.size
+    il, iu = rng.integers(0, n, (B, n)), rng.integers(0, N, (B, N))
+    Y, Yh, Yu = y[il], yh[il], yu[iu]
+    if est == "ppi":
+        lam = np.ones(B)
+    else:
+        cov = np.mean((Y - Y.mean(1, keepdims=True)) * (Yh - Yh.mean(1, keepdims=True)), 1)
+        var = np.var(np.concatenate([Yh, Yu], 1), axis=1, ddof=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lam = np.where(var > 0, np.clip(cov / ((1 + n / N) * var), 0, 1), 0.0)
+    return lam * Yu.mean(1) + (Y - lam[:, None] * Yh).mean(1)
+
+
+def _ranks(cells: list[_Cell], opt: BoardOptions, rng: np.random.Generator) -> dict | None:
+    ok = [c for c in cells if c.combined is not None]
+    if len(ok) < 2:
+        return None
+    est = np.array([c.combined.estimate for c in ok])
+    point = (-est).argsort(kind="stable").argsort() + 1
+    out = {"models": []}
+    if opt.B > 0:
+        boots = np.stack([_bootstrap(c, opt, rng) for c in ok], axis=1)  # B × models
+        r = (-boots).argsort(1, kind="stable").argsort(1) + 1
+        lo = np.quantile(r, (1 - opt.level) / 2, axis=0, method="lower")
+        hi = np.quantile(r, (1 + opt.level) / 2, axis=0, method="higher")
+    for k, c in enumerate(ok):
+        out["models"].append({"model": c.model, "rank": int(point[k]),
+                              "low": int(lo[k]) if opt.B > 0 else None,
+                              "high": int(hi[k]) if opt.B > 0 else None})
+    out["models"].sort(key=lambda m: m["rank"])
+    left = [c.model for c in cells if c.combined is None]
+    if left:
+        out["left_out"] = left
+    pairs = []
+    for a, b in combinations(ok, 2):
+        d = a.combined.estimate - b.combined.estimate
+        se = math.hypot(a.combined.se, b.combined.se)
+        p = 2 * norm.sf(abs(d) / se) if se > 0 else (0.0 if d else 1.0)
+        h = norm.ppf(0.5 + opt.level / 2) * se
+        pairs.append([a.model, b.model, d, d - h, d + h, p])
+    if pairs:
+        adj = holm(np.array([p[-1] for p in pairs]))
+        out["pairwise"] = []
+        for (a, b, d, lo_, hi_, p), pa in zip(pairs, adj, strict=True):
+            sig = pa < 1 - opt.level
+            verdict = (f"{a} above {b}" if sig and d > 0 else f"{b} above {a}" if sig
+                       else "not distinguishable")
+            out["pairwise"].append({"a": a, "b": b, "difference": _f(d), "low": _f(lo_),
+                                    "high": _f(hi_), "p": _f(p), "p_holm": _f(pa),
+                                    "verdict": verdict})
+    return out
+
+
+def _paired_diff(sub: pd.DataFrame, model: str, dim: str, opt: BoardOptions) -> dict | None:
+    """SAP − baseline for one model and dimension, paired by scenario: PPI on the per-scenario
+    differences (human-rated pairs labelled, judge-only pairs unlabelled)."""
+    s = sub[sub["condition"] == "sap"].drop_duplicates("scenario").set_index("scenario")
+    b = sub[sub["condition"] == "baseline"].drop_duplicates("scenario").set_index("scenario")
+    if s.empty or b.empty:
+        return None
+    common = s.index.intersection(b.index)
+    dh = (s.loc[common, "h"] - b.loc[common, "h"]).dropna()
+    dj = (s.loc[common, "j"] - b.loc[common, "j"]).dropna()
+    out: dict[str, Any] = {"model": model, "dimension": dim, "design": "paired by scenario",
+                           "n_human": int(len(dh)), "n_judge": int(len(dj)), "notes": []}
+    lvl = opt.level
+    hum = classical_mean(dh.to_numpy(), level=lvl) if len(dh) >= opt.min_human else None
+    jud = classical_mean(dj.to_numpy(), level=lvl) if len(dj) >= 2 else None
+    comb = None
+    lab = dh.index.intersection(dj.index)
+    unl = dj.index.difference(dh.index)
+    if len(lab) < opt.min_human:
+        out["notes"].append(f"fewer than {opt.min_human} scenarios with human values in both "
+                            f"conditions ({len(lab)}): no combined difference")
+    elif opt.estimator == "human":
+        comb = hum
+    elif opt.estimator == "judge":
+        comb = jud
+    elif len(unl) == 0:
+        comb = classical_mean(dh.loc[lab].to_numpy(), level=lvl)
+        out["notes"].append("every judged pair is human-rated: the combined difference is "
+                            "the human-only one")
+    else:
+        comb = ppi_mean(dh.loc[lab].to_numpy(), dj.loc[lab].to_numpy(), dj.loc[unl].to_numpy(),
+                        lam=None if opt.estimator == "ppi++" else 1.0, level=lvl)
+    out.update(_triple(comb))
+    out["lambda"] = _f(comb.lam) if comb is not None and comb.lam is not None else None
+    out["human_only"] = _triple(hum)
+    out["judge_only"] = _triple(jud)
+    return out
+
+
+def ppi_leaderboard(items: pd.DataFrame, human: pd.DataFrame, judge: pd.DataFrame,
+                    scales: Mapping[str, Any], *, options: BoardOptions = BoardOptions(),
+                    draws: pd.DataFrame | None = None,
+                    context: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The leaderboard as the JSON of `h2h leaderboard --json`.
+
+    Parameters
+    ----------
+    items : DataFrame
+        ``item_id, model, task, scenario, condition`` (condition may be missing or None).
+    human : DataFrame
+        ``item_id, dimension, value``: an item's human value (one row per rated item).
+    judge : DataFrame
+        ``item_id, dimension, value, agree``: the judge's value of the item (mean of its
+        samples; NaN when the judge returned no score) and whether its samples agreed.
+    scales : mapping
+        Dimension -> :class:`analysis.scales.Scale` (binary and nominal dimensions are left
+        out, with the reason).
+    draws : DataFrame, optional
+        ``item_id, probability, picked`` from active draws (:mod:`analysis.ppi` active
+        inference): each item's overall probability of being human-rated and whether an
+        active draw picked it.
+
+    Returns
+    -------
+    dict
+        ``{"rows": [...], "meta": {...}}``; each row has ``model, dimension, task`` (None =
+        all tasks), ``estimate, low, high`` (the combined value), ``n_human, n_judge,
+        method, lambda, human_only, judge_only``. ``meta`` holds the settings, the notes of
+        every cell, the rank intervals and pairwise tests (``ranks``), and the SAP −
+        baseline differences.
+    """
+    opt = options
+    rng = np.random.default_rng(opt.seed)
+    it = items.copy()
+    if "condition" not in it.columns:
+        it["condition"] = None
+    hv = human.pivot_table(index="item_id", columns="dimension", values="value",
+                           aggfunc="first") if not human.empty else pd.DataFrame()
+    jv = judge.pivot_table(index="item_id", columns="dimension", values="value",
+                           aggfunc="first", dropna=False) if not judge.empty else pd.DataFrame()
+    ja = (judge.assign(agree=judge["agree"].astype(float))
+          .pivot_table(index="item_id", columns="dimension", values="agree", aggfunc="first")
+          if not judge.empty else pd.DataFrame())
+    meta: dict[str, Any] = {"estimator": opt.estimator, "level": opt.level, "B": opt.B,
+                            "seed": opt.seed, "min_human_items": opt.min_human,
+                            **(dict(context) if context else {}),
+                            "interval": "normal (CLT) interval; standard errors as in PPI++ "
+                                        "(variances with ddof 0), lambda clipped to [0, 1]",
+                            "judge_value": "the mean of the judge's samples of the item",
+                            "notes": [], "dimensions_left_out": [], "ranks": [],
+                            "sap_vs_baseline": []}
+    rows: list[dict] = []
+    prob = picked = None
+    if draws is not None and not draws.empty:
+        prob = draws.set_index("item_id")["probability"]
+        picked = set(draws.loc[draws["picked"].astype(bool), "item_id"])
+        meta["design"] = ("active draws: each item weighted by 1 / its probability of being "
+                          "human-rated (Zrnic & Candès 2024)")
+    else:
+        meta["design"] = "uniform: the human-rated items taken as a random subset"
+    dims = [d for d in scales if d in set(judge["dimension"]) | set(human["dimension"])]
+    for dim in dims:
+        sc = scales[dim]
+        if getattr(sc, "binary", False) or sc.level == "nominal":
+            meta["dimensions_left_out"].append({
+                "dimension": dim,
+                "reason": "a binary dimension: a share of flags, not a score to rank models by"
+                if getattr(sc, "binary", False) else "named categories have no mean"})
+            continue
+        h_d = hv[dim] if dim in hv.columns else pd.Series(dtype=float)
+        j_d = jv[dim] if dim in jv.columns else pd.Series(dtype=float)
+        a_d = ja[dim] if dim in ja.columns else pd.Series(dtype=float)
+        for task in [None, *sorted(it["task"].dropna().unique())]:
+            scope = it if task is None else it[it["task"] == task]
+            cells = []
+            for model, g in sorted(scope.groupby("model"), key=lambda x: str(x[0])):
+                ids = pd.Index(g["item_id"])
+                h = h_d.reindex(ids).dropna()
+                j = j_d.reindex(ids)  # NaN: not scored (or never judged)
+                if h.empty and j.dropna().empty:
+                    continue
+                cell = _Cell(str(model), dim, task, h, j, a_d.reindex(j.index), None)
+                if prob is not None and ids.isin(prob.index).any():
+                    cell.prob = prob.reindex(j.index)
+                    cell.picked_unrated = int(sum(i in picked and i not in h.index
+                                                  for i in j.index))
+                    if cell.prob.isna().any():
+                        cell.notes.append("items without a drawing probability: the active "
+                                          "draw did not cover every item; uniform PPI used")
+                        cell.prob = None
+                _estimate(cell, opt)
+                cells.append(cell)
+                rows.append(_row(cell, opt))
+                meta["notes"] += [{"model": cell.model, "dimension": dim, "task": task,
+                                   "note": n} for n in cell.notes]
+            ranks = _ranks(cells, opt, rng)
+            if ranks is not None:
+                meta["ranks"].append({"dimension": dim, "task": task, **ranks})
+        if "condition" in it.columns:
+            per = it.assign(h=h_d.reindex(it["item_id"]).to_numpy(),
+                            j=j_d.reindex(it["item_id"]).to_numpy())
+            for model, g in sorted(per.groupby("model"), key=lambda x: str(x[0])):
+                d = _paired_diff(g, str(model), dim, opt)
+                if d is not None:
+                    meta["sap_vs_baseline"].append(d)
+    meta["method_sentence"] = METHOD_SENTENCE.format(level=opt.level, B=opt.B)
+    return {"rows": rows, "meta": meta}
+
+
+def _row(c: _Cell, opt: BoardOptions) -> dict[str, Any]:
+    comb = c.combined
+    lam = comb.lam if comb is not None else None
+    if comb is not None and opt.estimator == "judge":
+        method = "judge (uncalibrated)"
+    elif comb is not None and comb.method in ("human", "active human"):
+        method = comb.method
+    elif comb is not None:
+        method = comb.method if opt.estimator != "ppi" else comb.method.replace("++", "")
+    else:
+        method = None
+    if comb is not None and comb.constant_judge:
+        method = "human (constant judge)"
+    return {"model": c.model, "dimension": c.dimension, "task": c.task,
+            **_triple(comb),
+            "n_human": int(c.h.notna().sum()), "n_judge": int(c.j.notna().sum()),
+            "method": method, "lambda": _f(lam) if lam is not None else None,
+            "human_only": _triple(c.human), "judge_only": _triple(c.judge)}

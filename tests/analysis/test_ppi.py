@@ -1,0 +1,205 @@
+"""analysis/ppi.py against the reference implementation ``ppi-python`` (Angelopoulos et al.;
+``ppi_py.ppi_mean_pointestimate`` and ``ppi_mean_ci``, a dev-only dependency), against a
+hand-worked case, and the active-inference pieces against their definitions."""
+
+from __future__ import annotations
+
+from fractions import Fraction as F
+
+import numpy as np
+import ppi_py
+import pytest
+from scipy.stats import norm
+
+from analysis.ppi import (
+    active_mean,
+    classical_mean,
+    inclusion_probabilities,
+    labelled_for_halfwidth,
+    labelling_probability,
+    neyman_allocation,
+    ppi_mean,
+    systematic_sample,
+    tuned_lambda,
+)
+
+
+def _fixed(seed: int, n: int, N: int, bias: float):
+    rng = np.random.default_rng(seed)
+    q = rng.normal(3, 1, n + N)
+    y = np.clip(np.rint(q + rng.normal(0, 0.5, n + N)), 1, 5)
+    yhat = np.clip(np.rint(q + bias + rng.normal(0, 0.7, n + N)), 1, 5)
+    return y[:n], yhat[:n], yhat[n:]
+
+
+@pytest.mark.parametrize("seed,n,N,bias", [(1, 40, 160, 0.9), (2, 12, 500, -0.4),
+                                           (3, 200, 50, 0.0)])
+def test_ppi_plus_plus_equals_ppi_python(seed, n, N, bias):
+    y, yh, yu = _fixed(seed, n, N, bias)
+    ref_est = float(np.asarray(ppi_py.ppi_mean_pointestimate(y, yh, yu)).ravel()[0])
+    # ppi_py's default alpha = 0.1 is a 90% interval
+    lo90, hi90 = (float(np.asarray(v).ravel()[0]) for v in ppi_py.ppi_mean_ci(y, yh, yu))
+    lo95, hi95 = (float(np.asarray(v).ravel()[0])
+                  for v in ppi_py.ppi_mean_ci(y, yh, yu, alpha=0.05))
+    r90, r95 = ppi_mean(y, yh, yu, level=0.90), ppi_mean(y, yh, yu)
+    assert r95.estimate == pytest.approx(ref_est, abs=1e-9)
+    assert (r90.low, r90.high) == pytest.approx((lo90, hi90), abs=1e-9)
+    assert (r95.low, r95.high) == pytest.approx((lo95, hi95), abs=1e-9)
+    assert r95.method == "ppi++" and 0 < r95.lam < 1
+
+
+def test_plain_ppi_and_lambda_zero_equal_ppi_python():
+    y, yh, yu = _fixed(4, 30, 120, 0.7)
+    for lam in (1.0, 0.0, 0.35):
+        est = float(np.asarray(ppi_py.ppi_mean_pointestimate(y, yh, yu, lam=lam)).ravel()[0])
+        lo, hi = (float(np.asarray(v).ravel()[0])
+                  for v in ppi_py.ppi_mean_ci(y, yh, yu, alpha=0.05, lam=lam))
+        r = ppi_mean(y, yh, yu, lam=lam)
+        assert (r.estimate, r.low, r.high) == pytest.approx((est, lo, hi), abs=1e-9)
+    # lambda = 0 is the classical interval of the humans alone (same normal form, ddof 0)
+    c = classical_mean(y)
+    assert (c.estimate, c.low, c.high) == pytest.approx(
+        (ppi_mean(y, yh, yu, lam=0).estimate, ppi_mean(y, yh, yu, lam=0).low,
+         ppi_mean(y, yh, yu, lam=0).high), abs=1e-12)
+
+
+def test_hand_worked_tiny_case():
+    # Y = [3, 4, 5], Yhat = [2, 4, 4], Yhat_unlabelled = [3, 5, 4, 4]; n = 3, N = 4.
+    # mean Y = 4, mean Yhat = 10/3.
+    # Cov(Y, Yhat) over n = (1/3)[(-1)(-4/3) + 0(2/3) + (1)(2/3)] = 2/3.
+    # Var(Yhat) over all 7 judge values [2,4,4,3,5,4,4] (mean 26/7), ddof 1:
+    #   (144 + 4 + 4 + 25 + 81 + 4 + 4) / 49 / 6 = 266/294 = 19/21.
+    # lambda = (2/3) / ((1 + 3/4)(19/21)) = (2/3) / (133/84) = 8/19.
+    # theta = 8/19 * 4 + mean(Y - 8/19 Yhat) = 4 + (8/19)(4 - 10/3) = 4 + 16/57 = 244/57.
+    # se^2 = lambda^2 Var0(Yhat_u)/N + Var0(Y - lambda Yhat)/n
+    #      = (64/361)(1/2)/4 + [(-25)^2 + (-16)^2 + 41^2]/57^2/3/3
+    #      = 8/361 + 854/9747 = 216/9747 + 854/9747 = 1070/9747.
+    lam = F(2, 3) / ((1 + F(3, 4)) * F(19, 21))
+    assert lam == F(8, 19)
+    theta, se2 = F(244, 57), F(1070, 9747)
+    r = ppi_mean([3, 4, 5], [2, 4, 4], [3, 5, 4, 4])
+    assert r.lam == pytest.approx(float(lam), abs=1e-12)
+    assert r.estimate == pytest.approx(float(theta), abs=1e-12)
+    assert r.se == pytest.approx(float(se2) ** 0.5, abs=1e-12)
+    half = 1.959963984540054 * float(se2) ** 0.5
+    assert (r.low, r.high) == pytest.approx((float(theta) - half, float(theta) + half),
+                                            abs=1e-12)
+    assert tuned_lambda([3, 4, 5], [2, 4, 4], [3, 5, 4, 4]) == pytest.approx(8 / 19)
+    # plain PPI (lambda = 1) on the same data: 4 + (4 - 10/3) = 14/3, not 244/57
+    assert ppi_mean([3, 4, 5], [2, 4, 4], [3, 5, 4, 4], lam=1).estimate == \
+        pytest.approx(14 / 3, abs=1e-12)
+
+
+def test_a_constant_judge_gives_lambda_zero_and_the_human_mean():
+    r = ppi_mean([1, 2, 4, 5], [3, 3, 3, 3], [3, 3, 3])
+    assert r.lam == 0 and r.constant_judge
+    assert r.estimate == pytest.approx(3.0)
+    assert r.se == pytest.approx(classical_mean([1, 2, 4, 5]).se)
+
+
+def test_bad_input_is_refused_with_the_parameter_named():
+    with pytest.raises(ValueError, match="paired"):
+        ppi_mean([1, 2, 3], [1, 2], [1])
+    with pytest.raises(ValueError, match="finite"):
+        ppi_mean([1, 2, np.nan], [1, 2, 3], [1])
+    with pytest.raises(ValueError, match="level"):
+        ppi_mean([1, 2, 3], [1, 2, 3], [1], level=95)
+
+
+def test_active_mean_with_uniform_probabilities_is_ppi_over_all_items():
+    # the issue's form: lambda * mean(judge on all items) + mean(human - lambda judge) on the
+    # rated items, when every item had probability n/M of being rated and n were
+    rng = np.random.default_rng(5)
+    M, n = 50, 10
+    yh = rng.normal(3, 1, M)
+    y = yh + rng.normal(0.5, 0.4, M)
+    lab = np.zeros(M, bool)
+    lab[rng.choice(M, n, replace=False)] = True
+    for lam in (1.0, 0.6):
+        r = active_mean(yh, np.where(lab, y, np.nan), lab, np.full(M, n / M), lam=lam)
+        want = lam * yh.mean() + (y[lab] - lam * yh[lab]).mean()
+        assert r.estimate == pytest.approx(want, abs=1e-12)
+    # tuned: the offset cancels in the estimate, so any lambda gives this form
+    t = active_mean(yh, np.where(lab, y, np.nan), lab, np.full(M, n / M))
+    assert t.estimate == pytest.approx(t.lam * yh.mean() + (y[lab] - t.lam * yh[lab]).mean(),
+                                       abs=1e-9)
+    # lambda = 0 with unequal probabilities is Horvitz–Thompson: sum(y / pi) / M
+    p = np.linspace(0.1, 0.9, M)
+    h = active_mean(yh, np.where(lab, y, np.nan), lab, p, lam=0)
+    assert h.estimate == pytest.approx((y[lab] / p[lab]).sum() / M, abs=1e-12)
+
+
+def test_active_mean_is_unbiased_under_unequal_probabilities():
+    # items whose judge is unsure (here: the weaker replies) are picked more often; the
+    # weighted estimate still centres on the truth (mean over 1500 draws within 3 standard
+    # errors of the true mean), where the plain mean of the rated items does not
+    rng = np.random.default_rng(6)
+    M = 200
+    unsure = rng.random(M) < 0.3
+    q = rng.normal(3, 1, M) - 1.0 * unsure
+    yh = q + 0.8 + rng.normal(0, 1, M) * np.where(unsure, 1.5, 0.1)
+    y = q + rng.normal(0, 0.3, M)
+    p = inclusion_probabilities(np.where(unsure, 3.0, 1.0), 40)
+    ests, naive = [], []
+    for _ in range(1500):
+        lab = np.zeros(M, bool)
+        lab[systematic_sample(p, rng)] = True
+        ests.append(active_mean(yh, np.where(lab, y, np.nan), lab, p,
+                                strata=unsure.astype(int)).estimate)
+        naive.append(y[lab].mean())
+    ests = np.array(ests)
+    assert abs(ests.mean() - y.mean()) < 3 * ests.std() / np.sqrt(ests.size)
+    assert np.mean(naive) < y.mean() - 0.15  # unsure (weaker) items over-represented
+
+
+def test_systematic_sample_has_the_asked_inclusion_probabilities():
+    p = np.array([0.9, 0.5, 0.3, 0.3, 0.6, 0.4, 1.0, 0.0])  # sums to 4
+    rng = np.random.default_rng(7)
+    counts = np.zeros(p.size)
+    for _ in range(20000):
+        s = systematic_sample(p, rng)
+        assert s.size == 4
+        counts[s] += 1
+    # binomial SE at most 0.0035: 4 SE
+    assert np.abs(counts / 20000 - p).max() < 0.014
+    assert counts[-1] == 0 and counts[6] == 20000
+
+
+def test_neyman_allocation_follows_size_times_sd_and_respects_caps():
+    assert neyman_allocation([100, 100, 100], [0.5, 1.0, 1.5], 30).tolist() == [5, 10, 15]
+    # proportional to N * sigma, not to sigma alone: 50*1 vs 100*1
+    assert neyman_allocation([50, 100], [1.0, 1.0], 30).tolist() == [10, 20]
+    # not sigma^2 (that would give 4:1 = [24, 6])
+    assert neyman_allocation([100, 100], [2.0, 1.0], 30).tolist() == [20, 10]
+    assert neyman_allocation([3, 100], [50.0, 1.0], 20).tolist() == [3, 17]
+    assert neyman_allocation([3, 4], [1.0, 1.0], 50).tolist() == [3, 4]
+
+
+def test_inclusion_probabilities_cap_at_one_and_keep_the_total():
+    p = inclusion_probabilities([1, 1, 1, 1, 20], 3)
+    assert p.sum() == pytest.approx(3) and p[-1] == 1.0
+    assert p[:4] == pytest.approx([0.5] * 4)
+    with pytest.raises(ValueError, match="positive"):
+        inclusion_probabilities([1, 0], 1)
+
+
+def test_labelling_probability_combines_rounds():
+    # 1 - (1 - 0.1)(1 - 0.5)(1 - 0.2) = 1 - 0.36 = 0.64
+    assert labelling_probability(0.1, [np.array([0.5]), np.array([0.2])])[0] == \
+        pytest.approx(0.64)
+
+
+def test_labelled_for_halfwidth_matches_the_variance_formula():
+    z = norm.ppf(0.975)
+    # a useless judge: n = ceil((z / 0.1)^2 * Var(Y)) = ceil(384.15) = 385
+    assert labelled_for_halfwidth(1.0, 1.0, 0.0, 100_000, 0.1) == 385
+    # a judge with rho = 0.8 and many judge-only items needs about (1 - rho^2) as many
+    n = labelled_for_halfwidth(1.0, 1.0, 0.8, 1_000_000, 0.1)
+    assert n == pytest.approx(385 * 0.36, rel=0.01)
+    # check the returned n meets the target and n - 1 does not
+    def var(n, total=1_000_000, vy=1.0, vh=1.0, c=0.8):
+        N = total - n
+        lam = min(max(c / ((1 + n / N) * vh), 0), 1)
+        return lam ** 2 * vh / N + (vy - 2 * lam * c + lam ** 2 * vh) / n
+    assert z * var(n) ** 0.5 <= 0.1 < z * var(n - 1) ** 0.5
+    assert labelled_for_halfwidth(1.0, 1.0, 0.0, 200, 0.1) is None  # not even all 200
