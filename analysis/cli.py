@@ -379,8 +379,10 @@ def report_cmd(
 
 def register(app: typer.Typer) -> None:
     from .arena_cli import arena_cmd
+    from .ppi_cli import leaderboard_cmd
 
     app.command("analyze")(analyze_cmd)
     app.command("report")(report_cmd)
     app.command("arena")(arena_cmd)
+    app.command("leaderboard")(leaderboard_cmd)
     app.add_typer(metrics_app, name="metrics")

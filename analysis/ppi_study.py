@@ -1,0 +1,146 @@
+"""Reading a study (or a judges CSV) into the per-item frames of the prediction-powered
+leaderboard (:func:`analysis.ppi_board.ppi_leaderboard`) and of the active-labelling draw.
+
+The only part of the leaderboard that reads the database. An item's human value is the mean
+of its human ratings, or (``human_value="fair"``) the many-facet Rasch model's fair score: the
+score a rater of average severity would be expected to give. A judge's value of an item is the
+mean of its samples; ``agree`` says whether the samples were all equal (the judge's
+self-consistency, which the active draw stratifies by).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import pandas as pd
+from sqlalchemy.engine import Engine
+from sqlmodel import select
+
+from data.engine import read_session
+from data.errors import H2HError
+from data.models import AttentionCheck, Item, JudgeConfigRow, Judgment
+
+from .scales import Scale
+from .study import study_frames
+
+__all__ = ["HumanValue", "BoardFrames", "study_items", "human_values", "judge_values",
+           "stored_judge", "board_frames"]
+
+HumanValue = Literal["mean", "fair"]
+HUMAN_VALUE_TEXT = {
+    "mean": "the mean of the item's human ratings",
+    "fair": "the item's fair score from the many-facet Rasch model (the expected rating of a "
+            "rater of average severity)",
+}
+
+
+@dataclass(frozen=True)
+class BoardFrames:
+    items: pd.DataFrame
+    human: pd.DataFrame
+    judge: pd.DataFrame
+    scales: dict[str, Scale]
+    context: dict[str, Any]
+
+
+def study_items(engine: Engine) -> pd.DataFrame:
+    """``item_id, model, task, scenario, condition`` of the study's items (attention checks
+    are not study items)."""
+    with read_session(engine) as s:
+        checks = set(s.exec(select(AttentionCheck.item_id)).all())
+        rows = [r for r in s.exec(select(Item.id, Item.model, Item.task, Item.scenario,
+                                         Item.condition)).all() if r[0] not in checks]
+    return pd.DataFrame(rows, columns=["item_id", "model", "task", "scenario", "condition"])
+
+
+def human_values(ratings: pd.DataFrame, scales: dict[str, Scale],
+                 how: HumanValue = "mean") -> pd.DataFrame:
+    """``item_id, dimension, value`` per rated item: the mean of its ratings, or its fair
+    score (``how="fair"``; items whose dimension the model cannot fit keep no value)."""
+    r = ratings.dropna(subset=["score"])
+    r = r.assign(score=pd.to_numeric(r["score"], errors="coerce")).dropna(subset=["score"])
+    if how == "mean":
+        return (r.groupby(["item_id", "dimension"])["score"].mean().rename("value")
+                .reset_index())
+    from .rater_model import fair_scores, fit_dimensions
+
+    ordered = {d: (sc.values, sc.binary or sc.level != "nominal") for d, sc in scales.items()}
+    fair = fair_scores(fit_dimensions(r, ordered))
+    return fair.rename(columns={"fair_score": "value"})[["item_id", "dimension", "value"]]
+
+
+def judge_values(judgments: pd.DataFrame) -> pd.DataFrame:
+    """``item_id, dimension, value, agree`` from long judgments (``item_id, dimension,
+    score[, sample]``, score NaN = unscored): the mean of the scored samples, NaN when none
+    was scored, and whether the scored samples were all equal."""
+    j = judgments.assign(score=pd.to_numeric(judgments["score"], errors="coerce"))
+    g = j.groupby(["item_id", "dimension"])["score"]
+    out = pd.DataFrame({"value": g.mean(), "lo": g.min(), "hi": g.max()}).reset_index()
+    out["agree"] = (out["lo"] == out["hi"]) | out["value"].isna()
+    return out[["item_id", "dimension", "value", "agree"]]
+
+
+def stored_judge(engine: Engine, name: str) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """A stored judge configuration's judgments (long) and what travels with the result:
+    its name, hash, provider, model, prompt template hash and rubric version."""
+    from data.configs import find_by_name_or_hash
+
+    row = find_by_name_or_hash(engine, JudgeConfigRow, name, what="judge configuration")
+    with read_session(engine) as s:
+        rows = s.exec(select(Judgment.item_id, Judgment.dimension, Judgment.score,
+                             Judgment.sample).where(Judgment.config_hash == row.hash)).all()
+    df = pd.DataFrame(rows, columns=["item_id", "dimension", "score", "sample"])
+    info = {"name": row.name, "hash": row.hash, "provider": row.provider, "model": row.model,
+            "template": row.template_name, "prompt_hash": row.template_hash,
+            "rubric_version": row.rubric_version, "samples": row.samples}
+    return df, info
+
+
+def board_frames(engine: Engine, *, judge: str | None = None,
+                 judges_csv: pd.DataFrame | None = None, csv_name: str | None = None,
+                 human_value: HumanValue = "mean") -> BoardFrames:
+    """Everything the leaderboard needs from a study, with the judge from a stored
+    configuration (``judge``) or from a judges CSV already read (``judges_csv``; with
+    ``judge`` naming one of its judges when it holds several)."""
+    ratings, scales, context = study_frames(engine)
+    items = study_items(engine)
+    if judges_csv is not None:
+        names = sorted(judges_csv["judge"].astype(str).unique())
+        if judge is None and len(names) > 1:
+            raise H2HError(f"--judges: {csv_name} holds {len(names)} judges ("
+                           f"{', '.join(names[:5])}{', …' if len(names) > 5 else ''}); pick one "
+                           "with --judge NAME")
+        pick = judge or names[0]
+        if pick not in names:
+            raise H2HError(f"--judge: '{pick}' is not in {csv_name} (it has "
+                           f"{', '.join(names[:5])})")
+        jl = judges_csv[judges_csv["judge"].astype(str) == pick]
+        info = {"name": pick, "source": csv_name}
+    elif judge is not None:
+        jl, info = stored_judge(engine, judge)
+    else:
+        raise H2HError("name the judge: --judge NAME (a stored configuration; see `h2h judge "
+                       "configs`) or --judges judges.csv")
+    jl = jl.assign(score=pd.to_numeric(jl["score"], errors="coerce"))
+    unknown = sorted(set(jl["item_id"].astype(str)) - set(items["item_id"]))
+    if unknown:
+        raise H2HError(f"the judge scored {len(unknown)} item(s) the study does not have "
+                       f"(e.g. '{unknown[0]}')")
+    context = {**context, "judge": info, "human_value": HUMAN_VALUE_TEXT[human_value]}
+    return BoardFrames(items, human_values(ratings, scales, human_value), judge_values(jl),
+                       scales, context)
+
+
+def study_draws(engine: Engine, config_hash: str | None) -> pd.DataFrame | None:
+    """The active draws made for a judge configuration: per item, its overall probability
+    of being human-rated and whether a draw picked it; None when there was none."""
+    return None
+
+
+def item_uncertainty(judge: pd.DataFrame) -> pd.Series:
+    """Per item, 1 when the judge's samples differed on any dimension, else 0."""
+    if judge.empty:
+        return pd.Series(dtype=int)
+    return (~judge["agree"].astype(bool)).groupby(judge["item_id"]).any().astype(int)
+
