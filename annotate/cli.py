@@ -21,6 +21,7 @@ from rich.markup import escape
 from analysis import cli as analysis_cli
 from annotate.calibrate_cli import calibrate_cmd
 from annotate.cli_help import tidy
+from annotate.judge_import_cli import import_cmd
 from annotate.pairwise_cli import pairwise_cmd
 from annotate.quality_cli import quality_app
 from data import cli as data_cli
@@ -44,6 +45,7 @@ app.command("calibrate")(calibrate_cmd)
 app.add_typer(quality_app, name="quality")
 judge_cli.register(app)
 judge_cli.judge_app.command("pairwise")(pairwise_cmd)
+judge_cli.judge_app.command("import")(import_cmd)
 
 APP_FILE = Path(__file__).with_name("h2h_server.py")  # app.py and the cookie endpoint
 

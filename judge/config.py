@@ -36,9 +36,12 @@ from data.rubric import RUBRIC_LANGUAGES, Rubric
 from .prompts import JudgeTemplate, text_hash
 from .providers.base import PROVIDERS
 
-__all__ = ["Mode", "MODES", "RUBRIC_LANGUAGE_CHOICES", "JudgeSpec", "slug", "spec_from_row",
+__all__ = ["IMPORTED", "Mode", "MODES", "RUBRIC_LANGUAGE_CHOICES", "JudgeSpec", "slug",
+           "spec_from_row",
            "rubric_language_setting"]
 
+IMPORTED = "imported"
+"""The provider of a configuration imported from a file (`h2h judge import`): never run here."""
 Mode = Literal["per-dimension", "all", "pairwise", "pairwise-all"]
 MODES: tuple[str, ...] = ("per-dimension", "all")
 RUBRIC_LANGUAGE_CHOICES: tuple[str, ...] = RUBRIC_LANGUAGES + ("item",)
@@ -143,6 +146,10 @@ class JudgeSpec:
 
 def spec_from_row(row: JudgeConfigRow, samples: int | None = None) -> JudgeSpec:
     """The stored configuration again (to re-run or resume it by name)."""
+    if row.provider == IMPORTED:
+        raise H2HError(f"'{row.name}' was imported from a file (`h2h judge import`): h2htalk "
+                       "knows its scores, not its prompt or model, so it cannot run it; judge "
+                       "more items where it came from and import the file again")
     return JudgeSpec(provider=row.provider, model=row.model,
                      template=JudgeTemplate.from_dict(row.template),
                      rubric_version=row.rubric_version, mode=row.mode,  # type: ignore[arg-type]
