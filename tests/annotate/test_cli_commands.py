@@ -60,6 +60,8 @@ RUN_BY = {
     "judge configs": "tests/judge/test_cli.py::test_run_cost_export_configs_and_analyze",
     "judge pairwise": "tests/judge/test_pairwise.py::test_the_command",
     "arena": "tests/analysis/test_arena_cli.py, tests/judge/test_pairwise.py::test_the_command",
+    "judge import": "tests/annotate/test_ppi_commands.py",
+    "leaderboard": "tests/annotate/test_ppi_commands.py",
     "backup": "tests/data/test_backup.py::test_backup_and_restore_from_the_command_line",
     "restore": "tests/data/test_backup.py::test_backup_and_restore_from_the_command_line",
     "metrics run": "tests/analysis/test_metrics_cli.py::"

@@ -1,0 +1,192 @@
+"""`h2h judge import` (strict, idempotent) and `h2h leaderboard` on a study: a judge made
+elsewhere, humans on a fifth of the items."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from annotate.cli import app
+from data.engine import _engine_for, get_engine
+from data.errors import H2HError
+from data.importing import import_item_records, import_rating_records
+from data.items import parse_items
+from data.ratings import parse_ratings
+from data.study import current_rubric, init_study
+from tests.helpers import item, jsonl, snapshot
+
+MODELS = ("alpha", "beta", "gamma")
+TASKS = ("dialogue", "recollection", "itinerary")
+PER_MODEL = 60
+
+
+def _values(seed: int = 0):
+    rng = np.random.default_rng(seed)
+    out = {}
+    for k, m in enumerate(MODELS):
+        q = 2.5 + 0.6 * k + rng.normal(0, 0.9, PER_MODEL)
+        out[m] = (np.clip(np.rint(q + rng.normal(0, 0.4, PER_MODEL)), 1, 5),
+                  np.clip(np.rint(q + (0.9 if m == "alpha" else 0.0)
+                                  + rng.normal(0, 0.4, PER_MODEL)), 1, 5))
+    return out
+
+
+@pytest.fixture(scope="module")
+def _template(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("ppi") / "study.db"
+    engine = get_engine(path)
+    init_study(engine, name="ppi study")
+    recs = [item(f"{m}-{i}", task=TASKS[i % 3], scenario=f"s{i // 2}", model=m,
+                 condition=("sap", "baseline")[i % 2])
+            for m in MODELS for i in range(PER_MODEL)]
+    import_item_records(engine, parse_items(jsonl(*recs), "items.jsonl", TASKS),
+                        file="items.jsonl")
+    vals = _values()
+    lines = ["item_id,rater,dimension,score"]
+    for m in MODELS:
+        for i in range(0, PER_MODEL, 5):  # a fifth of the items, one human each
+            lines.append(f"{m}-{i},ann,empathy,{vals[m][0][i]:g}")
+    rubric = current_rubric(engine)
+    tasks = {f"{m}-{i}": TASKS[i % 3] for m in MODELS for i in range(PER_MODEL)}
+    import_rating_records(engine, parse_ratings("\n".join(lines) + "\n", "r.csv", rubric,
+                                                tasks), file="r.csv")
+    engine.dispose()
+    _engine_for.cache_clear()
+    return path
+
+
+@pytest.fixture
+def db(tmp_path, _template) -> str:
+    path = tmp_path / "study.db"
+    shutil.copyfile(_template, path)
+    yield str(path)
+    _engine_for.cache_clear()
+
+
+def _judges_csv(path: Path, *, change: bool = False) -> Path:
+    vals = _values()
+    rows = ["item_id,judge,dimension,score,sample"]
+    for m in MODELS:
+        for i in range(PER_MODEL):
+            s = vals[m][1][i]
+            if change and (m, i) == ("beta", 3):
+                s = 1.0 if s != 1 else 5.0
+            rows.append(f"{m}-{i},inspect-judge,empathy,{s:g},0")
+    rows.append("alpha-1,inspect-judge,safety,,0")  # a judgment without a score
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return path
+
+
+def fails(*args: str) -> str:
+    """A user error: what `h2h` prints after "Error:" (main() turns it into exit 1)."""
+    res = CliRunner().invoke(app, list(args))
+    assert isinstance(res.exception, H2HError), res.output
+    return str(res.exception)
+
+
+def run(*args: str) -> str:
+    res = CliRunner().invoke(app, list(args), catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    return res.output
+
+
+def test_judge_import_is_stored_as_a_configuration_and_idempotent(db, tmp_path):
+    f = _judges_csv(tmp_path / "judges.csv")
+    out = run("judge", "import", str(f), "--db", db)
+    assert "Judge 'inspect-judge'" in out and "181 judgments added" in out
+    assert "1 without a score" in out
+    engine = get_engine(db)
+    before = snapshot(engine)
+    out = run("judge", "import", str(f), "--db", db)
+    assert "0 judgments added, 181 unchanged, 0 replaced" in out
+    assert snapshot(engine) == before
+    listed = run("judge", "configs", "--db", db)
+    assert "inspect-judge" in listed and "imported" in listed
+    from analysis.study import study_judges
+
+    j = study_judges(engine)
+    assert set(j["judge"]) == {"inspect-judge"} and len(j) == 181
+    assert j["score"].isna().sum() == 1
+
+
+def test_a_changed_score_is_refused_unless_update(db, tmp_path):
+    run("judge", "import", str(_judges_csv(tmp_path / "a.csv")), "--db", db)
+    engine = get_engine(db)
+    before = snapshot(engine)
+    changed = _judges_csv(tmp_path / "b.csv", change=True)
+    msg = fails("judge", "import", str(changed), "--db", db)
+    # beta-3 is on line 1 + 60 + 3 + 1 = 65
+    assert "b.csv:65: field 'score': judge 'inspect-judge' already has score" in msg
+    assert "--update" in msg and snapshot(engine) == before
+    out = run("judge", "import", str(changed), "--db", db, "--update")
+    assert "0 judgments added, 180 unchanged, 1 replaced" in out
+
+
+def test_a_bad_file_is_rejected_whole_with_file_line_and_field(db, tmp_path):
+    run("judge", "import", str(_judges_csv(tmp_path / "ok.csv")), "--db", db)
+    engine = get_engine(db)
+    before = snapshot(engine)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("item_id,judge,dimension,score,sample\n"
+                   "alpha-0,other,empathy,4,0\n"       # fine on its own
+                   "nope,other,empathy,4,0\n"          # no such item
+                   "alpha-0,other,feelings,4,0\n"      # no such dimension
+                   "alpha-0,other,memory_fidelity,4,0\n"  # not rated on dialogue items
+                   "alpha-1,other,empathy,9,0\n"       # off the scale
+                   "alpha-2,other,empathy,4,x\n",      # not a sample number
+                   encoding="utf-8")
+    msg = fails("judge", "import", str(bad), "--db", db)
+    for want in ("bad.csv:3: field 'item_id': no item 'nope'",
+                 "bad.csv:4: field 'dimension': 'feelings' is not a dimension",
+                 "bad.csv:5: field 'dimension': 'memory_fidelity' is not rated on dialogue",
+                 "bad.csv:6: field 'score':", "bad.csv:7: field 'sample': 'x'"):
+        assert want in msg, msg
+    assert "nothing was imported" in msg and snapshot(engine) == before
+
+
+def test_an_imported_judge_cannot_be_run(db, tmp_path):
+    run("judge", "import", str(_judges_csv(tmp_path / "j.csv")), "--db", db)
+    assert "was imported from a file" in fails("judge", "run", "--db", db, "--config",
+                                               "inspect-judge")
+
+
+def test_leaderboard_json_from_a_stored_imported_judge(db, tmp_path):
+    run("judge", "import", str(_judges_csv(tmp_path / "j.csv")), "--db", db)
+    res = json.loads(run("leaderboard", "--db", db, "--judge", "inspect-judge", "--json",
+                         "--bootstrap", "200", "--seed", "3"))
+    assert set(res) == {"rows", "meta"}
+    meta = res["meta"]
+    assert meta["judge"]["name"] == "inspect-judge" and meta["judge"]["provider"] == "imported"
+    assert meta["B"] == 200 and meta["seed"] == 3
+    assert meta["human_value"] == "the mean of the item's human ratings"
+    rows = {r["model"]: r for r in res["rows"]
+            if r["dimension"] == "empathy" and r["task"] is None}
+    assert set(rows) == set(MODELS)
+    a = rows["alpha"]
+    assert a["n_human"] == 12 and a["n_judge"] == 60 and a["method"] == "ppi++"
+    # the flattered model: the judge alone sits well above the humans; the combined value
+    # is pulled back to the humans'
+    assert a["judge_only"]["estimate"] - a["human_only"]["estimate"] > 0.5
+    assert abs(a["estimate"] - a["human_only"]["estimate"]) < \
+        abs(a["judge_only"]["estimate"] - a["human_only"]["estimate"])
+    # safety: one judgment without a score, no human: no row is possible, and no crash
+    assert not any(r["dimension"] == "safety" and r["estimate"] is not None
+                   for r in res["rows"])
+    text = run("leaderboard", "--db", db, "--judge", "inspect-judge", "--bootstrap", "0")
+    assert "judge only (uncalibrated)" in text and "PPI++" in text
+
+
+def test_leaderboard_from_a_judges_csv_and_with_fair_scores(db, tmp_path):
+    f = _judges_csv(tmp_path / "judges.csv")
+    res = json.loads(run("leaderboard", "--db", db, "--judges", str(f), "--json",
+                         "--bootstrap", "0", "--human-value", "fair"))
+    assert res["meta"]["judge"] == {"name": "inspect-judge", "source": "judges.csv"}
+    assert "fair score" in res["meta"]["human_value"]
+    assert "--judge NAME" in fails("leaderboard", "--db", db)
+    assert "ppi++, ppi, human or judge" in fails("leaderboard", "--db", db, "--judges", str(f),
+                                                 "--estimator", "best")
