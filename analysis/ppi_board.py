@@ -397,9 +397,11 @@ def ppi_leaderboard(items: pd.DataFrame, human: pd.DataFrame, judge: pd.DataFram
                     cell.prob = prob.reindex(j.index)
                     cell.picked_unrated = int(sum(i in picked and i not in h.index
                                                   for i in j.index))
-                    if cell.prob.isna().any():
-                        cell.notes.append("items without a drawing probability: the active "
-                                          "draw did not cover every item; uniform PPI used")
+                    if cell.prob.isna().any() or (cell.prob <= 0).any():
+                        cell.notes.append("some items have no probability of having been "
+                                          "rated (added after the active draw, or in a model "
+                                          "with nothing rated before it): the rated items "
+                                          "are taken as uniform (PPI++)")
                         cell.prob = None
                 _estimate(cell, opt)
                 cells.append(cell)

@@ -51,7 +51,7 @@ def leaderboard_cmd(
 
     from .io import JUDGES_REQUIRED, read_long_csv
     from .ppi_board import BoardOptions, ppi_leaderboard
-    from .ppi_study import board_frames, study_draws
+    from .ppi_study import board_frames, draws_info, study_draws
 
     if human_value not in ("mean", "fair"):
         raise H2HError(f"--human-value: '{human_value}' is not mean or fair")
@@ -65,9 +65,11 @@ def leaderboard_cmd(
     frames = board_frames(engine, judge=judge, judges_csv=csv,
                           csv_name=judges.name if judges is not None else None,
                           human_value=human_value)  # type: ignore[arg-type]
-    draws = study_draws(engine, frames.context["judge"].get("hash"))
+    config_hash = frames.context["judge"].get("hash")
+    draws = study_draws(engine, config_hash, frames.items)
+    context = {**frames.context, "active_draws": draws_info(engine, config_hash)}
     res = ppi_leaderboard(frames.items, frames.human, frames.judge, frames.scales,
-                          options=opts, draws=draws, context=frames.context)
+                          options=opts, draws=draws, context=context)
     text = json.dumps(res, indent=2, ensure_ascii=False, allow_nan=False)
     if out_file is not None:
         out_file.write_text(text + "\n", encoding="utf-8")

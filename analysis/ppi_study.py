@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import numpy as np
 import pandas as pd
 from sqlalchemy.engine import Engine
 from sqlmodel import select
@@ -132,10 +133,39 @@ def board_frames(engine: Engine, *, judge: str | None = None,
                        scales, context)
 
 
-def study_draws(engine: Engine, config_hash: str | None) -> pd.DataFrame | None:
+def study_draws(engine: Engine, config_hash: str | None,
+                items: pd.DataFrame | None = None) -> pd.DataFrame | None:
     """The active draws made for a judge configuration: per item, its overall probability
-    of being human-rated and whether a draw picked it; None when there was none."""
-    return None
+    of being human-rated, 1 - (1 - r0) prod_t (1 - pi_t) with r0 the model's share rated
+    before the first draw (taken as a uniform first round) and pi_t its probability in draw
+    t, and whether a draw picked it; None when there was none."""
+    if config_hash is None:
+        return None
+    from data.draws import load_draws
+
+    draws = load_draws(engine, config_hash)
+    if not draws:
+        return None
+    items = study_items(engine) if items is None else items
+    ids = items["item_id"].to_numpy()
+    first = draws[0].rated_before
+    r0 = items["model"].astype(str).map(lambda m: float(first.get(m, 0.0))).to_numpy()
+    pis = [pd.Series(d.probability).reindex(ids).to_numpy(float) for d in draws]
+    # analysis.ppi.labelling_probability, item by item (NaN: an item added after a draw)
+    prob = 1.0 - (1.0 - r0) * np.prod([1.0 - p for p in pis], axis=0)
+    picked = set().union(*(d.picked for d in draws))
+    return pd.DataFrame({"item_id": ids, "probability": prob,
+                         "picked": [i in picked for i in ids]}).dropna(subset=["probability"])
+
+
+def draws_info(engine: Engine, config_hash: str | None) -> list[dict[str, Any]]:
+    """The draws' seeds, budgets and dates, for the result's meta."""
+    if config_hash is None:
+        return []
+    from data.draws import load_draws
+
+    return [{"id": d.id, "seed": d.seed, "budget": d.budget, "picked": len(d.picked),
+             "created_at": d.created_at} for d in load_draws(engine, config_hash)]
 
 
 def item_uncertainty(judge: pd.DataFrame) -> pd.Series:

@@ -149,6 +149,14 @@ def assign(
         "--pairs", help="Deal the side-by-side pairs (`h2h pairs make`) instead of single "
                         "items: k raters per pair, sides blinded and counterbalanced, "
                         "attention-check pairs from `h2h pairs attention`.")] = False,
+    to_shrink: Annotated[str | None, typer.Option(
+        "--to-shrink", help="Active labelling: deal only the next --budget items that narrow "
+        "this judge configuration's combined (PPI++) model means most (see `h2h "
+        "leaderboard`).")] = None,
+    budget: Annotated[int | None, typer.Option(help="With --to-shrink: how many items to "
+                                               "pick.")] = None,
+    halfwidth: Annotated[float, typer.Option(help="With --to-shrink: the ± CI half-width to "
+                                             "say how many more ratings need.")] = 0.1,
 ) -> None:
     """Deal items (or, with --pairs, pairs to compare side by side) to the active raters: k
     per item, balanced, counterbalanced order.
@@ -157,7 +165,9 @@ def assign(
     real items, unless --include-unqualified. Attention checks are mixed in at --attention.
 
     Running it again only adds work (new items, new raters take over unstarted items);
-    nothing already rated is moved.
+    nothing already rated is moved. With --to-shrink JUDGE --budget N only N items are dealt:
+    those where a human rating narrows the leaderboard's combined CIs most (active
+    labelling; the draw's probabilities are stored so the estimates stay unbiased).
 
     Example: h2h assign --db pilot.db --k 3 --repeats 0.1 --seed 7
     """
@@ -167,6 +177,23 @@ def assign(
 
     engine = get_engine(db)
     ensure_current(engine)
+    if to_shrink is not None or budget is not None:
+        from annotate.services.active import draw_and_report
+
+        if to_shrink is None or budget is None:
+            raise H2HError("--to-shrink JUDGE and --budget N go together")
+        if pairs:
+            raise H2HError("--to-shrink deals single items for the leaderboard; --pairs deals "
+                           "side-by-side pairs: run them separately")
+        picked, text = draw_and_report(engine, to_shrink, budget=budget, seed=seed,
+                                       halfwidth=halfwidth)
+        out.print(text)
+        if not picked:
+            return
+        out.print(str(do_assign(engine, k=k, seed=seed, repeat_share=repeats, min_gap=min_gap,
+                                attention_rate=attention,
+                                include_unqualified=include_unqualified, only=set(picked))))
+        return
     if pairs:
         from annotate.services.pair_assignment import assign_pairs as do_assign
     out.print(str(do_assign(engine, k=k, seed=seed, repeat_share=repeats, min_gap=min_gap,

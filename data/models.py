@@ -57,6 +57,8 @@ __all__ = [
     "Preference",
     "PreferenceRevision",
     "PairJudgment",
+    "ActiveDraw",
+    "ActiveDrawItem",
 ]
 
 ROLES = ("rater", "admin")
@@ -792,3 +794,41 @@ class PairJudgment(SQLModel, table=True):
     output_tokens: int = Field(default=0)
     batch_id: str | None = Field(default=None, max_length=100)
     created_at: datetime = _ts(nullable=False)
+
+
+# --- Active labelling draws (migration 0013) -----------------------------------------------
+
+
+class ActiveDraw(SQLModel, table=True):
+    """An active-labelling draw for a judge configuration (`h2h assign --to-shrink`): which
+    items the psychologists should rate next, drawn with known probabilities so that the
+    leaderboard can weight each rated item by 1 / its probability of having been rated.
+
+    ``rated_before`` maps each model to the share of its items rated before this draw;
+    ``seed``, ``budget`` and ``halfwidth`` (the ± target the command reported against) travel
+    with it.
+    """
+
+    __tablename__ = "active_draw"
+    id: int | None = Field(default=None, primary_key=True)
+    config_hash: str = Field(foreign_key="judge_config.hash", ondelete="CASCADE",
+                             max_length=64, index=True)
+    seed: int
+    budget: int
+    halfwidth: float
+    rated_before: dict = Field(sa_type=sa.JSON, nullable=False)
+    created_at: datetime = _ts(nullable=False)
+
+
+class ActiveDrawItem(SQLModel, table=True):
+    """One item's probability of being picked in a draw (every item of the study at the
+    time: those already rated keep the probability they would have had), and whether it
+    was picked."""
+
+    __tablename__ = "active_draw_item"
+    __table_args__ = (sa.UniqueConstraint("draw_id", "item_id", name="uq_active_draw_item"),)
+    id: int | None = Field(default=None, primary_key=True)
+    draw_id: int = Field(foreign_key="active_draw.id", ondelete="CASCADE", index=True)
+    item_id: str = Field(foreign_key="item.id", ondelete="CASCADE", max_length=200)
+    probability: float
+    picked: bool = Field(default=False)

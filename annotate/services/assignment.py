@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter, defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import sqlalchemy as sa
@@ -259,8 +260,10 @@ def _insert_attention(seq: list[tuple[str, str, str]], checks: list[tuple[str, s
 
 def assign(engine: Engine, *, k: int, seed: int = 0, repeat_share: float = 0.0,
            min_gap: int = 5, attention_rate: float | None = None,
-           include_unqualified: bool = False) -> AssignResult:
-    """Plan and store assignments for every active human rater (not admins or simulated)."""
+           include_unqualified: bool = False,
+           only: Collection[str] | None = None) -> AssignResult:
+    """Plan and store assignments for every active human rater (not admins or simulated);
+    ``only`` deals just these items (an active-labelling draw)."""
     from data.quality import (
         attention_checks,
         attention_item_ids,
@@ -289,7 +292,8 @@ def assign(engine: Engine, *, k: int, seed: int = 0, repeat_share: float = 0.0,
                                "items first (or an admin releases them); pass "
                                "--include-unqualified to deal to them anyway"))
         all_items = dict(s.exec(select(Item.id, Item.scenario)).all())
-        items = {i: sc for i, sc in all_items.items() if i not in not_real}
+        items = {i: sc for i, sc in all_items.items()
+                 if i not in not_real and (only is None or i in only)}
         if not items:
             raise H2HError(Msg("no items to assign; import some with `h2h import items`"))
         rows = s.exec(select(Assignment.rater_id, Assignment.item_id, Assignment.kind,

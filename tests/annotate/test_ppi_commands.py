@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from annotate.cli import app
+from annotate.judge_import import imported_hash
 from data.engine import _engine_for, get_engine
 from data.errors import H2HError
 from data.importing import import_item_records, import_rating_records
@@ -190,3 +191,49 @@ def test_leaderboard_from_a_judges_csv_and_with_fair_scores(db, tmp_path):
     assert "--judge NAME" in fails("leaderboard", "--db", db)
     assert "ppi++, ppi, human or judge" in fails("leaderboard", "--db", db, "--judges", str(f),
                                                  "--estimator", "best")
+
+
+def test_active_draw_deals_the_picked_items_and_the_leaderboard_reweights_them(db, tmp_path):
+    from sqlmodel import select
+
+    from data.draws import load_draws
+    from data.models import Assignment
+    from data.raters import add_rater
+
+    run("judge", "import", str(_judges_csv(tmp_path / "j.csv")), "--db", db)
+    engine = get_engine(db)
+    add_rater(engine, "dr-lee", "rater")
+    out = run("assign", "--db", db, "--to-shrink", "inspect-judge", "--budget", "30",
+              "--k", "1", "--seed", "4")
+    assert "30 items picked of a budget of 30" in out and "Neyman allocation" in out
+    assert "more human-rated items" in out  # how many for ±0.1 on every model
+    draws = load_draws(engine, imported_hash("inspect-judge"))
+    assert len(draws) == 1 and len(draws[0].picked) == 30 and draws[0].seed == 4
+    # every item has its probability; the picked ones were not rated before
+    assert len(draws[0].probability) == 3 * PER_MODEL
+    assert draws[0].rated_before == {m: 0.2 for m in MODELS}
+    with engine.connect() as c:
+        dealt = {r[0] for r in c.execute(select(Assignment.item_id)).all()}
+    assert dealt == set(draws[0].picked)
+    # before the picked items are rated: no combined value, said
+    res = json.loads(run("leaderboard", "--db", db, "--judge", "inspect-judge", "--json",
+                         "--bootstrap", "0"))
+    assert res["meta"]["design"].startswith("active draws")
+    assert res["meta"]["active_draws"][0]["picked"] == 30
+    notes = [n["note"] for n in res["meta"]["notes"] if n["task"] is None]
+    assert any("picked by an active draw are not rated yet" in n for n in notes)
+    # rate them: the estimate is the inverse-probability-weighted one
+    vals = _values()
+    lines = ["item_id,rater,dimension,score"]
+    for i in sorted(draws[0].picked):
+        m, k = i.rsplit("-", 1)
+        lines.append(f"{i},dr-lee,empathy,{vals[m][0][int(k)]:g}")
+    (tmp_path / "more.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    run("import", "ratings", str(tmp_path / "more.csv"), "--db", db)
+    res = json.loads(run("leaderboard", "--db", db, "--judge", "inspect-judge", "--json",
+                         "--bootstrap", "0"))
+    rows = {r["model"]: r for r in res["rows"]
+            if r["dimension"] == "empathy" and r["task"] is None}
+    assert all(r["method"] == "active ppi++" and r["estimate"] is not None
+               for r in rows.values())
+    assert sum(r["n_human"] for r in rows.values()) == 36 + 30

@@ -55,6 +55,7 @@ RELEASED = {
         "f17574962f6d0ef022a34ac01dfde5ccce9b431111fbaca82afb54450051df5e",
     "0011_result_acknowledged.py":
         "272ac04cb6305ea010e976c7a13543545251718cec1605a39314e1601b0f5dab",
+    "0012_pairwise.py": "1040fa077e7337255404e60cc96c97b7ed63b90b8073422a39b9ea620bcdf9b6",
 }
 
 # (name, which 0003 the chain uses, revision to stop at)
@@ -67,7 +68,8 @@ VERSIONS = [("0001", "amended", "0001"), ("0002", "amended", "0002"),
             ("0008-via-first-0003", "first", "0008"), ("0008", "amended", "0008"),
             ("0009-via-first-0003", "first", "0009"), ("0009", "amended", "0009"),
             ("0010-via-first-0003", "first", "0010"), ("0010", "amended", "0010"),
-            ("0011-via-first-0003", "first", "0011"), ("0011", "amended", "0011")]
+            ("0011-via-first-0003", "first", "0011"), ("0011", "amended", "0011"),
+            ("0012-via-first-0003", "first", "0012"), ("0012", "amended", "0012")]
 NOW = "2026-01-02 03:04:05"
 CODE = "H2H-AAAA-BBBB-CCCC-DDDD"
 
@@ -195,11 +197,20 @@ def _populate(engine: sa.Engine, version: str) -> dict[str, int]:
             c.execute(sa.text("INSERT INTO auth_session (token_hash, rater_id, created_at, "
                               "last_seen_at, expires_at) VALUES (:h, 1, :t, :t, :t)"),
                       {"h": "0" * 64, "t": NOW})
+    if v >= "0012":  # a side-by-side pair with a rater's preference
+        with engine.begin() as c:
+            c.execute(sa.text("INSERT INTO pair (id, item_a, item_b, scenario, source, "
+                              "position, created_at) VALUES (1, 'i0', 'i1', 'i0', 'make', 0, "
+                              ":t)"), {"t": NOW})
+            c.execute(sa.text("INSERT INTO preference (pair_id, rater_id, dimension, winner, "
+                              "strength, kind, comment, rubric_version, source, created_at, "
+                              "updated_at) VALUES (1, 1, 'empathy', 'a', 1, 'primary', '', "
+                              ":v, 'app', :t, :t)"), {"v": rub.version, "t": NOW})
     if engine.dialect.name == "postgresql":  # rows were inserted with explicit ids
         with engine.begin() as c:
             for t in ("rubric", "dimension", "study", "rater", "assignment", "rating",
                       "rating_revision", "repeat_rating", "adjudication", "judgment",
-                      "gold_score"):
+                      "gold_score", "pair"):
                 if t in sa.inspect(c).get_table_names():
                     c.execute(sa.text(f"SELECT setval(pg_get_serial_sequence('{t}', 'id'), "
                                       f"(SELECT COALESCE(MAX(id), 0) + 1 FROM {t}), false)"))
@@ -210,6 +221,8 @@ def _populate(engine: sa.Engine, version: str) -> dict[str, int]:
             "judgment": 1 if v >= "0004" else 0,
             "gold_score": 1 if v >= "0005" else 0,
             "auth_session": 1 if v >= "0007" else 0,
+            "pair": 1 if v >= "0012" else 0,
+            "preference": 1 if v >= "0012" else 0,
             "rating_revision": n_ratings}
 
 
