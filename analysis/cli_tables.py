@@ -239,11 +239,35 @@ def print_tables(res: StudyAnalysis, out: Console) -> None:
     out.print()
     for line in verdicts:
         out.print(line)
+    single = _single_human(res)
+    if single is not None:
+        out.print()
+        out.print(single)
     for name, dims in res.judges.items():
         for dim, m in dims.items():
             for n in m.notes:
                 out.print(f"  [dim]note ({name} / {dim}): {n}[/dim]")
     _metrics(res, out)
+
+
+def _single_human(res: StudyAnalysis) -> Table | None:
+    """Judges against the one human of each item, where no item has two (no ceiling)."""
+    rows = [(name, dim, m.single_human) for name, dims in res.judges.items()
+            for dim, m in dims.items()
+            if isinstance(m, JudgeAgreement) and m.single_human is not None]
+    if not rows:
+        return None
+    lv = f"{res.meta.bootstrap.level:.0%} CI"
+    t = Table(title=f"Judges against one human per item; no ceiling (values [{lv}])",
+              title_justify="left")
+    stats = ("pearson", "spearman", "kendall_tau_b", "mae", "rmse", "qwk", "kappa")
+    for col in ("judge", "dimension", "items", "Pearson", "Spearman", "Kendall τ-b", "MAE",
+                "RMSE", "QWK", "κ"):
+        t.add_column(col)
+    for name, dim, s in rows:
+        t.add_row(name, dim, str(s.n_items),
+                  *(f"{fmt(getattr(s, k).value)} {_ci(getattr(s, k))}".strip() for k in stats))
+    return t
 
 
 def _metrics(res: StudyAnalysis, out: Console) -> None:

@@ -36,8 +36,9 @@ from .ceiling import (
 )
 from .layout import Ratings
 from .options import AnalysisOptions
-from .results import POOLED, BlandAltman, Confusion, JudgeAgreement
+from .results import POOLED, BlandAltman, Confusion, JudgeAgreement, SingleHuman
 from .serialize import finite, settle
+from .single_human import AGAINST, single_human_agreement
 from .verdict import Verdict, replacement_verdict
 
 __all__ = ["aggregate_samples", "JudgeMetrics", "judge_metrics", "METRIC_NAMES",
@@ -57,6 +58,9 @@ class JudgeMetrics:
     notes: list[str] = field(default_factory=list)
     #: the items of the pooled statistics and of the comparison with the ceiling
     items: ComparisonSet | None = None
+    #: against the one human of each item, where no item has two
+    #: (:func:`analysis.single_human.single_human_agreement`)
+    single_human: dict | None = None
 
 
 def _bland_altman(judge: np.ndarray, m: np.ndarray) -> dict | None:
@@ -132,9 +136,15 @@ def judge_metrics(humans: Ratings, judge: np.ndarray, level: Level, values: Sequ
     else:
         metrics["self_consistency_alpha"] = None
         notes.append(Msg("self_consistency_alpha: one sample per item"))
+    single = None
     if pairs.n_pairs == 0:
         notes.append("no judge-scored item has two or more human ratings: the leave-one-out "
                      "comparison is not possible")
+        single = single_human_agreement(m, judge, values, B=options.B, seed=options.seed,
+                                        ci=options.ci, min_items=options.min_units)
+        if single is not None:
+            notes.append("agreement with the one human who rated each item is under "
+                         f"single_human ({single['n_items']} items; {AGAINST})")
     alt = alt_test(m, judge, scoring=options.scoring_for(level), epsilon=options.alt_epsilon,
                    human_names=tuple(str(r) for r in humans.raters))
     notes.extend(alt.notes)
@@ -143,7 +153,7 @@ def judge_metrics(humans: Ratings, judge: np.ndarray, level: Level, values: Sequ
     v = verdict_for(comparison, alt, m, judge, options=options,
                     humans_alpha=metrics["alpha_humans"])
     return JudgeMetrics(metrics, alt, _confusion(m, judge, values), comparison, v, notes,
-                        items)
+                        items, single)
 
 
 def agreement_block(jm: JudgeMetrics, *, n_judgments: int = 0, n_unscored: int = 0,
@@ -165,6 +175,7 @@ def agreement_block(jm: JudgeMetrics, *, n_judgments: int = 0, n_unscored: int =
             tuple(label(v) for v in conf["values"]) if label else None),
         vs_ceiling=jm.comparison, verdict=jm.verdict, n_judgments=n_judgments,
         n_unscored=n_unscored, items=jm.items.label if jm.items else None,
+        single_human=SingleHuman.from_dict(jm.single_human) if jm.single_human else None,
         status="no scored judgments" if m["n_items"] == 0 and not m.get("n_scored_items")
         else None)
     block = settle(block, notes)

@@ -20,13 +20,13 @@ from .alttest import AltTestResult
 from .ceiling import CeilingComparison
 from .raters import BinaryChecks, RaterDiagnostics
 from .refmetrics.results import MetricComparison
-from .serialize import Bounds, Record
+from .serialize import Bounds, Interval, Record
 from .verdict import Verdict
 
 __all__ = ["StudyAnalysis", "AnalysisMeta", "BootstrapMeta", "AltTestMeta", "VerdictRule",
            "Minimums", "HumanAgreement", "AlphaInterval", "CohenKappa", "CohenPairs",
            "IccForm", "IccTable", "Gwet", "Retest", "HumanCeiling", "JudgeAgreement",
-           "BlandAltman", "Confusion", "Skipped"]
+           "BlandAltman", "Confusion", "SingleHuman", "Skipped"]
 
 
 @dataclass(frozen=True)
@@ -299,6 +299,32 @@ class Confusion(Record):
     _omit_none = frozenset({"labels"})
 
 
+@dataclass(frozen=True)
+class SingleHuman(Record):
+    """A judge against the one human who rated each item, where no item has two
+    (:func:`analysis.single_human.single_human_agreement`): each statistic with its item
+    bootstrap CI, and no ceiling to set it beside (``against`` says so)."""
+
+    against: str
+    n_items: int
+    B: int
+    seed: int
+    notes: tuple[str, ...]
+    pearson: Interval
+    spearman: Interval
+    kendall_tau_b: Interval
+    mae: Interval
+    rmse: Interval
+    qwk: Interval
+    kappa: Interval
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> SingleHuman:
+        stats = ("pearson", "spearman", "kendall_tau_b", "mae", "rmse", "qwk", "kappa")
+        return cls(d["against"], int(d["n_items"]), int(d["B"]), int(d["seed"]),
+                   tuple(d["notes"]), *(Interval(**d[k]) for k in stats))
+
+
 _JUDGE_REST = ("n_scored_items", "bland_altman", "alpha_humans", "alpha_with_judge",
                "self_consistency_alpha", "alt_test", "confusion", "vs_ceiling", "verdict",
                "n_judgments", "n_unscored", "status", "notes")
@@ -341,8 +367,10 @@ class JudgeAgreement(Record):
     #: which items the pooled statistics, the comparison and the verdict are on (not in the
     #: JSON, whose layout is fixed); α with the judge is on every item a human rated
     items: str | None = None
+    #: where no item has two humans: the judge against the one human of each item
+    single_human: SingleHuman | None = None
 
-    _omit_none = frozenset({"status"})
+    _omit_none = frozenset({"status", "single_human"})
 
     def json_keys(self) -> list[str]:
         if not self.n_scored_items:
@@ -351,7 +379,7 @@ class JudgeAgreement(Record):
             head = (*POOLED_NONE, "n_items", "n_pairs")
         else:
             head = ("n_items", "n_pairs", *POOLED)
-        return [*head, *_JUDGE_REST]
+        return [*head, *_JUDGE_REST[:-2], "single_human", *_JUDGE_REST[-2:]]
 
 
 # --- the whole analysis -----------------------------------------------------------------------
