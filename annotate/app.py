@@ -19,6 +19,7 @@ ADMIN_PAGES = [("admin_import.py", N_("Import"), "upload_file"),
                ("admin_quality.py", N_("Rater quality"), "verified"),
                ("admin_norming.py", N_("Norming"), "groups"),
                ("admin_calibrate.py", N_("Calibration"), "tune"),
+               ("admin_ranking.py", N_("Model ranking"), "leaderboard"),
                ("admin_report.py", N_("Report"), "description"),
                ("admin_export.py", N_("Export"), "download")]
 

@@ -227,9 +227,12 @@ def start_bundle(engine: Engine, options: AnalysisOptions = AnalysisOptions(),
             boards["judge"] = leaderboard(jb, items, B=options.B, seed=options.seed,
                                           source=f"judge {best} (best calibrated)")
         pairwise = _pairwise(engine, options)
+        ranking = _ranking(engine, best, judges, options)
         bundle.manifest = replace(bundle.manifest, best_judge=best, compared=True,
-                                  pairwise=_pairwise_manifest(pairwise))
+                                  pairwise=_pairwise_manifest(pairwise),
+                                  ranking=_ranking_manifest(ranking))
         bundle.calibration, bundle.leaderboards, bundle.pairwise = calib, boards, pairwise
+        bundle.ranking = ranking
         return bundle
 
     return bundle, finish
@@ -256,6 +259,35 @@ def _pairwise_manifest(pairwise) -> dict | None:
                           "interval": "percentile"},
             "inconsistent_judge_orders": pairwise.inconsistent,
             "judges": [{"name": j.name, "hash": j.hash} for j in pairwise.judges]}
+
+
+def _ranking(engine: Engine, best: str | None, judges: pd.DataFrame,
+             options: AnalysisOptions) -> dict | None:
+    """The prediction-powered leaderboard (`h2h leaderboard`) with the best-calibrated judge
+    (or the study's only judge); None without a judge."""
+    from ..ppi_board import BoardOptions, ppi_leaderboard
+    from ..ppi_study import board_frames, draws_info, study_draws
+
+    names = sorted(judges["judge"].astype(str).unique()) if not judges.empty else []
+    name = best or (names[0] if len(names) == 1 else None)
+    if name is None:
+        return None
+    frames = board_frames(engine, judge=name)
+    config_hash = frames.context["judge"].get("hash")
+    context = {**frames.context, "active_draws": draws_info(engine, config_hash)}
+    return ppi_leaderboard(frames.items, frames.human, frames.judge, frames.scales,
+                           options=BoardOptions(B=options.B, seed=options.seed,
+                                                level=options.ci),
+                           draws=study_draws(engine, config_hash, frames.items),
+                           context=context)
+
+
+def _ranking_manifest(ranking: dict | None) -> dict | None:
+    """How the model ranking was computed, for the manifest (None without a judge)."""
+    if ranking is None:
+        return None
+    return {k: ranking["meta"][k] for k in ("judge", "estimator", "level", "B", "seed",
+                                            "design", "human_value")}
 
 
 def _rubric_order(engine: Engine) -> tuple[list[RubricDimension], list[str]]:

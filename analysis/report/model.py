@@ -71,13 +71,17 @@ class Manifest(Record):
     compared: bool = False
     #: how the side-by-side rankings were computed (when the study has pairs)
     pairwise: Mapping[str, Any] | None = None
+    #: how the model ranking (`h2h leaderboard`) was computed (when the study has a judge)
+    ranking: Mapping[str, Any] | None = None
 
-    _omit_none = frozenset({"pairwise"})
+    _omit_none = frozenset({"pairwise", "ranking"})
 
     def json_keys(self) -> list[str]:
-        keys = [k for k in super().json_keys() if k not in ("best_judge", "compared")]
-        if self.compared:  # best_judge before packages, as always
+        keys = [k for k in super().json_keys()
+                if k not in ("best_judge", "compared", "ranking")]
+        if self.compared:  # best_judge (and the ranking) before packages, as always
             keys.insert(keys.index("packages"), "best_judge")
+            keys.insert(keys.index("packages"), "ranking")
         return keys
 
     @property
@@ -119,8 +123,9 @@ class BlandAltmanPoints(Record):
 
 @dataclass
 class ReportBundle:
-    """Everything the report shows, computed once. ``calibration``, ``leaderboards`` and
-    ``pairwise`` are None until the second step of :func:`~.bundle.start_bundle` has run."""
+    """Everything the report shows, computed once. ``calibration``, ``leaderboards``,
+    ``pairwise`` and ``ranking`` are None until the second step of
+    :func:`~.bundle.start_bundle` has run."""
 
     analysis: StudyAnalysis
     bland_altman: list[BlandAltmanPoints]
@@ -132,6 +137,9 @@ class ReportBundle:
     #: the side-by-side rankings (an :class:`analysis.arena_study.PairwiseStudy`), when the
     #: study has pairs with preferences or pairwise judgments
     pairwise: Any | None = None
+    #: the prediction-powered model ranking (the JSON of `h2h leaderboard --json`), when the
+    #: study has a judge
+    ranking: dict | None = None
 
     def dimension(self, key: str) -> RubricDimension | None:
         return next((d for d in self.dimensions if d.key == key), None)

@@ -20,6 +20,7 @@ from .sec_metrics import metrics
 from .sec_models import leaderboard, safety, sap
 from .sec_pairwise import TITLE as PAIRWISE_TITLE
 from .sec_pairwise import pairwise
+from .sec_ranking import ranking
 
 __all__ = ["Finding", "Glance", "SectionOutput", "Section", "SECTIONS", "build_sections",
            "glance_table"]
@@ -41,6 +42,10 @@ SECTIONS: list[Section] = [
     Section("leaderboard", "Model leaderboard",
             "Companion models by dimension and task family, as in the H2HTalk protocol.",
             leaderboard),
+    Section("ranking", "Model ranking",
+            "Companion models at the judge's scale with the humans' validity: the humans' "
+            "scores of a subset and the judge's scores of every reply combined by "
+            "prediction-powered inference (PPI++).", ranking),
     Section("sap", "Secure Attachment Persona versus baseline",
             "The same models with and without the SAP system prompt.", sap),
     Section("safety", "Safety red flags", "How often raters flagged a reply as risky.", safety),

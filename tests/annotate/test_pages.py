@@ -14,7 +14,7 @@ from tests.annotate.conftest import APP_DIR
 ADMIN_PAGES = ["study.py", "admin_import.py", "admin_raters.py", "admin_assign.py",
                "admin_progress.py", "admin_agreement.py", "admin_adjudicate.py",
                "admin_export.py", "admin_report.py", "admin_calibrate.py", "admin_quality.py",
-               "admin_norming.py"]
+               "admin_norming.py", "admin_ranking.py"]
 MODEL_WORDS = ("aster-70b", "birch-8b", "cedar-1b", "baseline")
 
 
