@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 import numpy as np
@@ -67,6 +68,7 @@ class MeanEstimate:
         return self.high - self.low
 
 
+@lru_cache(maxsize=16)
 def _z(level: float) -> float:
     if not 0 < level < 1:
         raise ValueError(f"level must be between 0 and 1 (e.g. 0.95); got {level}")

@@ -42,6 +42,9 @@ METHOD_SENTENCE = (
     "intervals and pairwise differences Holm-adjusted p-values.")
 
 
+_FULL_RESAMPLE = 200_000  # B x judge-only items up to which those are resampled one by one
+
+
 @dataclass(frozen=True)
 class BoardOptions:
     """``estimator`` picks the combined column; ``min_human`` is the fewest human-rated items
@@ -80,19 +83,28 @@ def judge_items(items: pd.DataFrame, judge: pd.DataFrame,
 
 @dataclass
 class _Cell:
+    """One model × dimension × task scope; arrays over the scope's items, aligned."""
+
     model: str
     dimension: str
     task: str | None
-    h: pd.Series            # human value by item
-    j: pd.Series            # judge value by item
-    agree: pd.Series        # judge samples agree, by item
-    prob: pd.Series | None  # probability of being human-rated (active draws), by item
+    y: np.ndarray            # human value (NaN: not rated)
+    yh: np.ndarray           # judge value (NaN: not scored, or never judged)
+    agree: np.ndarray        # the judge's samples agreed
+    prob: np.ndarray | None  # probability of being human-rated (active draws)
     picked_unrated: int = 0
     notes: list[str] = field(default_factory=list)
     combined: MeanEstimate | None = None
     human: MeanEstimate | None = None
     judge: MeanEstimate | None = None
-    boot: np.ndarray | None = None
+
+    @property
+    def rated(self) -> np.ndarray:
+        return ~np.isnan(self.y)
+
+    @property
+    def scored(self) -> np.ndarray:
+        return ~np.isnan(self.yh)
 
 
 def _triple(e: MeanEstimate | None, ci: bool = True) -> dict[str, float | None]:
@@ -126,44 +138,40 @@ def _active_arrays(cell: _Cell) -> tuple[np.ndarray, ...]:
     """Every item of the cell for :func:`active_mean`: judge value (0 where unscored), human
     value, rated?, probability of being rated, stratum (0: the judge's samples agreed,
     1: they differed, 2: no judge score; known before any draw)."""
-    idx = cell.j.index
-    yh = cell.j.to_numpy(float)
-    scored = ~np.isnan(yh)
-    yy = cell.h.reindex(idx).to_numpy(float)
-    agree = cell.agree.reindex(idx).fillna(1.0).to_numpy(float) > 0.5
-    st = np.where(~scored, 2, np.where(agree, 0, 1))
-    return (np.where(scored, yh, 0.0), yy, ~np.isnan(yy), cell.prob.reindex(idx).to_numpy(float),
-            st)
+    scored = cell.scored
+    st = np.where(~scored, 2, np.where(cell.agree, 0, 1))
+    return np.where(scored, cell.yh, 0.0), cell.y, cell.rated, cell.prob, st
 
 
 def _estimate(cell: _Cell, opt: BoardOptions) -> None:
     """Fill the cell's three estimates (and notes)."""
-    h, j = cell.h.dropna(), cell.j.dropna()
-    both = h.index.intersection(j.index)
+    rated, scored = cell.rated, cell.scored
+    h, j = cell.y[rated], cell.yh[scored]
+    both = rated & scored
     lvl = opt.level
-    if len(j) >= 2:
-        cell.judge = classical_mean(j.to_numpy(), level=lvl, method="judge (uncalibrated)")
-    elif len(j) == 1:
+    if j.size >= 2:
+        cell.judge = classical_mean(j, level=lvl, method="judge (uncalibrated)")
+    elif j.size == 1:
         cell.notes.append("judge-only: one judged item, no CI")
-    if len(h) >= 2:
-        cell.human = classical_mean(h.to_numpy(), level=lvl)
-    if cell.prob is not None and len(h) >= 2:
-        yh, yy, lab, p, st = _active_arrays(cell)
+    if h.size >= 2:
+        cell.human = classical_mean(h, level=lvl)
+    if cell.prob is not None and h.size >= 2:
+        yh, yy, lab, p, _ = _active_arrays(cell)
         cell.human = active_mean(yh, yy, lab, p, lam=0, level=lvl)
-    if len(h) < opt.min_human:
-        cell.notes.append(f"fewer than {opt.min_human} human-rated items ({len(h)}): no "
+    if h.size < opt.min_human:
+        cell.notes.append(f"fewer than {opt.min_human} human-rated items ({h.size}): no "
                           "combined value; the judge-only value is uncalibrated"
-                          + ("; the human-only mean has no CI" if len(h) >= 2 else ""))
+                          + ("; the human-only mean has no CI" if h.size >= 2 else ""))
         if cell.human is not None:
             cell.human = MeanEstimate(cell.human.estimate, math.nan, math.nan, math.nan,
                                       cell.human.n, 0, None, cell.human.method, lvl)
         return
-    left_h = len(h) - len(both)
-    left_j = int((cell.j.isna() & ~cell.j.index.isin(h.index)).sum())
+    left_h = int((rated & ~scored).sum())
+    left_j = int((~rated & ~scored).sum())
     if left_h:
         cell.notes.append(f"{left_h} human-rated item(s) the judge did not score: left out of "
                           "the combined estimate's human side")
-    if left_j > 0:
+    if left_j:
         cell.notes.append(f"{left_j} item(s) without a human value that the judge did not "
                           "score: left out of the combined estimate's judge side")
     if opt.estimator == "human":
@@ -172,9 +180,9 @@ def _estimate(cell: _Cell, opt: BoardOptions) -> None:
     if opt.estimator == "judge":
         cell.combined = cell.judge
         return
-    if len(both) < opt.min_human:
-        cell.notes.append(f"only {len(both)} human-rated items have a judge score (fewer than "
-                          f"{opt.min_human}): no combined value")
+    if both.sum() < opt.min_human:
+        cell.notes.append(f"only {int(both.sum())} human-rated items have a judge score "
+                          f"(fewer than {opt.min_human}): no combined value")
         return
     lam = None if opt.estimator == "ppi++" else 1.0
     if cell.prob is not None:
@@ -186,14 +194,14 @@ def _estimate(cell: _Cell, opt: BoardOptions) -> None:
         yh, yy, lab, p, st = _active_arrays(cell)
         cell.combined = active_mean(yh, yy, lab, p, strata=st, lam=lam, level=lvl)
     else:
-        unl = j.index.difference(h.index)
-        if len(unl) == 0:
+        unl = scored & ~rated
+        if not unl.any():
             cell.notes.append("every judged item is human-rated: the judge adds nothing; the "
                               "combined estimate is the human-only one")
-            cell.combined = classical_mean(h.loc[both].to_numpy(), level=lvl)
+            cell.combined = classical_mean(cell.y[both], level=lvl)
             return
-        cell.combined = ppi_mean(h.loc[both].to_numpy(), j.loc[both].to_numpy(),
-                                 j.loc[unl].to_numpy(), lam=lam, level=lvl)
+        cell.combined = ppi_mean(cell.y[both], cell.yh[both], cell.yh[unl], lam=lam,
+                                 level=lvl)
     if cell.combined.constant_judge:
         cell.notes.append("the judge gave every item the same score: lambda = 0, the "
                           "combined estimate is the human-only one")
@@ -203,32 +211,42 @@ def _bootstrap(cell: _Cell, opt: BoardOptions, rng: np.random.Generator) -> np.n
     """B resampled values of the cell's combined estimate (items resampled within the model,
     lambda tuned again in each resample for PPI++)."""
     B = opt.B
-    h, j = cell.h.dropna(), cell.j.dropna()
+    rated, scored = cell.rated, cell.scored
     est = opt.estimator
     if est == "human" or (cell.prob is None and est != "judge"
-                          and len(j.index.difference(h.index)) == 0):
-        x = h.to_numpy()
+                          and not (scored & ~rated).any()):
+        x = cell.y[rated]
         return x[rng.integers(0, x.size, (B, x.size))].mean(1)
     if est == "judge":
-        x = j.to_numpy()
+        x = cell.yh[scored]
         return x[rng.integers(0, x.size, (B, x.size))].mean(1)
     if cell.prob is not None:  # active draws: normal draws around the estimate, its SE
         c = cell.combined
         return c.estimate + c.se * rng.standard_normal(B)
-    both = h.index.intersection(j.index)
-    y, yh = h.loc[both].to_numpy(), j.loc[both].to_numpy()
-    yu = j.loc[j.index.difference(h.index)].to_numpy()
+    both = rated & scored
+    y, yh = cell.y[both], cell.yh[both]
+    yu = cell.yh[scored & ~rated]
     n, N = y.size, yu.size
-    il, iu = rng.integers(0, n, (B, n)), rng.integers(0, N, (B, N))
-    Y, Yh, Yu = y[il], yh[il], yu[iu]
+    il = rng.integers(0, n, (B, n))
+    Y, Yh = y[il], yh[il]
+    if B * N <= _FULL_RESAMPLE:
+        Yu = yu[rng.integers(0, N, (B, N))]
+        mu, s1u, s2u = Yu.mean(1), Yu.sum(1), (Yu ** 2).sum(1)
+    else:
+        # many judge-only items: their resampled mean is normal to high accuracy (CLT), so
+        # it is drawn as such instead of resampling B x N values; their spread is kept
+        mu = yu.mean() + yu.std() / np.sqrt(N) * rng.standard_normal(B)
+        s1u, s2u = N * mu, N * (yu.var() + mu ** 2)
     if est == "ppi":
         lam = np.ones(B)
     else:
         cov = np.mean((Y - Y.mean(1, keepdims=True)) * (Yh - Yh.mean(1, keepdims=True)), 1)
-        var = np.var(np.concatenate([Yh, Yu], 1), axis=1, ddof=1)
+        tot = n + N
+        s1, s2 = Yh.sum(1) + s1u, (Yh ** 2).sum(1) + s2u
+        var = (s2 - s1 ** 2 / tot) / (tot - 1)  # ddof 1 over both sets, as tuned_lambda
         with np.errstate(divide="ignore", invalid="ignore"):
             lam = np.where(var > 0, np.clip(cov / ((1 + n / N) * var), 0, 1), 0.0)
-    return lam * Yu.mean(1) + (Y - lam[:, None] * Yh).mean(1)
+    return lam * mu + (Y - lam[:, None] * Yh).mean(1)
 
 
 def _ranks(cells: list[_Cell], opt: BoardOptions, rng: np.random.Generator) -> dict | None:
@@ -251,23 +269,24 @@ def _ranks(cells: list[_Cell], opt: BoardOptions, rng: np.random.Generator) -> d
     left = [c.model for c in cells if c.combined is None]
     if left:
         out["left_out"] = left
-    pairs = []
-    for a, b in combinations(ok, 2):
-        d = a.combined.estimate - b.combined.estimate
-        se = math.hypot(a.combined.se, b.combined.se)
-        p = 2 * norm.sf(abs(d) / se) if se > 0 else (0.0 if d else 1.0)
+    if len(ok) >= 2:
+        ia, ib = np.array(list(combinations(range(len(ok)), 2))).T
+        se_m = np.array([c.combined.se for c in ok])
+        d = est[ia] - est[ib]
+        se = np.hypot(se_m[ia], se_m[ib])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            p = np.where(se > 0, 2 * norm.sf(np.abs(d) / se), np.where(d != 0, 0.0, 1.0))
         h = norm.ppf(0.5 + opt.level / 2) * se
-        pairs.append([a.model, b.model, d, d - h, d + h, p])
-    if pairs:
-        adj = holm(np.array([p[-1] for p in pairs]))
+        adj = holm(p)
         out["pairwise"] = []
-        for (a, b, d, lo_, hi_, p), pa in zip(pairs, adj, strict=True):
-            sig = pa < 1 - opt.level
-            verdict = (f"{a} above {b}" if sig and d > 0 else f"{b} above {a}" if sig
+        for k in range(d.size):
+            a, b = ok[ia[k]].model, ok[ib[k]].model
+            sig = adj[k] < 1 - opt.level
+            verdict = (f"{a} above {b}" if sig and d[k] > 0 else f"{b} above {a}" if sig
                        else "not distinguishable")
-            out["pairwise"].append({"a": a, "b": b, "difference": _f(d), "low": _f(lo_),
-                                    "high": _f(hi_), "p": _f(p), "p_holm": _f(pa),
-                                    "verdict": verdict})
+            out["pairwise"].append({"a": a, "b": b, "difference": _f(d[k]),
+                                    "low": _f(d[k] - h[k]), "high": _f(d[k] + h[k]),
+                                    "p": _f(p[k]), "p_holm": _f(adj[k]), "verdict": verdict})
     return out
 
 
@@ -363,10 +382,18 @@ def ppi_leaderboard(items: pd.DataFrame, human: pd.DataFrame, judge: pd.DataFram
                             "notes": [], "dimensions_left_out": [], "ranks": [],
                             "sap_vs_baseline": []}
     rows: list[dict] = []
-    prob = picked = None
+    item_ids = pd.Index(it["item_id"])
+    model_of = it["model"].astype(str).to_numpy()
+    task_of = it["task"].astype(object).to_numpy()
+    models = sorted(set(model_of))
+    tasks = sorted({t for t in task_of if t is not None and t == t})
+    rows_of = {m: np.flatnonzero(model_of == m) for m in models}
+    P = has_p = picked_at = None
     if draws is not None and not draws.empty:
-        prob = draws.set_index("item_id")["probability"]
-        picked = set(draws.loc[draws["picked"].astype(bool), "item_id"])
+        d = draws.drop_duplicates("item_id").set_index("item_id")
+        P = d["probability"].reindex(item_ids).to_numpy(float)
+        has_p = ~np.isnan(P)
+        picked_at = d["picked"].reindex(item_ids).fillna(False).astype(bool).to_numpy()
         meta["design"] = ("active draws: each item weighted by 1 / its probability of being "
                           "human-rated (Zrnic & Candès 2024)")
     else:
@@ -383,21 +410,22 @@ def ppi_leaderboard(items: pd.DataFrame, human: pd.DataFrame, judge: pd.DataFram
         h_d = hv[dim] if dim in hv.columns else pd.Series(dtype=float)
         j_d = jv[dim] if dim in jv.columns else pd.Series(dtype=float)
         a_d = ja[dim] if dim in ja.columns else pd.Series(dtype=float)
-        for task in [None, *sorted(it["task"].dropna().unique())]:
-            scope = it if task is None else it[it["task"] == task]
+        # every study item's values, aligned once; a cell takes its rows by position
+        Y = h_d.reindex(item_ids).to_numpy(float)
+        J = j_d.reindex(item_ids).to_numpy(float)
+        A = a_d.reindex(item_ids).fillna(1.0).to_numpy(float) > 0.5
+        for task in [None, *tasks]:
             cells = []
-            for model, g in sorted(scope.groupby("model"), key=lambda x: str(x[0])):
-                ids = pd.Index(g["item_id"])
-                h = h_d.reindex(ids).dropna()
-                j = j_d.reindex(ids)  # NaN: not scored (or never judged)
-                if h.empty and j.dropna().empty:
+            for model in models:
+                pos = rows_of[model] if task is None else rows_of[model][
+                    task_of[rows_of[model]] == task]
+                if pos.size == 0 or (np.isnan(Y[pos]).all() and np.isnan(J[pos]).all()):
                     continue
-                cell = _Cell(str(model), dim, task, h, j, a_d.reindex(j.index), None)
-                if prob is not None and ids.isin(prob.index).any():
-                    cell.prob = prob.reindex(j.index)
-                    cell.picked_unrated = int(sum(i in picked and i not in h.index
-                                                  for i in j.index))
-                    if cell.prob.isna().any() or (cell.prob <= 0).any():
+                cell = _Cell(model, dim, task, Y[pos], J[pos], A[pos], None)
+                if P is not None and has_p[pos].any():
+                    cell.prob = P[pos]
+                    cell.picked_unrated = int((picked_at[pos] & np.isnan(Y[pos])).sum())
+                    if np.isnan(cell.prob).any() or (cell.prob <= 0).any():
                         cell.notes.append("some items have no probability of having been "
                                           "rated (added after the active draw, or in a model "
                                           "with nothing rated before it): the rated items "
@@ -437,6 +465,6 @@ def _row(c: _Cell, opt: BoardOptions) -> dict[str, Any]:
         method = "human (constant judge)"
     return {"model": c.model, "dimension": c.dimension, "task": c.task,
             **_triple(comb),
-            "n_human": int(c.h.notna().sum()), "n_judge": int(c.j.notna().sum()),
+            "n_human": int(c.rated.sum()), "n_judge": int(c.scored.sum()),
             "method": method, "lambda": _f(lam) if lam is not None else None,
             "human_only": _triple(c.human), "judge_only": _triple(c.judge)}

@@ -231,3 +231,26 @@ def test_judge_items_is_the_one_place_that_sets_items_aside():
     items, _, judge = study()
     kept, n = judge_items(items, judge, exclude={"model-1-0", "model-1-1"})
     assert n == 2 and not kept["item_id"].isin({"model-1-0", "model-1-1"}).any()
+
+
+def test_the_rank_bootstrap_spreads_as_the_estimates_standard_error(monkeypatch):
+    # many judge-only items: their mean is drawn from its normal limit instead of resampling
+    # B x N values; both ways give the spread of the combined estimate (its SE)
+    from analysis import ppi_board
+    from analysis.ppi_board import _bootstrap, _Cell, _estimate
+
+    rng = np.random.default_rng(8)
+    n_items = 3000
+    q = rng.normal(3, 1, n_items)
+    y = np.where(rng.random(n_items) < 0.1, q + rng.normal(0, 0.5, n_items), np.nan)
+    yh = q + 0.5 + rng.normal(0, 0.5, n_items)
+    cell = _Cell("m", "empathy", None, y, yh, np.ones(n_items, bool), None)
+    opt = BoardOptions(B=4000, seed=1)
+    _estimate(cell, opt)
+    fast = _bootstrap(cell, opt, np.random.default_rng(2))
+    monkeypatch.setattr(ppi_board, "_FULL_RESAMPLE", 10 ** 9)
+    full = _bootstrap(cell, opt, np.random.default_rng(2))
+    se = cell.combined.se
+    assert fast.std() == pytest.approx(se, rel=0.08)
+    assert full.std() == pytest.approx(se, rel=0.08)
+    assert fast.mean() == pytest.approx(cell.combined.estimate, abs=se / 5)
