@@ -22,11 +22,12 @@ from data.engine import read_session
 from data.errors import H2HError
 from data.models import AttentionCheck, Item, JudgeConfigRow, Judgment
 
+from .ppi_board import judge_items
 from .scales import Scale
 from .study import study_frames
 
 __all__ = ["HumanValue", "BoardFrames", "study_items", "human_values", "judge_values",
-           "stored_judge", "board_frames"]
+           "stored_judge", "board_frames", "set_aside_items", "study_draws", "draws_info"]
 
 HumanValue = Literal["mean", "fair"]
 HUMAN_VALUE_TEXT = {
@@ -124,6 +125,9 @@ def board_frames(engine: Engine, *, judge: str | None = None,
         raise H2HError("name the judge: --judge NAME (a stored configuration; see `h2h judge "
                        "configs`) or --judges judges.csv")
     jl = jl.assign(score=pd.to_numeric(jl["score"], errors="coerce"))
+    jl, set_aside = judge_items(items, jl, exclude=set_aside_items(engine, info.get("hash")))
+    if set_aside:
+        info = {**info, "items_set_aside": set_aside}
     unknown = sorted(set(jl["item_id"].astype(str)) - set(items["item_id"]))
     if unknown:
         raise H2HError(f"the judge scored {len(unknown)} item(s) the study does not have "
@@ -131,6 +135,14 @@ def board_frames(engine: Engine, *, judge: str | None = None,
     context = {**context, "judge": info, "human_value": HUMAN_VALUE_TEXT[human_value]}
     return BoardFrames(items, human_values(ratings, scales, human_value), judge_values(jl),
                        scales, context)
+
+
+def set_aside_items(engine: Engine, config_hash: str | None) -> set[str]:
+    """The items a judge configuration must not be held against: none yet. (A configuration
+    whose prompt shows some items with their human scores as few-shot exemplars will list
+    them here; :func:`analysis.ppi_board.judge_items` then leaves them out and the result
+    says how many.)"""
+    return set()
 
 
 def study_draws(engine: Engine, config_hash: str | None,
