@@ -290,7 +290,8 @@ def _ranks(cells: list[_Cell], opt: BoardOptions, rng: np.random.Generator) -> d
     return out
 
 
-def _paired_diff(sub: pd.DataFrame, model: str, dim: str, opt: BoardOptions) -> dict | None:
+def _paired_diff(sub: pd.DataFrame, model: str, dim: str, opt: BoardOptions,
+                 active: bool = False) -> dict | None:
     """SAP − baseline for one model and dimension, paired by scenario: PPI on the per-scenario
     differences (human-rated pairs labelled, judge-only pairs unlabelled)."""
     s = sub[sub["condition"] == "sap"].drop_duplicates("scenario").set_index("scenario")
@@ -322,6 +323,9 @@ def _paired_diff(sub: pd.DataFrame, model: str, dim: str, opt: BoardOptions) -> 
     else:
         comb = ppi_mean(dh.loc[lab].to_numpy(), dj.loc[lab].to_numpy(), dj.loc[unl].to_numpy(),
                         lam=None if opt.estimator == "ppi++" else 1.0, level=lvl)
+    if active and comb is not None:
+        out["notes"].append("the human-rated pairs are taken as a uniform subset here: the "
+                            "active draws' weights apply to the model means only")
     out.update(_triple(comb))
     out["lambda"] = _f(comb.lam) if comb is not None and comb.lam is not None else None
     out["human_only"] = _triple(hum)
@@ -443,7 +447,7 @@ def ppi_leaderboard(items: pd.DataFrame, human: pd.DataFrame, judge: pd.DataFram
             per = it.assign(h=h_d.reindex(it["item_id"]).to_numpy(),
                             j=j_d.reindex(it["item_id"]).to_numpy())
             for model, g in sorted(per.groupby("model"), key=lambda x: str(x[0])):
-                d = _paired_diff(g, str(model), dim, opt)
+                d = _paired_diff(g, str(model), dim, opt, active=P is not None)
                 if d is not None:
                     meta["sap_vs_baseline"].append(d)
     meta["method_sentence"] = METHOD_SENTENCE.format(level=opt.level, B=opt.B)
