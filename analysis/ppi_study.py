@@ -20,7 +20,7 @@ from sqlmodel import select
 
 from data.engine import read_session
 from data.errors import H2HError
-from data.models import AttentionCheck, Item, JudgeConfigRow, Judgment
+from data.models import PAIRWISE_MODES, AttentionCheck, Item, JudgeConfigRow, Judgment
 
 from .ppi_board import judge_items
 from .scales import Scale
@@ -89,6 +89,10 @@ def stored_judge(engine: Engine, name: str) -> tuple[pd.DataFrame, dict[str, Any
     from data.configs import find_by_name_or_hash
 
     row = find_by_name_or_hash(engine, JudgeConfigRow, name, what="judge configuration")
+    if row.mode in PAIRWISE_MODES:
+        raise H2HError(f"--judge: '{row.name}' is a pairwise judge (it compares two replies, "
+                       "it does not score one); its ranking is `h2h arena --judge "
+                       f"{row.name}`")
     with read_session(engine) as s:
         rows = s.exec(select(Judgment.item_id, Judgment.dimension, Judgment.score,
                              Judgment.sample).where(Judgment.config_hash == row.hash)).all()

@@ -237,3 +237,21 @@ def test_active_draw_deals_the_picked_items_and_the_leaderboard_reweights_them(d
     assert all(r["method"] == "active ppi++" and r["estimate"] is not None
                for r in rows.values())
     assert sum(r["n_human"] for r in rows.values()) == 36 + 30
+
+
+def test_a_pairwise_judge_is_refused_with_where_its_ranking_is(db):
+    from data.models import JudgeConfigRow, utcnow
+
+    engine = get_engine(db)
+    with engine.begin() as c:
+        c.execute(JudgeConfigRow.__table__.insert().values(
+            hash="p" * 16, name="pw-judge", provider="anthropic", model="m", template_name="t",
+            template_hash="t", template={}, rubric_version="v", mode="pairwise",
+            reason_first=False, structured=True, max_tokens=10, samples=1,
+            created_at=utcnow()))
+    for args in (("leaderboard", "--db", db, "--judge", "pw-judge"),
+                 ("assign", "--db", db, "--to-shrink", "pw-judge", "--budget", "5")):
+        msg = fails(*args)
+        assert "'pw-judge' is a pairwise judge" in msg and "h2h arena --judge pw-judge" in msg
+    assert "run them separately" in fails("assign", "--db", db, "--to-shrink", "pw-judge",
+                                          "--budget", "5", "--pairs")
