@@ -30,8 +30,8 @@ from scipy.stats import norm
 
 from .ppi import Estimator, MeanEstimate, active_mean, classical_mean, ppi_mean
 
-__all__ = ["BoardOptions", "judge_items", "ppi_leaderboard", "METHOD_SENTENCE",
-           "holm"]
+__all__ = ["BoardOptions", "judge_items", "ppi_leaderboard", "active_strata", "MIN_STRATUM",
+           "METHOD_SENTENCE", "holm"]
 
 METHOD_SENTENCE = (
     "Model means combine the LLM judge's scores of every reply with the psychologists' "
@@ -134,13 +134,33 @@ def holm(p: np.ndarray) -> np.ndarray:
     return out
 
 
+MIN_STRATUM = 30
+"""Fewest human-rated items each of "samples agreed" and "samples differed" needs for its own
+lambda and offset in an active estimate; with fewer the two share one (four fitted numbers on
+a few heavily weighted items make the standard error optimistic: measured in
+benchmarks/bench_active_labelling.py)."""
+
+
+def active_strata(agree: np.ndarray, scored: np.ndarray, rated: np.ndarray) -> np.ndarray:
+    """The strata of an active estimate, known before any draw: 0 the judge's samples
+    agreed, 1 they differed, 2 no judge score; 0 and 1 merged when either has fewer than
+    :data:`MIN_STRATUM` rated items.
+
+    >>> active_strata(np.array([True, False, True]), np.array([True, True, False]),
+    ...               np.ones(3, bool)).tolist()
+    [0, 0, 2]
+    """
+    st = np.where(~scored, 2, np.where(agree, 0, 1))
+    if min(int((rated & (st == 0)).sum()), int((rated & (st == 1)).sum())) < MIN_STRATUM:
+        st = np.where(st == 1, 0, st)
+    return st
+
+
 def _active_arrays(cell: _Cell) -> tuple[np.ndarray, ...]:
     """Every item of the cell for :func:`active_mean`: judge value (0 where unscored), human
-    value, rated?, probability of being rated, stratum (0: the judge's samples agreed,
-    1: they differed, 2: no judge score; known before any draw)."""
-    scored = cell.scored
-    st = np.where(~scored, 2, np.where(cell.agree, 0, 1))
-    return np.where(scored, cell.yh, 0.0), cell.y, cell.rated, cell.prob, st
+    value, rated?, probability of being rated, stratum (:func:`active_strata`)."""
+    st = active_strata(cell.agree, cell.scored, cell.rated)
+    return np.where(cell.scored, cell.yh, 0.0), cell.y, cell.rated, cell.prob, st
 
 
 def _estimate(cell: _Cell, opt: BoardOptions) -> None:

@@ -4,8 +4,8 @@ leaderboard (:func:`analysis.ppi_board.ppi_leaderboard`) and of the active-label
 The only part of the leaderboard that reads the database. An item's human value is the mean
 of its human ratings, or (``human_value="fair"``) the many-facet Rasch model's fair score: the
 score a rater of average severity would be expected to give. A judge's value of an item is the
-mean of its samples; ``agree`` says whether the samples were all equal (the judge's
-self-consistency, which the active draw stratifies by).
+mean of its samples; ``agree`` says whether the samples were all equal and ``spread`` is their
+SD (the judge's self-consistency, which the active draw weights by).
 """
 
 from __future__ import annotations
@@ -73,14 +73,16 @@ def human_values(ratings: pd.DataFrame, scales: dict[str, Scale],
 
 
 def judge_values(judgments: pd.DataFrame) -> pd.DataFrame:
-    """``item_id, dimension, value, agree`` from long judgments (``item_id, dimension,
-    score[, sample]``, score NaN = unscored): the mean of the scored samples, NaN when none
-    was scored, and whether the scored samples were all equal."""
+    """``item_id, dimension, value, agree, spread`` from long judgments (``item_id,
+    dimension, score[, sample]``, score NaN = unscored): the mean of the scored samples, NaN
+    when none was scored, whether the scored samples were all equal, and their SD (ddof 0:
+    0 for one sample; the judge's uncertainty that active labelling draws by)."""
     j = judgments.assign(score=pd.to_numeric(judgments["score"], errors="coerce"))
     g = j.groupby(["item_id", "dimension"])["score"]
-    out = pd.DataFrame({"value": g.mean(), "lo": g.min(), "hi": g.max()}).reset_index()
+    out = pd.DataFrame({"value": g.mean(), "lo": g.min(), "hi": g.max(),
+                        "spread": g.std(ddof=0)}).reset_index()
     out["agree"] = (out["lo"] == out["hi"]) | out["value"].isna()
-    return out[["item_id", "dimension", "value", "agree"]]
+    return out[["item_id", "dimension", "value", "agree", "spread"]]
 
 
 def stored_judge(engine: Engine, name: str) -> tuple[pd.DataFrame, dict[str, Any]]:
@@ -182,11 +184,4 @@ def draws_info(engine: Engine, config_hash: str | None) -> list[dict[str, Any]]:
 
     return [{"id": d.id, "seed": d.seed, "budget": d.budget, "picked": len(d.picked),
              "created_at": d.created_at} for d in load_draws(engine, config_hash)]
-
-
-def item_uncertainty(judge: pd.DataFrame) -> pd.Series:
-    """Per item, 1 when the judge's samples differed on any dimension, else 0."""
-    if judge.empty:
-        return pd.Series(dtype=int)
-    return (~judge["agree"].astype(bool)).groupby(judge["item_id"]).any().astype(int)
 

@@ -3,6 +3,7 @@ plan it from the study, store it, and say what it means in words."""
 
 from __future__ import annotations
 
+import numpy as np
 from sqlalchemy.engine import Engine
 
 from data.errors import H2HError
@@ -27,30 +28,38 @@ def plan_for(engine: Engine, judge: str, *, budget: int, seed: int = 0,
 
 
 def describe_plan(plan, judge: str) -> str:
-    """The plan in plain words: allocation per model, how many more ratings ± halfwidth
-    needs, and the notes."""
-    from analysis.active import STRATA
-
+    """The plan in plain words: allocation per model, the residual spread it weights by,
+    how many more ratings ± halfwidth needs, and the notes."""
+    fit = plan.fit
     lines = [f"Active draw for judge '{judge}' (seed {plan.seed}): {len(plan.picked)} items "
              f"picked of a budget of {plan.budget}."]
-    lines.append("Per model (Neyman allocation on the residual spread of human - judge): "
-                 + ", ".join(f"{m} {n}" for m, n in plan.allocation.items()) + ".")
-    lines.append("Within a model, by the judge's self-consistency: residual spread "
-                 + ", ".join(f"{s} {v:.2f}" for s, v in zip(STRATA, plan.stratum_rms,
-                                                           strict=True)) + ".")
+    lines.append("Per model (the split that makes the sum of the models' standard errors "
+                 "smallest): " + ", ".join(f"{m} {n}" for m, n in plan.allocation.items())
+                 + ".")
+    steps = [(u, sd) for i, (u, sd) in enumerate(zip(fit.spread, fit.sd, strict=True))
+             if i == 0 or sd != fit.sd[i - 1]]
+    if len(steps) > 6:  # the fit's shape, not every block
+        steps = [steps[i] for i in np.linspace(0, len(steps) - 1, 6).round().astype(int)]
+    lines.append("Within a model, in proportion to the residual SD expected from the spread of "
+                 f"the judge's samples (fitted on {fit.n} rated item-dimensions; never below "
+                 f"{plan.floor:.0%} of uniform's probability): "
+                 + ", ".join(f"spread {u:.2f}: {sd:.2f}" for u, sd in steps)
+                 + f"; no judge score: {fit.unscored_sd:.2f}.")
     worst: dict[str, int | None] = {}
     for n in plan.needed:
         cur = worst.get(n["model"], 0)
         worst[n["model"]] = None if n["more"] is None or cur is None else max(cur, n["more"])
     if worst:
-        total = sum(v for v in worst.values() if v is not None)
+        reach = {m: v for m, v in worst.items() if v is not None}
         unreachable = [m for m, v in worst.items() if v is None]
-        lines.append(f"For ±{plan.halfwidth:g} on every model and dimension: about {total} "
-                     "more human-rated items (uniform picks): "
-                     + ", ".join(f"{m} {v if v is not None else 'not reachable'}"
-                                 for m, v in worst.items()) + "."
-                     + (f" Not reachable even with every item rated: "
-                        f"{', '.join(unreachable)}." if unreachable else ""))
+        if reach:
+            lines.append(f"For ±{plan.halfwidth:g} on every model and dimension: about "
+                         f"{sum(reach.values())} more human-rated items (uniform picks; an "
+                         "active draw needs no more): "
+                         + ", ".join(f"{m} {v}" for m, v in reach.items()) + ".")
+        if unreachable:
+            lines.append(f"±{plan.halfwidth:g} is not reachable even with every item rated: "
+                         f"{', '.join(unreachable)}.")
     lines += [f"Note: {n}" for n in plan.notes]
     return "\n".join(lines)
 

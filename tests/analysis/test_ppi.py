@@ -13,11 +13,11 @@ from scipy.stats import norm
 
 from analysis.ppi import (
     active_mean,
+    allocate_budget,
     classical_mean,
     inclusion_probabilities,
     labelled_for_halfwidth,
     labelling_probability,
-    neyman_allocation,
     ppi_mean,
     systematic_sample,
     tuned_lambda,
@@ -165,14 +165,46 @@ def test_systematic_sample_has_the_asked_inclusion_probabilities():
     assert counts[-1] == 0 and counts[6] == 20000
 
 
-def test_neyman_allocation_follows_size_times_sd_and_respects_caps():
-    assert neyman_allocation([100, 100, 100], [0.5, 1.0, 1.5], 30).tolist() == [5, 10, 15]
-    # proportional to N * sigma, not to sigma alone: 50*1 vs 100*1
-    assert neyman_allocation([50, 100], [1.0, 1.0], 30).tolist() == [10, 20]
-    # not sigma^2 (that would give 4:1 = [24, 6])
-    assert neyman_allocation([100, 100], [2.0, 1.0], 30).tolist() == [20, 10]
-    assert neyman_allocation([3, 100], [50.0, 1.0], 20).tolist() == [3, 17]
-    assert neyman_allocation([3, 4], [1.0, 1.0], 50).tolist() == [3, 4]
+def _total_se(rated, q, s2, jv, x):
+    return sum(float(np.sqrt(1 / (r / qq + xx / ss) + c)) if r / qq + xx / ss > 0 else np.inf
+               for r, qq, ss, c, xx in zip(rated, q, s2, jv, x, strict=True))
+
+
+def test_allocation_minimises_the_sum_of_the_models_standard_errors_not_a_pooled_variance():
+    # the goal is every model's CI: min sum_m s_m / sqrt(n_m) subject to sum n_m = 140 gives
+    # (Lagrange) n_m proportional to s_m^(2/3): s = 1, 8, 27 -> 1 : 4 : 9 -> 10, 40, 90
+    got = allocate_budget([0, 0, 0], [1, 1, 1], [1, 64, 729], [0, 0, 0], [999] * 3, 140)
+    assert got.tolist() == [10, 40, 90]
+    # Neyman (n proportional to s: 1 : 8 : 27 -> about 4, 31, 105) minimises the variance of
+    # the pooled mean instead; it gives a larger sum of standard errors here
+    assert _total_se([0] * 3, [1] * 3, [1, 64, 729], [0] * 3, [4, 31, 105]) > \
+        _total_se([0] * 3, [1] * 3, [1, 64, 729], [0] * 3, got) + 0.05
+    # equal spreads: an equal split
+    assert allocate_budget([0] * 3, [1] * 3, [2, 2, 2], [0] * 3, [99] * 3, 30).tolist() == \
+        [10, 10, 10]
+
+
+def test_allocation_is_the_integer_optimum_with_earlier_ratings_judge_part_and_caps():
+    rng = np.random.default_rng(3)
+    for _ in range(30):
+        rated = rng.integers(0, 6, 3)
+        q = rng.uniform(0.1, 1.0, 3)
+        s2 = q * rng.uniform(0.3, 1.0, 3)
+        jv = rng.uniform(0, 0.01, 3)
+        caps = rng.integers(2, 12, 3)
+        budget = int(rng.integers(1, min(15, caps.sum()) + 1))
+        got = allocate_budget(rated, q, s2, jv, caps, budget)
+        assert got.sum() == budget and np.all(got <= caps)
+        best = min(_total_se(rated, q, s2, jv, (a, b, budget - a - b))
+                   for a in range(caps[0] + 1) for b in range(caps[1] + 1)
+                   if 0 <= budget - a - b <= caps[2])
+        assert _total_se(rated, q, s2, jv, got) == pytest.approx(best, rel=1e-12)
+    # items rated before count: the model that has 50 already gets less of the new budget
+    a = allocate_budget([50, 0], [1, 1], [1, 1], [0, 0], [999, 999], 60)
+    assert a[0] < a[1]
+    # a model with nothing left gets nothing; more budget than items: every item
+    assert allocate_budget([0, 0], [1, 1], [1, 9], [0, 0], [0, 5], 3).tolist() == [0, 3]
+    assert allocate_budget([0, 0], [1, 1], [1, 1], [0, 0], [3, 4], 50).tolist() == [3, 4]
 
 
 def test_inclusion_probabilities_cap_at_one_and_keep_the_total():

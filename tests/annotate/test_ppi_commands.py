@@ -205,8 +205,17 @@ def test_active_draw_deals_the_picked_items_and_the_leaderboard_reweights_them(d
     add_rater(engine, "dr-lee", "rater")
     out = run("assign", "--db", db, "--to-shrink", "inspect-judge", "--budget", "30",
               "--k", "1", "--seed", "4")
-    assert "30 items picked of a budget of 30" in out and "Neyman allocation" in out
-    assert "more human-rated items" in out  # how many for ±0.1 on every model
+    assert "30 items picked of a budget of 30" in out
+    assert "sum of the models' standard errors" in out and "spread 0.00: " in out
+    # how many more for ±0.1 on every model: 60 items a model cannot give it here
+    assert "±0.1 is not reachable even with every item rated: alpha, beta, gamma." in out
+    from annotate.services.active import describe_plan, plan_for
+
+    plan, _ = plan_for(engine, "inspect-judge", budget=30, seed=4, halfwidth=0.3)
+    more = {n["model"]: n["more"] for n in plan.needed}
+    assert all(v is not None for v in more.values())
+    assert (f"For ±0.3 on every model and dimension: about {sum(more.values())} more "
+            "human-rated items") in describe_plan(plan, "inspect-judge")
     draws = load_draws(engine, imported_hash("inspect-judge"))
     assert len(draws) == 1 and len(draws[0].picked) == 30 and draws[0].seed == 4
     # every item has its probability; the picked ones were not rated before
