@@ -406,72 +406,108 @@ def ppi_leaderboard(items: pd.DataFrame, human: pd.DataFrame, judge: pd.DataFram
                             "notes": [], "dimensions_left_out": [], "ranks": [],
                             "sap_vs_baseline": []}
     rows: list[dict] = []
-    item_ids = pd.Index(it["item_id"])
-    model_of = it["model"].astype(str).to_numpy()
-    task_of = it["task"].astype(object).to_numpy()
-    models = sorted(set(model_of))
-    tasks = sorted({t for t in task_of if t is not None and t == t})
-    rows_of = {m: np.flatnonzero(model_of == m) for m in models}
-    P = has_p = picked_at = None
-    if draws is not None and not draws.empty:
-        d = draws.drop_duplicates("item_id").set_index("item_id")
-        P = d["probability"].reindex(item_ids).to_numpy(float)
-        has_p = ~np.isnan(P)
-        picked_at = d["picked"].reindex(item_ids).fillna(False).astype(bool).to_numpy()
-        meta["design"] = ("active draws: each item weighted by 1 / its probability of being "
-                          "human-rated (Zrnic & Candès 2024)")
-    else:
-        meta["design"] = "uniform: the human-rated items taken as a random subset"
+    layout = _Layout.of(it, draws)
+    meta["design"] = (_DESIGN_ACTIVE if layout.prob is not None else
+                      "uniform: the human-rated items taken as a random subset")
     dims = [d for d in scales if d in set(judge["dimension"]) | set(human["dimension"])]
     for dim in dims:
-        sc = scales[dim]
-        if getattr(sc, "binary", False) or sc.level == "nominal":
-            meta["dimensions_left_out"].append({
-                "dimension": dim,
-                "reason": "a binary dimension: a share of flags, not a score to rank models by"
-                if getattr(sc, "binary", False) else "named categories have no mean"})
+        why = _left_out(scales[dim])
+        if why is not None:
+            meta["dimensions_left_out"].append({"dimension": dim, "reason": why})
             continue
         h_d = hv[dim] if dim in hv.columns else pd.Series(dtype=float)
         j_d = jv[dim] if dim in jv.columns else pd.Series(dtype=float)
         a_d = ja[dim] if dim in ja.columns else pd.Series(dtype=float)
         # every study item's values, aligned once; a cell takes its rows by position
-        Y = h_d.reindex(item_ids).to_numpy(float)
-        J = j_d.reindex(item_ids).to_numpy(float)
-        A = a_d.reindex(item_ids).fillna(1.0).to_numpy(float) > 0.5
-        for task in [None, *tasks]:
-            cells = []
-            for model in models:
-                pos = rows_of[model] if task is None else rows_of[model][
-                    task_of[rows_of[model]] == task]
-                if pos.size == 0 or (np.isnan(Y[pos]).all() and np.isnan(J[pos]).all()):
-                    continue
-                cell = _Cell(model, dim, task, Y[pos], J[pos], A[pos], None)
-                if P is not None and has_p[pos].any():
-                    cell.prob = P[pos]
-                    cell.picked_unrated = int((picked_at[pos] & np.isnan(Y[pos])).sum())
-                    if np.isnan(cell.prob).any() or (cell.prob <= 0).any():
-                        cell.notes.append("some items have no probability of having been "
-                                          "rated (added after the active draw, or in a model "
-                                          "with nothing rated before it): the rated items "
-                                          "are taken as uniform (PPI++)")
-                        cell.prob = None
-                _estimate(cell, opt)
-                cells.append(cell)
+        Y = h_d.reindex(layout.ids).to_numpy(float)
+        J = j_d.reindex(layout.ids).to_numpy(float)
+        A = a_d.reindex(layout.ids).fillna(1.0).to_numpy(float) > 0.5
+        for task in [None, *layout.tasks]:
+            cells = layout.cells(dim, task, Y, J, A, opt)
+            for cell in cells:
                 rows.append(_row(cell, opt))
                 meta["notes"] += [{"model": cell.model, "dimension": dim, "task": task,
                                    "note": n} for n in cell.notes]
             ranks = _ranks(cells, opt, rng)
             if ranks is not None:
                 meta["ranks"].append({"dimension": dim, "task": task, **ranks})
-        if "condition" in it.columns:
-            per = it.assign(h=h_d.reindex(it["item_id"]).to_numpy(),
-                            j=j_d.reindex(it["item_id"]).to_numpy())
-            for model, g in sorted(per.groupby("model"), key=lambda x: str(x[0])):
-                d = _paired_diff(g, str(model), dim, opt, active=P is not None)
-                if d is not None:
-                    meta["sap_vs_baseline"].append(d)
+        per = it.assign(h=h_d.reindex(it["item_id"]).to_numpy(),
+                        j=j_d.reindex(it["item_id"]).to_numpy())
+        for model, g in sorted(per.groupby("model"), key=lambda x: str(x[0])):
+            d = _paired_diff(g, str(model), dim, opt, active=layout.prob is not None)
+            if d is not None:
+                meta["sap_vs_baseline"].append(d)
     meta["method_sentence"] = METHOD_SENTENCE.format(level=opt.level, B=opt.B)
     return {"rows": rows, "meta": meta}
+
+
+_DESIGN_ACTIVE = ("active draws: each item weighted by 1 / its probability of being "
+                  "human-rated (Zrnic & Candès 2024)")
+
+
+def _left_out(sc: Any) -> str | None:
+    """Why a dimension is not ranked (None: it is)."""
+    if getattr(sc, "binary", False):
+        return "a binary dimension: a share of flags, not a score to rank models by"
+    if sc.level == "nominal":
+        return "named categories have no mean"
+    return None
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """The study's items, aligned once: ids, each item's model and task, the rows of each
+    model, and (with active draws) each item's probability of being rated and whether a draw
+    picked it."""
+
+    ids: pd.Index
+    task_of: np.ndarray
+    models: list[str]
+    tasks: list[str]
+    rows_of: dict[str, np.ndarray]
+    prob: np.ndarray | None
+    picked: np.ndarray | None
+
+    @classmethod
+    def of(cls, it: pd.DataFrame, draws: pd.DataFrame | None) -> _Layout:
+        ids = pd.Index(it["item_id"])
+        model_of = it["model"].astype(str).to_numpy()
+        task_of = it["task"].astype(object).to_numpy()
+        models = sorted(set(model_of))
+        prob = picked = None
+        if draws is not None and not draws.empty:
+            d = draws.drop_duplicates("item_id").set_index("item_id")
+            prob = d["probability"].reindex(ids).to_numpy(float)
+            picked = d["picked"].reindex(ids).fillna(False).astype(bool).to_numpy()
+        return cls(ids, task_of, models,
+                   sorted({t for t in task_of if t is not None and t == t}),
+                   {m: np.flatnonzero(model_of == m) for m in models}, prob, picked)
+
+    def cells(self, dim: str, task: str | None, Y: np.ndarray, J: np.ndarray, A: np.ndarray,
+              opt: BoardOptions) -> list[_Cell]:
+        """The estimated cells of one dimension and task scope (None: all tasks)."""
+        out = []
+        for model in self.models:
+            pos = self.rows_of[model]
+            if task is not None:
+                pos = pos[self.task_of[pos] == task]
+            if pos.size == 0 or (np.isnan(Y[pos]).all() and np.isnan(J[pos]).all()):
+                continue
+            cell = _Cell(model, dim, task, Y[pos], J[pos], A[pos], None)
+            if self.prob is not None and (~np.isnan(self.prob[pos])).any():
+                self._weights(cell, pos)
+            _estimate(cell, opt)
+            out.append(cell)
+        return out
+
+    def _weights(self, cell: _Cell, pos: np.ndarray) -> None:
+        cell.prob = self.prob[pos]
+        cell.picked_unrated = int((self.picked[pos] & np.isnan(cell.y)).sum())
+        if np.isnan(cell.prob).any() or (cell.prob <= 0).any():
+            cell.notes.append("some items have no probability of having been rated (added "
+                              "after the active draw, or in a model with nothing rated "
+                              "before it): the rated items are taken as uniform (PPI++)")
+            cell.prob = None
 
 
 def _row(c: _Cell, opt: BoardOptions) -> dict[str, Any]:

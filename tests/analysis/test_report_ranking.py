@@ -4,21 +4,24 @@ split so each fits a page."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pandas as pd
 import pytest
 
 from analysis.ppi_board import BoardOptions, ppi_leaderboard
+from analysis.report.model import ReportBundle, RubricDimension
 from analysis.report.paper import Est, Group
 from analysis.report.sec_ranking import MAX_ROWS, ranking
 from analysis.scales import Scale
 from tests.analysis.test_ppi_board import SCALES, study
 
 
-def _bundle(res: dict, dims=("empathy", "red_flag")) -> dict:
-    return {"ranking": res, "dimensions": [{"key": d, "label": d.capitalize(),
-                                            "level": "ordinal", "kind": "likert"}
-                                           for d in dims],
-            "analysis": {"dimensions": {}}}
+def _bundle(res: dict, dims=("empathy", "red_flag")) -> ReportBundle:
+    # a bundle with only what the section reads: the rubric's dimensions and the ranking
+    return ReportBundle(SimpleNamespace(dimensions={}), [], None,
+                        [RubricDimension(d, d.capitalize(), "ordinal", "likert", 1.0, 5.0)
+                         for d in dims], ranking=res)
 
 
 @pytest.fixture(scope="module")
