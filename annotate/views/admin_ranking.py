@@ -3,6 +3,7 @@ and which items the psychologists should rate next (active labelling)."""
 
 import streamlit as st
 
+from annotate.components.charts import plotly_chart
 from annotate.components.tables import rows_frame, show_table
 from annotate.i18n import _, language, tr
 from annotate.resources import cached_rubric, engine
@@ -34,7 +35,7 @@ except H2HError as exc:
 st.caption(md_text(res["meta"]["method_sentence"]))
 show_table(rows_frame(ranking.table_rows(res, labels)), ranking.COLUMNS, key="h2h_rank_table")
 if (fig := ranking.forest(res, labels)) is not None:
-    st.plotly_chart(fig, key="h2h_rank_fig")
+    plotly_chart(fig, key="h2h_rank_fig")
 for n in res["meta"]["notes"]:
     if n["task"] is None:
         st.caption(md_text(f"{n['model']}, {labels.get(n['dimension'], n['dimension'])}: "
