@@ -53,6 +53,9 @@ def leaderboard_cmd(
     from .ppi_board import BoardOptions, ppi_leaderboard
     from .ppi_study import board_frames, draws_info, study_draws
 
+    if out_file is not None:  # checked before any work, as every --out is
+        from data.outfiles import check_out_file
+        out_file = check_out_file(out_file, example="leaderboard.json")
     if human_value not in ("mean", "fair"):
         raise H2HError(f"--human-value: '{human_value}' is not mean or fair")
     try:
@@ -72,7 +75,8 @@ def leaderboard_cmd(
                           options=opts, draws=draws, context=context)
     text = json.dumps(res, indent=2, ensure_ascii=False, allow_nan=False)
     if out_file is not None:
-        out_file.write_text(text + "\n", encoding="utf-8")
+        from data.outfiles import write_out_text
+        write_out_text(out_file, text + "\n")
     if as_json:
         sys.stdout.write(text + "\n")
     else:

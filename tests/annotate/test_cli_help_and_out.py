@@ -124,7 +124,7 @@ def test_the_out_commands_are_the_ones_we_know():
     refactor that loses the option is noticed too."""
     assert {" ".join(p) for p in OUT_COMMANDS} == {
         "analyze", "backup", "export items", "export matrix", "export ratings",
-        "export preferences", "judge export", "metrics export", "report"}
+        "export preferences", "judge export", "leaderboard", "metrics export", "report"}
 
 
 @pytest.mark.parametrize("path", OUT_COMMANDS, ids=" ".join)

@@ -55,7 +55,7 @@ def _template(tmp_path_factory) -> Path:
     rubric = current_rubric(engine)
     tasks = {f"{m}-{i}": TASKS[i % 3] for m in MODELS for i in range(PER_MODEL)}
     import_rating_records(engine, parse_ratings("\n".join(lines) + "\n", "r.csv", rubric,
-                                                tasks), file="r.csv")
+                                                tasks), file="r.csv", add_raters=True)
     engine.dispose()
     _engine_for.cache_clear()
     return path
