@@ -163,7 +163,9 @@ def main() -> int:
     print("self-consistent judge: active at most 0.85x as wide, coverage 93-97%:",
           "PASS" if ok_main else "FAIL")
     print(f"the planner's count for ±{HALF:g} holds:", "PASS" if ok_half else "FAIL")
-    return 0 if ok_main and ok_half else 1
+    ok = ok_main and ok_half
+    print("PASS" if ok else "FAIL")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
