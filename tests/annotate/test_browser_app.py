@@ -163,6 +163,7 @@ def test_rater_journey(app):
     # step back with the item box's − button, then type 1 to jump to the first item
     page.get_by_test_id("stNumberInputStepDown").click()
     page.get_by_text(re.compile(r"item 3$")).wait_for(timeout=30_000)
+    settled(page)  # a number typed while the step's run is drawing is lost
     box = page.get_by_test_id("stNumberInputField")
     box.fill("1")
     box.press("Enter")
