@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import tempfile
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -16,6 +18,17 @@ from data.engine import _engine_for, get_engine
 from data.study import init_study
 from tests.helpers import run_h2h
 from tests.pg import PgCluster, start_cluster
+
+
+def pytest_configure(config):
+    """Test files in memory where the machine has it (/dev/shm), unless TMPDIR says where.
+    Every test writes a study, and on disk the run waited for the kernel's writeback: under
+    load tests/data took 293-327 s instead of 124 s with the same CPU time. Studies behave the
+    same on either; the test processes, servers and PostgreSQL started here inherit it."""
+    shm = "/dev/shm"
+    if "TMPDIR" not in os.environ and os.path.isdir(shm) and os.access(shm, os.W_OK):
+        os.environ["TMPDIR"] = shm
+        tempfile.tempdir = None  # computed again from TMPDIR
 
 
 def pytest_collection_modifyitems(config, items):
