@@ -12,9 +12,7 @@ Attention-check CSV: ``item_id, kind, dimension, score[, tolerance]`` — ``kind
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import random
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +22,7 @@ from sqlmodel import Session, select
 
 from messages import Msg, message_of
 
-from ._files import decode, read_text
+from ._files import decode, read_csv, read_text
 from .engine import read_session, write_session
 from .errors import FormatError, H2HError, Problem
 from .models import (
@@ -127,28 +125,33 @@ class GoldRecord:
 
 def _rows(text: str, file: str, required: tuple[str, ...], allowed: tuple[str, ...]
           ) -> tuple[list[tuple[int, dict[str, str]]], list[Problem]]:
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    header = [h.strip() for h in (reader.fieldnames or [])]
-    reader.fieldnames = header
-    problems = [Problem(file, 1, h, Msg("unknown column (allowed: {columns})",
-                                        columns=", ".join(allowed)))
-                for h in header if h not in allowed]
-    problems += [Problem(file, 1, h, Msg("required column is missing (header must have "
-                                         "{columns})", columns=", ".join(required)))
-                 for h in required
-                 if h not in header]
-    if problems:
-        return [], problems
-    rows = []
-    for row in reader:
-        if None in row:
-            problems.append(Problem(file, reader.line_num, None, Msg("more cells than header "
-                                                                     "columns")))
-            continue
-        rows.append((reader.line_num, {k: (v or "").strip() for k, v in row.items()}))
-    if not rows and not problems:
+    """The file's rows (cells stripped) and its structural problems, read by
+    :func:`data._files.read_csv`: a short row or a stray quote is one problem on its line and
+    the rows after it are still read, so the caller adds every field problem to the same list.
+    A header without a required column stops here (its rows cannot be read)."""
+    header, rows, problems = read_csv(text, file)
+    problems += [Problem(file, 1, h, Msg("unknown column (allowed: {columns})",
+                                         columns=", ".join(allowed)))
+                 for h in header if h not in allowed]
+    missing = [Problem(file, 1, h, Msg("required column is missing (header must have "
+                                       "{columns})", columns=", ".join(required)))
+               for h in required if h not in header]
+    if missing:
+        raise FormatError(sorted(problems + missing, key=_line))
+    out = [(n, {k: v.strip() for k, v in row.items()}) for n, row in rows]
+    if not out and not problems:
         problems.append(Problem(file, None, None, Msg("the file has a header but no rows")))
-    return rows, problems
+    return out, problems
+
+
+def _line(p: Problem) -> int:
+    return p.line or 0
+
+
+def _reject(problems: list[Problem]) -> None:
+    """Every problem of the file at once, in the order of its lines."""
+    if problems:
+        raise FormatError(sorted(problems, key=_line))
 
 
 def _check_item_dim(file: str, n: int, vals: dict[str, str], rubric, tasks: dict[str, str],
@@ -206,8 +209,7 @@ def parse_gold(text: str, file: str, rubric, tasks: dict[str, str]) -> list[Gold
             continue
         seen[key] = n
         out.append(GoldRecord(n, key[0], key[1], score, vals.get("rationale", "")))
-    if problems:
-        raise FormatError(problems)
+    _reject(problems)
     return out
 
 
@@ -508,8 +510,7 @@ def parse_attention(text: str, file: str, rubric, tasks: dict[str, str]
                                                               item_id=vals['item_id'])))
         else:
             rec["expected"][dim.key] = score
-    if problems:
-        raise FormatError(problems)
+    _reject(problems)
     return [AttentionRecord(i, r["kind"], r["expected"], r["tolerance"], r["line"])
             for i, r in by_item.items()]
 
