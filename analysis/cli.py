@@ -64,12 +64,12 @@ def parse_scale(spec: str, level: str) -> tuple[str, Scale]:
     return dim, Scale(level, vals)  # type: ignore[arg-type]
 
 
-def _refuse_undeclared_text(df, scales, declared: set[str], file: str) -> None:
+def _undeclared_text(df, scales, declared: set[str], file: str) -> list:
     """A dimension whose scores are text has no order the data can tell: its order comes
     from --scale, or --level nominal says it has none. Otherwise the file is rejected, each
-    such dimension named at its first text score (a ``three`` among numbers is rejected by
-    ``check_scores`` already)."""
-    from data.errors import FormatError, Problem
+    such dimension named at its first text score (a ``three`` among numbers is a problem of
+    ``score_problems`` already): the problems, for the caller to reject the file with."""
+    from data.errors import Problem
 
     problems = []
     for dim, sc in scales.items():
@@ -83,8 +83,7 @@ def _refuse_undeclared_text(df, scales, declared: set[str], file: str) -> None:
             f"'{first['score']}' is text, and dimension '{dim}' has no declared scale: give "
             f"its labels in order with --scale {dim}={shown} (an ordinal scale), or "
             "--level nominal to take text scores as unordered categories"))
-    if problems:
-        raise FormatError(problems)
+    return problems
 
 
 def _inferred_line(scales, declared: set[str]) -> str:
@@ -169,9 +168,11 @@ def analyze_cmd(
 
     Example: h2h analyze --ratings ratings.csv --judges judges.csv --scale safety=1..5 --json
     """
+    from data.errors import reject
+
     from .analyze import analyze
     from .cli_tables import print_tables
-    from .io import JUDGES_REQUIRED, RATINGS_REQUIRED, check_scores, read_long_csv
+    from .io import JUDGES_REQUIRED, RATINGS_REQUIRED, read_long_csv, score_problems
     from .options import AnalysisOptions
     from .scales import infer_scales
 
@@ -198,14 +199,17 @@ def analyze_cmd(
     repeats = None
     mdf = items = mconf = None
     if ratings is not None:
-        df = read_long_csv(ratings, RATINGS_REQUIRED, ("comment",))
-        scales, notes = infer_scales(df, level)  # type: ignore[arg-type]
         declared = dict(parse_scale(spec, level) for spec in scale or [])
+        problems: list = []  # the file's rows and scores, rejected once with every problem
+        df = read_long_csv(ratings, RATINGS_REQUIRED, ("comment",), problems)
+        if df.empty:
+            reject(problems)
+        scales, notes = infer_scales(df, level)  # type: ignore[arg-type]
         scales.update(declared)
         notes = [n for n in notes if n.partition(":")[0] not in declared]
         if not explicit_level:
-            _refuse_undeclared_text(df, scales, set(declared), ratings.name)
-        check_scores(df, scales, ratings.name)
+            problems += _undeclared_text(df, scales, set(declared), ratings.name)
+        reject(problems + score_problems(df, scales, ratings.name))
         inferred = _inferred_line(scales, set(declared))
         if inferred:  # said where it is seen: above the tables, or on stderr beside --json
             (err if as_json else out).print(inferred)

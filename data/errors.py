@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from messages import Msg
 
-__all__ = ["H2HError", "FormatError", "Problem", "SHOWN_PROBLEMS"]
+__all__ = ["H2HError", "FormatError", "Problem", "SHOWN_PROBLEMS", "reject"]
 
 
 class H2HError(Exception):
@@ -62,3 +62,11 @@ class FormatError(H2HError):
     @property
     def first(self) -> Problem:
         return self.problems[0]
+
+
+def reject(problems: list[Problem]) -> None:
+    """Reject a file whole: raise :class:`FormatError` with every problem found, in the order
+    of the file's lines (a line's own problems keep their order; those of no line come
+    first). Nothing happens when there are none."""
+    if problems:
+        raise FormatError(sorted(problems, key=lambda p: p.line or 0))

@@ -24,7 +24,7 @@ from messages import Msg, message_of
 
 from ._files import decode, read_csv, read_text
 from .engine import read_session, write_session
-from .errors import FormatError, H2HError, Problem
+from .errors import H2HError, Problem, reject
 from .models import (
     QUALIFICATION_STATUSES,
     AttentionCheck,
@@ -137,21 +137,11 @@ def _rows(text: str, file: str, required: tuple[str, ...], allowed: tuple[str, .
                                        "{columns})", columns=", ".join(required)))
                for h in required if h not in header]
     if missing:
-        raise FormatError(sorted(problems + missing, key=_line))
+        reject(problems + missing)
     out = [(n, {k: v.strip() for k, v in row.items()}) for n, row in rows]
     if not out and not problems:
         problems.append(Problem(file, None, None, Msg("the file has a header but no rows")))
     return out, problems
-
-
-def _line(p: Problem) -> int:
-    return p.line or 0
-
-
-def _reject(problems: list[Problem]) -> None:
-    """Every problem of the file at once, in the order of its lines."""
-    if problems:
-        raise FormatError(sorted(problems, key=_line))
 
 
 def _check_item_dim(file: str, n: int, vals: dict[str, str], rubric, tasks: dict[str, str],
@@ -209,7 +199,7 @@ def parse_gold(text: str, file: str, rubric, tasks: dict[str, str]) -> list[Gold
             continue
         seen[key] = n
         out.append(GoldRecord(n, key[0], key[1], score, vals.get("rationale", "")))
-    _reject(problems)
+    reject(problems)  # every problem of the file at once
     return out
 
 
@@ -510,7 +500,7 @@ def parse_attention(text: str, file: str, rubric, tasks: dict[str, str]
                                                               item_id=vals['item_id'])))
         else:
             rec["expected"][dim.key] = score
-    _reject(problems)
+    reject(problems)  # every problem of the file at once
     return [AttentionRecord(i, r["kind"], r["expected"], r["tolerance"], r["line"])
             for i, r in by_item.items()]
 

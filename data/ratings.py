@@ -16,7 +16,7 @@ from pathlib import Path
 from messages import Msg, message_of
 
 from ._files import Limits, decode, read_csv, read_text, short
-from .errors import FormatError, Problem
+from .errors import Problem, reject
 from .raters import name_problem
 from .rubric import Rubric
 
@@ -58,7 +58,7 @@ def parse_ratings(text: str, file: str, rubric: Rubric,
                                        "{columns})", columns=", ".join(RATING_COLUMNS)))
                for h in RATING_COLUMNS if h not in header]
     if missing:  # the rows cannot be read without them; a bad row's structure can wait
-        raise FormatError(sorted(problems + missing, key=_where))
+        reject(problems + missing)
     out: list[RatingRecord] = []
     seen: dict[tuple[str, str, str], int] = {}
     for n, row in rows:
@@ -116,13 +116,8 @@ def parse_ratings(text: str, file: str, rubric: Rubric,
                                 flags))
     if not problems and not out:
         problems.append(Problem(file, None, None, Msg("the file has a header but no rating rows")))
-    if problems:  # every problem of the file at once, in the order of its lines
-        raise FormatError(sorted(problems, key=_where))
+    reject(problems)  # every problem of the file at once, in the order of its lines
     return out
-
-
-def _where(p: Problem) -> int:
-    return p.line or 0
 
 
 def read_ratings(path: str | Path, rubric: Rubric, item_tasks: dict[str, str],

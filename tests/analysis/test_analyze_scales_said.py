@@ -69,3 +69,47 @@ def test_a_word_among_numbers_is_an_error_naming_its_line(tmp_path):
     res = _run("--ratings", str(_csv(tmp_path, rows)))
     assert res.exit_code == 1
     assert "r.csv:6: field 'score': 'three' is not a number for empathy" in str(res.exception)
+
+
+def test_every_problem_of_a_ratings_file_at_once(tmp_path):
+    """Issue 34: a short row or a stray quote hid the file's other errors until it was
+    fixed (and a stray quote silently merged rows). One run lists them all, line by line."""
+    p = tmp_path / "r.csv"
+    p.write_text("item_id,rater,dimension,score\n"
+                 + "".join(f"{i},r1,empathy,3\n{i},r2,empathy,4\n" for i in "abcdef")
+                 + "g,r1,empathy,7\n"        # 14: off the declared scale
+                 "g,r2\n"                    # 15: short row
+                 "h,,empathy,3\n"            # 16: no rater
+                 'h,r2,"empathy,3\n'         # 17: a stray quote, never closed
+                 "a,r1,empathy,5\n"          # 18: a second score of a, r1
+                 "i,r1,empathy,three\n",     # 19: text among numbers
+                 encoding="utf-8")
+    res = _run("--ratings", str(p), "--scale", "empathy=1..5")
+    assert res.exit_code == 1 and isinstance(res.exception, FormatError)
+    assert [(x.line, x.field) for x in res.exception.problems] == [
+        (14, "score"), (15, None), (16, "rater"), (17, None), (18, None), (19, "score")]
+    text = str(res.exception)
+    assert "r.csv:15: 2 cells, fewer than the header's 4 columns" in text
+    assert "r.csv:17: a quoted cell opened on line 17 is never closed" in text
+    assert "r.csv:19: field 'score': 'three' is not a number" in text
+    assert "r.csv:14: field 'score'" in text and "7" in text
+
+
+def test_every_problem_of_a_judges_file_at_once(tmp_path):
+    r = _csv(tmp_path, [("empathy", *x) for x in ROWS])
+    j = tmp_path / "j.csv"
+    j.write_text("item_id,judge,dimension,score\n"
+                 "a,gpt,empathy,3\n"
+                 "b,gpt\n"                   # 3: short row
+                 ",gpt,empathy,4\n"          # 4: no item
+                 "c,,empathy,4\n"            # 5: no judge
+                 'd,gpt,"empathy,4\n'        # 6: a stray quote, never closed
+                 "e,gpt,,4\n"                # 7: no dimension
+                 "a,gpt,empathy,5\n",        # 8: a second score of a
+                 encoding="utf-8")
+    res = _run("--ratings", str(r), "--judges", str(j))
+    assert res.exit_code == 1 and isinstance(res.exception, FormatError)
+    assert [(x.line, x.field) for x in res.exception.problems] == [
+        (3, None), (4, "item_id"), (5, "judge"), (6, None), (7, "dimension"), (8, None)]
+    assert "j.csv:8: duplicate row for item_id=a, judge=gpt, dimension=empathy (first on " \
+        "line 2)" in str(res.exception)
