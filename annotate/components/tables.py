@@ -1,10 +1,10 @@
 """Admin tables that read like the report: readable headers, one rounding rule (3 decimals for
 coefficients, 2 for scale points, shares as whole percentages, scores as whole numbers — the
-same as :mod:`annotate.services.formats` for tables of text), rubric
-labels for dimensions. The cells stay numbers, so the columns still sort; only their display
-is formatted (``st.column_config``). Headers (marked ``N_``) and text cells that are messages
-(``Msg``: statuses, readings, verdicts, flags) show in the tab's language; other text (names,
-ids, rubric labels) as it is."""
+same as :mod:`annotate.services.formats` for tables of text), rubric labels for dimensions.
+The cells stay numbers, so the columns still sort; only their display is formatted
+(``st.column_config``), and a missing value shows as "—" (never "None"). Headers (marked
+``N_``) and text cells that are messages (``Msg``: statuses, readings, verdicts, flags) show in
+the tab's language; other text (names, ids, rubric labels) as it is."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from annotate.i18n import _, tr
+from annotate.services.formats import NONE
 
 __all__ = ["Kind", "column_config", "show_table", "translated", "rows_frame"]
 
@@ -45,7 +46,9 @@ def show_table(df: pd.DataFrame, columns: Mapping[str, tuple[str, Kind]], *,
     for c, (_head, kind) in columns.items():
         if kind == "share" and c in shown.columns:  # shown as a whole percentage
             shown[c] = pd.to_numeric(shown[c], errors="coerce") * 100
-    st.dataframe(shown, hide_index=True, key=key, column_config=column_config(columns))
+    # a missing value shows as "—", as on every page (Streamlit prints "None" by default)
+    st.dataframe(shown, hide_index=True, key=key, column_config=column_config(columns),
+                 placeholder=NONE)
 
 
 def rows_frame(rows: list[dict]) -> pd.DataFrame:

@@ -15,6 +15,7 @@ from sqlmodel import select
 from analysis.monitoring import gold_agreement, leniency_drift, reading_seconds, speeders
 from analysis.rater_model import RaterModel, fit_dimensions
 from annotate.services.admin import ratings_frame
+from annotate.services.formats import NONE, coef, share
 from annotate.services.i18n import message_frame
 from annotate.services.training import gold_scales
 from data import quality as q
@@ -151,20 +152,18 @@ def _short(reason: str) -> str:
 
 
 def quality_display(df: pd.DataFrame) -> pd.DataFrame:
-    """The table as text for the page: shares as whole percentages, κ to 3 decimals as every
-    coefficient (annotate.services.formats), seconds to one, "—"
-    where there is nothing to show (an empty value is never printed as a number)."""
+    """The table as text for the page, in the one number format of every admin page
+    (:mod:`annotate.services.formats`): shares as whole percentages, κ to 3 decimals as every
+    coefficient, seconds to one, "—" where there is nothing to show (an empty value is never
+    printed as a number)."""
     out = df.copy()
 
-    def pct(v):
-        return "—" if v is None or pd.isna(v) else f"{v:.0%}"
-
-    def num(v, fmt="{:.2f}"):
-        return "—" if v is None or (isinstance(v, float) and pd.isna(v)) else fmt.format(v)
+    def num(v, fmt):
+        return NONE if v is None or pd.isna(v) else fmt.format(v)
 
     for c in ("gold within-1", "attention pass", "speeders", "retest exact"):
-        out[c] = out[c].map(pct)
-    out["gold QWK"] = out["gold QWK"].map(lambda v: num(v, "{:.3f}"))  # a coefficient
+        out[c] = out[c].map(share)
+    out["gold QWK"] = out["gold QWK"].map(coef)
     out["median s/item"] = out["median s/item"].map(lambda v: num(v, "{:.1f}"))
     out["drift"] = pd.Series([_short(v) if isinstance(v, str) else num(v, "{:+.2f}")
                               for v in out["drift"]], index=out.index, dtype=object)

@@ -83,7 +83,7 @@ else:
 fails = attention_failures(engine(), labels)
 with st.expander(_("Failed attention checks ({n})").format(n=len(fails))):
     if fails.empty:
-        st.write(_("None."))
+        st.write(_("No rater has failed an attention check."))
     else:
         shown = translated(fails).rename(columns=lambda c: _(FAILURE_HEADERS.get(c, c)))
         st.table(md_table(shown.set_index(_("Rater"))))
