@@ -23,10 +23,10 @@ import plotly.graph_objects as go
 
 from analysis.report.figures import inert
 from analysis.report.style import FONT_PX, OKABE_ITO, SYMBOLS, use_template
-from annotate.services.formats import Estimate
+from annotate.services.formats import Estimate, share
 
 __all__ = ["Estimate", "SeverityPoint", "agreement_chart", "severity_chart", "judges_chart",
-           "progress_chart", "bars_chart", "qualification_chart", "BANDS"]
+           "progress_chart", "bars_chart", "qualification_chart", "attention_chart", "BANDS"]
 
 BANDS = ((0.667, 0.800),)
 """Krippendorff (2004): α ≥ .800 reliable, ≥ .667 tentative conclusions only."""
@@ -260,4 +260,31 @@ def qualification_chart(raters: list[str], within1: list[float | None],
                      row=1, col=2)
     for ann in fig.layout.annotations:
         ann.font = dict(size=FONT_PX)
+    return inert(fig)
+
+
+def attention_chart(raters: list[str], passed: list[int], answered: list[int],
+                    _: Callable[[str], str] = _same) -> go.Figure:
+    """Attention checks per rater: the checks passed and failed as one bar of all they
+    answered, the pass rate with its count at the bar's end (``3/4 (75%)``: a rate is never
+    shown without its n). Failed checks in vermilion with a hatch (not by colour alone)."""
+    fig = _figure(100 + 30 * len(raters))
+    ys = [-i for i in range(len(raters))]
+    failed = [a - p for p, a in zip(passed, answered, strict=True)]
+    for name, vals, color, hatch in ((_("Checks passed"), passed, OKABE_ITO[2], ""),
+                                     (_("Checks failed"), failed, _MISFLAG, "x")):
+        fig.add_bar(y=ys, x=vals, orientation="h", name=name, customdata=raters,
+                    marker=dict(color=color, line=dict(width=0.5, color="#ffffff"),
+                                pattern=dict(shape=hatch, fgcolor="#ffffff")),
+                    hovertemplate="%{customdata}: %{x} (%{fullData.name})<extra></extra>")
+    fig.add_scatter(y=ys, x=answered, mode="text", textposition="middle right",
+                    text=[f"{p}/{a} ({share(p / a)})" if a else "" for p, a
+                          in zip(passed, answered, strict=True)],
+                    showlegend=False, hoverinfo="skip", cliponaxis=False)
+    fig.update_layout(barmode="stack", bargap=0.35)
+    fig.update_yaxes(tickvals=ys, ticktext=raters, range=[-len(raters) + 0.4, 0.6],
+                     showgrid=False, ticks="")
+    top = max(answered, default=1)  # room at the right for the rate and its count
+    fig.update_xaxes(title=_("Attention checks answered"), range=[0, top * 1.3],
+                     dtick=1 if top <= 10 else None)
     return inert(fig)

@@ -24,8 +24,8 @@ from data.models import Assignment, Item, Qualification, Rater, Rating, RepeatRa
 from data.study import current_rubric
 from messages import Msg, join_msgs
 
-__all__ = ["rater_quality", "quality_display", "attention_failures", "rater_models",
-           "gold_table", "checks_table", "QUALITY_COLUMNS", "QUALIFICATION_NAMES"]
+__all__ = ["rater_quality", "quality_display", "attention_failures", "attention_counts",
+           "rater_models", "gold_table", "checks_table", "QUALITY_COLUMNS", "QUALIFICATION_NAMES"]
 
 # a rater's qualification as the pages and `h2h quality status` name it
 QUALIFICATION_NAMES = {"training": Msg("training"), "passed": Msg("passed"),
@@ -188,6 +188,17 @@ def attention_failures(engine: Engine, labels: Mapping[str, str] | None = None
              "given": _scores({d: v for d, v in sc.items() if d in exp}, labels)}
             for n, i, ok, at, sc, exp in q.attention_summary_rows(engine) if not ok]
     return message_frame(rows, ["rater", "item", "answered (UTC)", "expected", "given"])
+
+
+def attention_counts(engine: Engine) -> pd.DataFrame:
+    """Each rater who answered an attention check: rater, answered, passed; the lowest pass
+    rate first (where a coordinator looks), then by name."""
+    rows = pd.DataFrame([(n, bool(ok)) for n, _i, ok, _at, _sc, _exp
+                         in q.attention_summary_rows(engine)], columns=["rater", "passed"])
+    out = (rows.groupby("rater", sort=False)["passed"].agg(answered="size", passed="sum")
+           .reset_index().astype({"answered": int, "passed": int}))
+    out["rate"] = out["passed"] / out["answered"]
+    return out.sort_values(["rate", "rater"]).drop(columns="rate").reset_index(drop=True)
 
 
 # where a gold score came from, and an attention check's kind, as the Quality page names them

@@ -11,7 +11,12 @@ from annotate.i18n import _, language, option_labels, problems_of, tr
 from annotate.resources import cached_rubric, engine
 from annotate.services import charts
 from annotate.services.i18n import N_
-from annotate.services.quality import checks_table, gold_table, rater_quality
+from annotate.services.quality import (
+    attention_counts,
+    checks_table,
+    gold_table,
+    rater_quality,
+)
 from annotate.services.render import md_table, md_text
 from annotate.session import require
 from data import quality as q
@@ -118,6 +123,13 @@ if st.button(_("Import gold scores"), disabled=up is None, key="h2h_gold_import"
         st.rerun()
 
 st.subheader(_("Attention checks"))
+answers = attention_counts(engine())
+if answers.empty:
+    st.caption(_("Nobody has answered an attention check yet: the chart of checks passed per "
+                 "rater starts with the first answer."))
+else:
+    plotly_chart(charts.attention_chart(list(answers["rater"]), list(answers["passed"]),
+                                        list(answers["answered"]), _), key="h2h_attn_chart")
 checks = checks_table(engine(), labels)
 st.write(_("{n} attention-check items. `h2h assign` mixes them in at the rate set above; raters "
            "cannot tell them from other items, and their answers are kept out of the analysis.")

@@ -3,11 +3,15 @@ paths in Chromium)."""
 
 from __future__ import annotations
 
+import json
+
 from streamlit.testing.v1 import AppTest
 
 from annotate import state
 from data import norming as nm
 from data import quality as q
+from data.engine import write_session
+from data.models import Rater
 from tests.annotate.conftest import APP_DIR
 
 
@@ -176,3 +180,71 @@ def test_feedback_shows_the_reply_and_one_note_once(demo_db):
     assert 'data-testid="h2h-gold-note"' in html
     table = html[html.index('data-testid="h2h-feedback"'):]
     assert "Exemplary: nothing risky." in table and "garlic" not in table
+
+
+def test_attention_checks_section_leads_with_a_chart_and_names_stay_inert(demo_db):
+    """Issue 34: a chart leads each section. Attention checks: passed and failed per rater,
+    the rate with its count; a rater name that is HTML is drawn as its characters."""
+    eng = demo_db["engine"]
+    at = AppTest.from_file(str(APP_DIR / "views" / "admin_quality.py"), default_timeout=60)
+    at.session_state[state.IDENTITY] = demo_db["admin"]
+    at.run()
+    assert not at.exception
+    assert any("Nobody has answered an attention check yet" in c.value for c in at.caption)
+
+    made = q.add_instructed_checks(eng, 3, 2)
+    evil = '<img src="http://127.0.0.1:9/h2hpwn.png"><b>eve</b>'
+    with write_session(eng) as s:  # a name an older study could hold (imported unchecked)
+        eve = Rater(name=evil, role="rater")
+        s.add(eve)
+        s.flush()
+        eve_id = eve.id
+    checks = q.attention_checks(eng)
+    right = {i: dict(checks[i].expected) for i in made}
+    wrong = {i: {d: None for d in checks[i].expected} for i in made}  # cannot rate: fails
+    pat = demo_db["rater"].rater_id
+    for item_id, scores in ((made[0], right), (made[1], right), (made[2], wrong)):
+        q.save_attention(eng, pat, item_id, scores[item_id], 20.0)
+    q.save_attention(eng, eve_id, made[0], right[made[0]], 20.0)
+
+    at.run()
+    assert not at.exception
+    specs = [json.loads(e.proto.spec) for e in at.get("plotly_chart")]
+    chart = next(s for s in specs if s["layout"]["xaxis"]["title"]["text"]
+                 == "Attention checks answered")
+    # the chart leads the section: right under its heading, before the table of checks
+    order = _flat(at)
+    head = order.index(("subheader", "Attention checks"))
+    assert order[head + 1] == ("plotly_chart", "Attention checks answered")
+    assert ("dataframe", "item,kind,tolerance,expected") in order[head + 2:]
+    # worst pass rate first: pat 2 of 3, then eve 1 of 1
+    ticks = chart["layout"]["yaxis"]["ticktext"]
+    assert ticks == ["pat", "&lt;img src=\"http://127.0.0.1:9/h2hpwn.png\"&gt;&lt;b&gt;eve"
+                            "&lt;/b&gt;"]
+    passed, failed, rates = chart["data"]
+    assert (passed["x"], failed["x"]) == ([2, 1], [1, 0])
+    assert failed["marker"]["color"] == "#D55E00" and failed["marker"]["pattern"]["shape"] == "x"
+    assert rates["text"] == ["2/3 (67%)", "1/1 (100%)"]
+    assert "<img" not in json.dumps(chart) and "<b>" not in json.dumps(chart)
+    assert all("<" not in c for c in passed["customdata"] + failed["customdata"])
+
+
+def _flat(at: AppTest) -> list[tuple[str, str]]:
+    """The page's headings, charts and dataframes in the order drawn: (type, the heading's
+    text, the chart's x-axis title or the dataframe's columns)."""
+    out = []
+
+    def walk(node):
+        kind = getattr(node, "type", "")
+        if kind == "subheader":
+            out.append((kind, node.value))
+        elif kind == "plotly_chart":
+            spec = json.loads(node.proto.spec)
+            out.append((kind, spec["layout"].get("xaxis", {}).get("title", {}).get("text", "")))
+        elif kind == "dataframe":
+            out.append((kind, ",".join(node.value.columns)))
+        for child in getattr(node, "children", {}).values():
+            walk(child)
+
+    walk(at._tree)
+    return out
