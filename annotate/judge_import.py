@@ -25,7 +25,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import select
 
 from data.engine import write_session
-from data.errors import FormatError, Problem
+from data.errors import FormatError, Problem, reject
 from data.models import Item, JudgeConfigRow, Judgment
 from data.rubric import Rubric
 from data.study import current_rubric
@@ -55,10 +55,12 @@ def imported_hash(name: str) -> str:
     return text_hash({"provider": IMPORTED, "name": name})
 
 
-def _rows(path: Path) -> pd.DataFrame:
+def _rows(path: Path, problems: list[Problem]) -> pd.DataFrame:
+    """The file's good rows; its short rows, stray quotes, empty keys and repeated rows go
+    to ``problems`` (rejected with the field problems at once)."""
     from analysis.io import JUDGES_REQUIRED, read_long_csv
 
-    return read_long_csv(path, JUDGES_REQUIRED, ("sample",))
+    return read_long_csv(path, JUDGES_REQUIRED, ("sample",), problems)
 
 
 def _validate(df: pd.DataFrame, file: str, rubric: Rubric, tasks: dict[str, str],
@@ -106,7 +108,10 @@ def import_judges_csv(engine: Engine, path: str | Path, *, update: bool = False
     from analysis.scales import encode_scores
 
     path = Path(path)
-    df = _rows(path)
+    found: list[Problem] = []
+    df = _rows(path, found)
+    if df.empty:
+        reject(found)
     rubric = current_rubric(engine)
     with write_session(engine) as s:
         tasks = dict(s.exec(select(Item.id, Item.task)).all())
@@ -114,9 +119,7 @@ def import_judges_csv(engine: Engine, path: str | Path, *, update: bool = False
         taken = {name: f"{prov} {model}" for name, prov, model in s.exec(
             select(JudgeConfigRow.name, JudgeConfigRow.provider, JudgeConfigRow.model)).all()
             if prov != IMPORTED}
-        problems = _validate(df, path.name, rubric, tasks, taken)
-        if problems:
-            raise FormatError(problems)
+        reject(found + _validate(df, path.name, rubric, tasks, taken))  # all at once
         df["sample"] = (df["sample"].replace("", "0").astype(int) if "sample" in df.columns
                         else 0)
         enc, _ = encode_scores(df, scales_from_rubric(rubric.dimensions))

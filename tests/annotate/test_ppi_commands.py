@@ -150,6 +150,27 @@ def test_a_bad_file_is_rejected_whole_with_file_line_and_field(db, tmp_path):
     assert "nothing was imported" in msg and snapshot(engine) == before
 
 
+def test_a_short_row_or_a_stray_quote_hides_no_other_problem(db, tmp_path):
+    """Issue 34: the file's structure and its fields are reported in one attempt."""
+    engine = get_engine(db)
+    before = snapshot(engine)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("item_id,judge,dimension,score,sample\n"
+                   "alpha-1,other,empathy,9,0\n"       # 2: off the scale
+                   "alpha-2,other\n"                   # 3: short row
+                   "alpha-0,other,kindness,4,0\n"      # 4: no such dimension
+                   'alpha-3,other,"empathy,4,0\n'      # 5: a stray quote, never closed
+                   "nope,other,empathy,4,0\n"          # 6: no such item
+                   "alpha-4,other,empathy,three,0\n",  # 7: not a number
+                   encoding="utf-8")
+    res = CliRunner().invoke(app, ["judge", "import", str(bad), "--db", db])
+    assert res.exit_code == 1 and isinstance(res.exception, H2HError)
+    assert [(p.line, p.field) for p in res.exception.problems] == [
+        (2, "score"), (3, None), (4, "dimension"), (5, None), (6, "item_id"), (7, "score")]
+    assert "bad.csv:3: 2 cells, fewer than the header's 5 columns" in str(res.exception)
+    assert snapshot(engine) == before
+
+
 def test_an_imported_judge_cannot_be_run(db, tmp_path):
     run("judge", "import", str(_judges_csv(tmp_path / "j.csv")), "--db", db)
     assert "was imported from a file" in fails("judge", "run", "--db", db, "--config",
