@@ -275,20 +275,20 @@ def _metrics_csv(path: Path, stored, configs, items):
     for the system level (scenario defaults to the item)."""
     import pandas as pd
 
+    from data.errors import Problem, reject
+
     from .io import read_long_csv
 
-    df = read_long_csv(path, ("item_id", "metric", "score"), ("model", "scenario"))
+    found: list[Problem] = []  # the rows' problems and the scores', rejected at once
+    df = read_long_csv(path, ("item_id", "metric", "score"), ("model", "scenario"), found)
+
     def problem(v) -> str | None:  # NaN is a pair that could not be scored; inf is no score
         if isinstance(v, str):
             return f"'{v}' is not a number"
         return None if math.isnan(v) or math.isfinite(v) else f"'{v}' is not a finite number"
 
-    bad = [(i, why) for i, v in df["score"].items() if (why := problem(v))]
-    if bad:
-        from data.errors import FormatError, Problem
-
-        raise FormatError([Problem(path.name, int(df.loc[i, "line"]), "score", why)
-                           for i, why in bad])
+    reject(found + [Problem(path.name, int(df.loc[i, "line"]), "score", why)
+                    for i, v in df["score"].items() if (why := problem(v))])
     df["score"] = df["score"].astype(float)
     if stored is not None:
         clash = sorted(set(stored["metric"].astype(str)) & set(df["metric"].astype(str)))

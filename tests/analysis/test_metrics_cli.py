@@ -164,6 +164,11 @@ def test_analyze_takes_a_metrics_csv(tmp_path):
     metrics.write_text("item_id,metric,score\ni1,bleu,high\n", encoding="utf-8")
     _user_error(h2h("analyze", "--ratings", str(ratings), "--metrics", str(metrics),
                     check=False), "m.csv:2: field 'score': 'high' is not a number")
+    # a short row hides no score problem (issue 34: every problem of a file at once)
+    metrics.write_text("item_id,metric,score\ni1,bleu\ni2,bleu,high\n", encoding="utf-8")
+    _user_error(h2h("analyze", "--ratings", str(ratings), "--metrics", str(metrics),
+                    check=False), "m.csv:2: 2 cells, fewer than the header's 3 columns",
+                "m.csv:3: field 'score': 'high' is not a number")
     # an infinite score would leave Pearson's r silently empty
     metrics.write_text("item_id,metric,score\ni1,bleu,12\ni2,bleu,-inf\n", encoding="utf-8")
     _user_error(h2h("analyze", "--ratings", str(ratings), "--metrics", str(metrics),
