@@ -224,40 +224,29 @@ def test_double_submits_land_once(study):
 
 
 # Issue 34: a short row or a stray quote hid the file's field errors until it was fixed
-_BROKEN = ("i0,{dim0},7{tail}\n"          # 2: off the scale
-           "i1,empathy\n"                 # 3: short row
-           "i2,kindness,3{tail}\n"        # 4: unknown dimension
-           'i3,"safety,3{tail}\n'         # 5: a stray quote, never closed
-           "zz,empathy,3{tail}\n"         # 6: unknown item
-           "i4,fluency,three{tail}\n")    # 7: not a number
+_BROKEN = ("i0,empathy,7{tail}\n"          # 2: off the scale
+           "i1,empathy\n"                  # 3: short row
+           "i2,kindness,3{tail}\n"         # 4: unknown dimension
+           'i3,"safety,3{tail}\n'          # 5: a stray quote, never closed
+           "zz,empathy,3{tail}\n"          # 6: unknown item
+           "i4,fluency,three{tail}\n")     # 7: not a number
 
 
-def test_gold_file_reports_structure_and_fields_at_once(study, tmp_path):
+@pytest.mark.parametrize("reader, header, tail", [
+    (q.read_gold, "item_id,dimension,score,rationale", ",why"),
+    (q.read_attention, "item_id,dimension,score,kind", ",known_answer")])
+def test_a_file_reports_structure_and_fields_at_once(study, tmp_path, reader, header, tail):
     eng = study["engine"]
     before = snapshot(eng)
-    f = _write(tmp_path, "gold.csv", "item_id,dimension,score,rationale\n"
-               + _BROKEN.format(dim0="empathy", tail=",why"))
+    f = _write(tmp_path, "in.csv", f"{header}\n" + _BROKEN.format(tail=tail))
     with pytest.raises(FormatError) as exc:
-        q.read_gold(eng, f)
+        reader(eng, f)
     assert [(p.line, p.field) for p in exc.value.problems] == [
         (2, "score"), (3, None), (4, "dimension"), (5, None), (6, "item_id"), (7, "score")]
     text = str(exc.value)
-    assert "gold.csv:3: 2 cells, fewer than the header's 4 columns" in text
-    assert "gold.csv:5: a quoted cell opened on line 5 is never closed" in text
-    assert "gold.csv:7: field 'score'" in text and "Traceback" not in text
-    assert snapshot(eng) == before
-
-
-def test_attention_file_reports_structure_and_fields_at_once(study, tmp_path):
-    eng = study["engine"]
-    before = snapshot(eng)
-    f = _write(tmp_path, "checks.csv", "item_id,dimension,score,kind\n"
-               + _BROKEN.format(dim0="empathy", tail=",known_answer"))
-    with pytest.raises(FormatError) as exc:
-        q.read_attention(eng, f)
-    assert [(p.line, p.field) for p in exc.value.problems] == [
-        (2, "score"), (3, None), (4, "dimension"), (5, None), (6, "item_id"), (7, "score")]
-    assert "checks.csv:3: 2 cells, fewer than the header's 4 columns" in str(exc.value)
+    assert "in.csv:3: 2 cells, fewer than the header's 4 columns" in text
+    assert "in.csv:5: a quoted cell opened on line 5 is never closed" in text
+    assert "in.csv:7: field 'score'" in text and "Traceback" not in text
     assert snapshot(eng) == before
 
 
