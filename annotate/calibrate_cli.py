@@ -87,7 +87,7 @@ def _run_configs(engine, configs: list[str], items: list[str], *, base_url: str 
                 continue
             spec = spec_from_row(row)
         plan = plan_judging(engine, spec, Filters(items=tuple(items)))
-        d = dry_run(plan, table)
+        d = dry_run(plan, table.for_server(spec.provider, base_url))
         plans.append((spec, plan))
         if d.cost is None:
             unknown = True
@@ -110,7 +110,8 @@ def _run_configs(engine, configs: list[str], items: list[str], *, base_url: str 
             continue
         prov = make_provider(spec.provider, base_url=base_url, structured=spec.structured)
         _, stats = run_judge(engine, spec, prov, filters=Filters(items=tuple(items)),
-                             prices=table, show_progress=sys.stdout.isatty())
+                             prices=table.for_server(spec.provider, base_url),
+                             show_progress=sys.stdout.isatty())
         print_run_stats(stats, label=spec.display_name)
 
 

@@ -174,7 +174,7 @@ def pairwise_cmd(
         raise H2HError(f"--pairs: '{pairs}' is not a list of pair ids (numbers)") from None
     filters = PairFilters(pairs=ids, task=task, limit=limit,
                           dimensions=csv_list([dimensions] if dimensions else None))
-    table = load_prices(prices)
+    table = load_prices(prices).for_server(spec.provider, base_url)
     n_calls, why = concurrency_for(concurrency, spec.provider, base_url)
     options = run_options(n_calls, rpm, tpm, max_retries, backoff)
     out.print(_describe(spec).replace("Judge ", "Pairwise judge ", 1)

@@ -65,7 +65,8 @@ def _describe(spec: JudgeSpec) -> str:
     extra = ", reason-first" if spec.reason_first else ""
     if spec.rubric_language is not None:
         extra += ", " + describe_rubric_language(spec.rubric_language)
-    temp = "" if spec.temperature is None else f", temperature {spec.temperature:g}"
+    temp = (", temperature: none sent (the provider's default; stored before temperatures were "
+            "fixed)") if spec.temperature is None else f", temperature {spec.temperature:g}"
     mode = "all dimensions in one call" if spec.all_mode else "one dimension per call"
     file = (f" ({spec.model_file}, SHA-256 {spec.model_digest[:12]}…)"
             if spec.model_file and spec.model_digest else "")
@@ -75,6 +76,8 @@ def _describe(spec: JudgeSpec) -> str:
 
 
 def _print_plan(plan: JudgePlan) -> None:
+    if plan.limited:
+        out.print(plan.limited)
     redo = "".join(f"; {n} again ({why})" for why, n in plan.redo.items())
     out.print(f"{plan.total_keys} (item, dimension, sample) judgments in scope: "
               f"{plan.done_keys} already stored, {plan.in_batches} waiting in batches, "
@@ -114,8 +117,10 @@ def run_cmd(
     items: Annotated[list[str] | None, typer.Option(help="Only these item ids (comma-separated "
                                                     "or repeated).")] = None,
     task: Annotated[str | None, typer.Option(help="Only items of this task family.")] = None,
-    limit: Annotated[int | None, typer.Option(help="At most this many items (study order).")]
+    limit: Annotated[int | None, typer.Option(help="At most this many items: a seeded sample "
+                                              "spread over task families and models.")]
     = None,
+    seed: Annotated[int, typer.Option(help="Seed of the --limit sample.")] = 0,
     dimensions: Annotated[list[str] | None, typer.Option(help="Only these dimensions.")] = None,
     base_url: BaseUrlOpt = None,
     api_key_env: KeyEnvOpt = None,
@@ -157,8 +162,8 @@ def run_cmd(
         config, provider, model, name, template, mode, reason_first, temperature, max_tokens,
         samples, rubric_language, structured, model_file))
     filters = Filters(items=csv_list(items), task=task, limit=limit,
-                      dimensions=csv_list(dimensions))
-    table = load_prices(prices)
+                      dimensions=csv_list(dimensions), seed=seed)
+    table = load_prices(prices).for_server(spec.provider, base_url)
     n_calls, why = concurrency_for(concurrency, spec.provider, base_url)
     options = run_options(n_calls, rpm, tpm, max_retries, backoff)
     prov = make_provider(spec.provider, base_url=base_url, api_key_env=api_key_env,

@@ -62,6 +62,8 @@ def cost_cmd(
                   f"{ln.input_tokens:,}", f"{ln.output_tokens:,}", f"{ln.cache_write_tokens:,}",
                   f"{ln.cache_read_tokens:,}", _duration(ln.seconds), cost)
     out.print(t)
+    out.print("wall time: how long calls were in flight (calls made at the same time count "
+              "once; — for batches and calls from before wall times were recorded)")
     out.print(f"Total: {format_usd(total)}"
               + (f" plus {unpriced} calls without a price (add their model to the price "
                  "table)" if unpriced else ""))

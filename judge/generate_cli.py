@@ -128,7 +128,7 @@ def generate(
     out.print(f"{plan.total} responses in scope ({len(chosen)} scenarios × {len(specs)} "
               f"model(s) × {len(conds)} condition(s)): {plan.done} already generated, "
               f"{len(plan.units)} to generate")
-    table = load_prices(prices)
+    table = load_prices(prices).for_server(provider, base_url)
     if dry:
         d = dry_run_generation(plan, table, show=show)
         for label, req in d.prompts:

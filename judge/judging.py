@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import sqlalchemy as sa
@@ -48,12 +48,14 @@ __all__ = ["Filters", "ItemView", "JudgeUnit", "JudgePlan", "plan_judging", "bui
 
 @dataclass(frozen=True)
 class Filters:
-    """Which items to judge: ids, a task family, and at most ``limit`` items (in study order)."""
+    """Which items to judge: ids, a task family, and at most ``limit`` items - a sample spread
+    over task families and models, drawn with ``seed`` (:func:`spread_sample`)."""
 
     items: tuple[str, ...] = ()
     task: str | None = None
     limit: int | None = None
     dimensions: tuple[str, ...] = ()
+    seed: int = 0
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,8 @@ class JudgePlan:
     redo: Counter = field(default_factory=Counter)
     # mean output tokens per call and over how many calls, from this configuration's ledger
     measured_output: tuple[float, int] | None = None
+    #: what --limit took, in words (None without --limit)
+    limited: str | None = None
 
     @property
     def pending_keys(self) -> int:
@@ -118,7 +122,7 @@ def _load_items(engine: Engine, rubric: Rubric, f: Filters) -> list[ItemView]:
                        f"({', '.join(rubric.tasks)})")
     if f.limit is not None and f.limit < 1:
         raise H2HError(f"--limit must be at least 1, got {f.limit}")
-    q = select(Item.id, Item.task, Item.context, Item.response, Item.content_hash)
+    q = select(Item.id, Item.task, Item.context, Item.response, Item.content_hash, Item.model)
     if f.task is not None:
         q = q.where(Item.task == f.task)
     with read_session(engine) as s:
@@ -131,7 +135,8 @@ def _load_items(engine: Engine, rubric: Rubric, f: Filters) -> list[ItemView]:
         what = "is an attention check" if len(asked_checks) == 1 else "are attention checks"
         raise H2HError(f"--items: {', '.join(asked_checks[:10])} {what} for raters, not part "
                        "of the study; judges do not score them")
-    views = [ItemView(*r) for r in rows if r[0] not in checks]
+    models = {r[0]: r[5] for r in rows}
+    views = [ItemView(*r[:5]) for r in rows if r[0] not in checks]
     if f.items:
         wanted = set(f.items)
         known = {v.id for v in views}
@@ -141,9 +146,57 @@ def _load_items(engine: Engine, rubric: Rubric, f: Filters) -> list[ItemView]:
             where = f" with task '{f.task}'" if f.task else ""
             raise H2HError(f"--items: no item{where} with id {shown}")
         views = [v for v in views if v.id in wanted]
-    if f.limit is not None:
-        views = views[:f.limit]
-    return views
+    return _limited(views, f, models)
+
+
+def _limited(views: list[ItemView], f: Filters, models: dict[str, str | None]
+             ) -> list[ItemView]:
+    if f.limit is None or f.limit >= len(views):
+        return views
+    keep = set(spread_sample([(v.id, v.task, models[v.id] or "") for v in views], f.limit,
+                             f.seed))
+    return [v for v in views if v.id in keep]
+
+
+def spread_sample(items: Sequence[tuple[str, str, str]], n: int, seed: int) -> list[str]:
+    """``n`` of ``items`` (id, task family, model) spread evenly over the (task, model)
+    cells: each cell's items in a seeded random order, the cells taken in turn (in a seeded
+    order too) until ``n`` are drawn. ``--limit 30`` on the demo (3 families × 3 models) takes
+    about 3 or 4 items of every cell instead of the first 30 dialogue items, which left two
+    dimensions without a judge score.
+
+    >>> pick = spread_sample([(f"d{i}", "dialogue", "a") for i in range(5)]
+    ...                      + [("r1", "recollection", "a"), ("r2", "recollection", "b")], 3, 0)
+    >>> sorted(pick)[-2:], len(pick)
+    (['r1', 'r2'], 3)
+    """
+    import random
+
+    rng = random.Random(seed)
+    cells: dict[tuple[str, str], list[str]] = {}
+    for iid, task, model in items:
+        cells.setdefault((task, model), []).append(iid)
+    order = sorted(cells)
+    rng.shuffle(order)
+    queues = []
+    for key in order:
+        ids = sorted(cells[key])
+        rng.shuffle(ids)
+        queues.append(ids)
+    out: list[str] = []
+    while len(out) < n:
+        for q in queues:
+            if q and len(out) < n:
+                out.append(q.pop())
+    return out
+
+
+def _describe_limit(f: Filters, views: Sequence[ItemView], of: int) -> str:
+    """What ``--limit`` took, in words: how many items of how many, and per task family."""
+    per_task = Counter(v.task for v in views)
+    parts = ", ".join(f"{t} {n}" for t, n in sorted(per_task.items()))
+    return (f"--limit {f.limit}: {len(views)} of {of} items, sampled across task families and "
+            f"models (seed {f.seed}): {parts}")
 
 
 def _dims_for(rubric: Rubric, task: str, only: tuple[str, ...]) -> tuple[Dimension, ...]:
@@ -164,6 +217,9 @@ def plan_judging(engine: Engine, spec: JudgeSpec, filters: Filters = Filters()) 
     pending_batch = open_batch_keys(engine, spec.hash)
     plan = JudgePlan(spec=spec, rubric=rubric, items={}, units=[],
                      measured_output=measured_output_tokens(engine, spec.hash))
+    if filters.limit is not None:
+        every = _load_items(engine, rubric, replace(filters, limit=None))
+        plan.limited = _describe_limit(filters, items, len(every))
     for it in items:
         dims = _dims_for(rubric, it.task, filters.dimensions)
         for sample in range(spec.samples):

@@ -36,6 +36,7 @@ from .providers.base import BatchFailure, BatchProvider, Provider
 from .run import run_async
 from .store import (
     check_name_free,
+    config_for_run,
     insert_ledger,
     record_output_form,
     save_config,
@@ -67,15 +68,15 @@ async def _pairwise(engine: Engine, plan: PairPlan, provider: Provider, prices: 
                     options: RunOptions, show_progress: bool) -> RunStats:
     try:
         await provider.preflight()
-        save_config(engine, plan.spec.row())
-        provider.start_from(stored_output_form(engine, plan.spec.hash))
-        sink = PairSink(engine, plan, prices, output_form=lambda: provider.output_form)
-        try:
-            with RunProgress(plan.spec.display_name, len(plan.units),
-                             enabled=show_progress) as progress:
-                stats = await run_calls(provider, plan.units, sink, options, progress)
-        finally:
-            record_output_form(engine, plan.spec.hash, provider.output_form)
+        with config_for_run(engine, plan.spec.row()):
+            provider.start_from(stored_output_form(engine, plan.spec.hash))
+            sink = PairSink(engine, plan, prices, output_form=lambda: provider.output_form)
+            try:
+                with RunProgress(plan.spec.display_name, len(plan.units),
+                                 enabled=show_progress) as progress:
+                    stats = await run_calls(provider, plan.units, sink, options, progress)
+            finally:
+                record_output_form(engine, plan.spec.hash, provider.output_form)
         stats.output_form = provider.output_form
         stats.notes = list(provider.notes) + stats.notes
         return stats

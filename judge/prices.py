@@ -18,6 +18,9 @@ Example
 True
 >>> t.cost("my-local-model", input_tokens=10, output_tokens=10, provider="local")
 0.0
+>>> t.for_server("openai", "http://127.0.0.1:8000/v1").cost("my-local-model", input_tokens=10,
+...                                                          output_tokens=10)
+0.0
 >>> estimate_tokens("hello world, how are you?"), estimate_tokens("我今天很累")
 (7, 5)
 """
@@ -52,6 +55,22 @@ class PriceTable:
     prices: dict[str, Price] = field(default_factory=dict)
     batch_discount: float = 0.5
     source: str = "data/prices.toml"
+    #: a server on this machine: a model without a price costs nothing per token
+    this_machine: bool = False
+
+    def for_server(self, provider: str, base_url: str | None) -> PriceTable:
+        """The table for calls to ``provider`` at ``base_url``: an OpenAI-compatible server on
+        this machine (llama.cpp, llama-cpp-python, Ollama, vLLM on 127.0.0.1 or localhost)
+        runs the model here, so a model the table does not price costs $0 instead of being
+        unpriced; a model the table prices (a local proxy to a paid API) keeps its price."""
+        import dataclasses
+
+        from .providers.openai_provider import is_loopback
+
+        url = base_url or (os.environ.get("OPENAI_BASE_URL") or "")
+        if provider == "openai" and is_loopback(url):
+            return dataclasses.replace(self, this_machine=True)
+        return self
 
     def price_for(self, model: str) -> Price | None:
         """The exact entry, else the matching pattern with the most literal characters."""
@@ -70,7 +89,7 @@ class PriceTable:
             return 0.0
         p = self.price_for(model)
         if p is None:
-            return None
+            return 0.0 if self.this_machine else None
         usd = (input_tokens * p.input + output_tokens * p.output
                + cache_write_tokens * p.cache_write + cache_read_tokens * p.cache_read) / 1e6
         return usd * self.batch_discount if batch else usd

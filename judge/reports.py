@@ -27,7 +27,7 @@ from data.models import (
     Judgment,
 )
 
-__all__ = ["CostLine", "cost_summary", "export_judgments_csv", "JUDGES_CSV_COLUMNS"]
+__all__ = ["CostLine", "cost_summary", "union_seconds", "export_judgments_csv", "JUDGES_CSV_COLUMNS"]
 
 JUDGES_CSV_COLUMNS = ("item_id", "judge", "dimension", "score", "sample", "config", "outcome",
                       "unscored_reason")
@@ -52,7 +52,41 @@ class CostLine:
     cache_read_tokens: int = 0
     cost: float = 0.0
     unpriced_calls: int = 0
-    seconds: float = 0.0  # wall time of the answered calls (recorded since schema 0005)
+    #: wall time: the union of the attempts' intervals (calls in flight together count once;
+    #: recorded since schema 0005)
+    seconds: float = 0.0
+    #: the answered calls' own times added up (what the calls would take one after another)
+    call_seconds: float = 0.0
+
+
+def union_seconds(intervals: Sequence[tuple[float, float]]) -> float:
+    """The length of the union of ``(start, end)`` intervals: the wall time of calls that
+    overlapped counts once.
+
+    >>> union_seconds([(0, 10), (5, 12), (20, 21)])
+    13.0
+    """
+    total, end = 0.0, float("-inf")
+    for a, b in sorted(intervals):
+        if b <= end:
+            continue
+        total += b - max(a, end)
+        end = b
+    return float(total)
+
+
+def _wall_times(s, config_hashes: Sequence[str] | None) -> dict[str, float]:
+    """Per configuration, the union of its attempts' intervals ``[end - seconds, end]`` (an
+    attempt is stored when it ends)."""
+    q = select(CostEntry.config_hash, CostEntry.created_at, CostEntry.seconds).where(
+        CostEntry.seconds.is_not(None))
+    if config_hashes is not None:
+        q = q.where(CostEntry.config_hash.in_(list(config_hashes)))
+    spans: dict[str, list[tuple[float, float]]] = {}
+    for h, at, secs in s.exec(q):
+        end = at.timestamp()
+        spans.setdefault(h, []).append((end - secs, end))
+    return {h: union_seconds(v) for h, v in spans.items()}
 
 
 def cost_summary(engine: Engine, config_hashes: Sequence[str] | None = None) -> list[CostLine]:
@@ -74,6 +108,7 @@ def cost_summary(engine: Engine, config_hashes: Sequence[str] | None = None) -> 
             q = q.where(CostEntry.config_hash.in_(list(config_hashes)))
         rows = s.exec(q.group_by(CostEntry.config_hash, CostEntry.provider, CostEntry.model,
                                  CostEntry.status, CostEntry.batch)).all()
+        walls = _wall_times(s, config_hashes)
     lines: dict[str, CostLine] = {}
     first: dict[str, int] = {}
     for h, prov, model, status, batch, n, i, o, cw, cr, usd, n_priced, first_id, secs in rows:
@@ -82,7 +117,7 @@ def cost_summary(engine: Engine, config_hashes: Sequence[str] | None = None) -> 
         first[h] = min(first.get(h, first_id), first_id)
         if status in _ANSWERED:
             line.calls += n
-            line.seconds += secs or 0.0
+            line.call_seconds += secs or 0.0
             line.batch_calls += n if batch else 0
             line.unpriced_calls += n - n_priced
         else:
@@ -92,6 +127,8 @@ def cost_summary(engine: Engine, config_hashes: Sequence[str] | None = None) -> 
         line.cache_write_tokens += cw or 0
         line.cache_read_tokens += cr or 0
         line.cost += usd or 0.0
+    for h, line in lines.items():
+        line.seconds = walls.get(h, 0.0)
     return sorted(lines.values(), key=lambda ln: first[ln.config_hash])
 
 

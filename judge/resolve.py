@@ -13,7 +13,23 @@ from data.errors import H2HError
 
 from .config import MODES, JudgeSpec, rubric_language_setting, spec_from_row
 
-__all__ = ["SpecOptions", "resolve_spec", "local_model", "stored_local_model"]
+__all__ = ["SpecOptions", "resolve_spec", "local_model", "stored_local_model",
+           "default_temperature", "SCORING_TEMPERATURE", "SAMPLING_TEMPERATURE"]
+
+SCORING_TEMPERATURE = 0.0
+"""The sampling temperature of a new configuration without ``--temperature``: a score is a
+measurement, so the same prompt should give the same answer (llama.cpp servers sample at 0.8
+when told nothing; one configuration agreed with itself on 33 of 90 scores between two runs)."""
+SAMPLING_TEMPERATURE = 0.7
+"""... and of one created with ``--samples K`` (K > 1): self-consistency needs answers that can
+differ (Wang et al. 2023, "Self-Consistency Improves Chain of Thought Reasoning", sample at
+0.5-0.7)."""
+
+
+def default_temperature(samples: int) -> float:
+    """The temperature a new configuration fixes when none is given: 0 for scoring, 0.7 when
+    it asks for several samples per item (self-consistency)."""
+    return SAMPLING_TEMPERATURE if samples > 1 else SCORING_TEMPERATURE
 
 
 @dataclass(frozen=True)
@@ -75,10 +91,41 @@ def resolve_spec(engine: Engine, opts: SpecOptions) -> tuple[JudgeSpec, str | No
                            "configuration; a model file goes with --provider local")
     else:
         spec = _new_spec(opts, rubric)
+        if opts.temperature is None:
+            spec, legacy = _stored_without_temperature(engine, spec)
+            if legacy is not None:
+                return spec, legacy
     settled, note = settle_name(engine, spec.name, spec.hash)
     if settled != spec.name:
         spec = replace(spec, name=settled)
+    if spec.samples > 1 and spec.temperature == 0:
+        note = (note + "\n" if note else "") + (
+            f"Note: '{spec.display_name}' samples at temperature 0, so its {spec.samples} "
+            "samples repeat one answer on a deterministic server; for self-consistency start "
+            "a configuration with --samples and no --temperature (0.7) or --temperature T.")
     return spec, note
+
+
+def _stored_without_temperature(engine: Engine, spec: JudgeSpec
+                                ) -> tuple[JudgeSpec, str | None]:
+    """A configuration stored before h2htalk fixed the temperature (stored: none, so the
+    provider's default) with these settings otherwise: the same command continues it, with its
+    hash, its judgments and its sampling unchanged, and says so. Without one, ``spec``."""
+    from data.engine import read_session
+    from data.models import JudgeConfigRow
+
+    legacy = replace(spec, temperature=None)
+    with read_session(engine) as s:
+        if s.get(JudgeConfigRow, spec.hash) is not None:
+            return spec, None
+        row = s.get(JudgeConfigRow, legacy.hash)
+    if row is None or (spec.name is not None and spec.name != row.name):
+        return spec, None
+    return replace(legacy, name=row.name), (
+        f"'{row.name}' was stored before h2htalk fixed the sampling temperature: it keeps "
+        "sending none (the provider's default; 0.8 on llama.cpp servers), so its judgments "
+        "stay one configuration. For repeatable scores start a new one: --temperature 0 "
+        "--name NEW.")
 
 
 def _new_spec(opts: SpecOptions, rubric) -> JudgeSpec:
@@ -105,8 +152,9 @@ def _new_spec(opts: SpecOptions, rubric) -> JudgeSpec:
     return JudgeSpec(provider=provider, model=model, template=template,
                      rubric_version=rubric.version, mode=mode,
                      reason_first=opts.reason_first, structured=opts.structured,
-                     temperature=opts.temperature, max_tokens=opts.max_tokens or 1024,
-                     samples=opts.samples or 1, name=opts.name, model_digest=digest,
+                     temperature=default_temperature(opts.samples or 1)
+                     if opts.temperature is None else opts.temperature,
+                     max_tokens=opts.max_tokens or 1024, samples=opts.samples or 1, name=opts.name, model_digest=digest,
                      model_file=file,
                      rubric_language=rubric_language_setting(opts.rubric_language, rubric))
 

@@ -28,7 +28,7 @@ from .judging import (
 from .prices import PriceTable
 from .progress import RunProgress
 from .providers.base import Provider
-from .store import check_name_free, record_output_form, save_config, stored_output_form
+from .store import check_name_free, config_for_run, record_output_form, stored_output_form
 
 __all__ = ["DryRun", "dry_run", "run_judge", "run_async"]
 
@@ -63,15 +63,15 @@ async def _judge(engine: Engine, plan: JudgePlan, provider: Provider, prices: Pr
                  options: RunOptions, show_progress: bool) -> RunStats:
     try:
         await provider.preflight()
-        save_config(engine, plan.spec.row())
-        provider.start_from(stored_output_form(engine, plan.spec.hash))
-        sink = JudgeSink(engine, plan, prices, output_form=lambda: provider.output_form)
-        try:
-            with RunProgress(plan.spec.display_name, len(plan.units),
-                             enabled=show_progress) as progress:
-                stats = await run_calls(provider, plan.units, sink, options, progress)
-        finally:  # a run stopped by an error has still learnt what the server takes
-            record_output_form(engine, plan.spec.hash, provider.output_form)
+        with config_for_run(engine, plan.spec.row()):
+            provider.start_from(stored_output_form(engine, plan.spec.hash))
+            sink = JudgeSink(engine, plan, prices, output_form=lambda: provider.output_form)
+            try:
+                with RunProgress(plan.spec.display_name, len(plan.units),
+                                 enabled=show_progress) as progress:
+                    stats = await run_calls(provider, plan.units, sink, options, progress)
+            finally:  # a run stopped by an error has still learnt what the server takes
+                record_output_form(engine, plan.spec.hash, provider.output_form)
         stats.output_form = provider.output_form
         stats.notes = list(provider.notes) + stats.notes
         return stats

@@ -8,7 +8,8 @@ never replaced unless it was a request failure or the item's content changed sin
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +23,8 @@ from data.engine import read_session, upsert_statement, write_connection, write_
 from data.errors import H2HError
 from data.models import CostEntry, JudgeBatch, JudgeConfigRow, Judgment, PairJudgment, utcnow
 
-__all__ = ["Key", "ExistingJudgment", "save_config", "settle_name", "check_name_free",
+__all__ = ["Key", "ExistingJudgment", "save_config", "config_for_run", "settle_name",
+           "check_name_free",
            "find_config",
            "record_output_form", "stored_output_form", "measured_output_tokens",
            "list_configs", "existing_judgments", "open_batch_keys", "store_judgments",
@@ -61,6 +63,34 @@ def save_config(engine: Engine, row: JudgeConfigRow) -> JudgeConfigRow:
             old.model_file = row.model_file  # the same file (same SHA-256), moved
         s.add(old)
         return old
+
+
+@contextmanager
+def config_for_run(engine: Engine, row: JudgeConfigRow) -> Iterator[JudgeConfigRow]:
+    """Store the configuration a run is about to use (:func:`save_config`). When the run fails
+    before anything of it was stored - a model file that cannot be loaded, a request the
+    server refuses at once, Ctrl+C before the first answer - a configuration this run created
+    is removed again: ``h2h judge configs`` lists no configuration that never judged."""
+    with read_session(engine) as s:
+        existed = s.get(JudgeConfigRow, row.hash) is not None
+    stored = save_config(engine, row)
+    try:
+        yield stored
+    except BaseException:
+        if not existed:
+            _forget_if_empty(engine, row.hash)
+        raise
+
+
+def _forget_if_empty(engine: Engine, config_hash: str) -> None:
+    with write_session(engine) as s:
+        for table in (Judgment, PairJudgment, CostEntry, JudgeBatch):
+            if s.exec(select(func.count()).select_from(table)
+                      .where(table.config_hash == config_hash)).one():
+                return
+        row = s.get(JudgeConfigRow, config_hash)
+        if row is not None:
+            s.delete(row)
 
 
 def settle_name(engine: Engine, name: str | None, config_hash: str
