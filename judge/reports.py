@@ -27,7 +27,8 @@ from data.models import (
     Judgment,
 )
 
-__all__ = ["CostLine", "cost_summary", "union_seconds", "export_judgments_csv", "JUDGES_CSV_COLUMNS"]
+__all__ = ["CostLine", "cost_summary", "union_seconds", "export_judgments_csv",
+           "JUDGES_CSV_COLUMNS"]
 
 JUDGES_CSV_COLUMNS = ("item_id", "judge", "dimension", "score", "sample", "config", "outcome",
                       "unscored_reason")

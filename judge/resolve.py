@@ -154,8 +154,8 @@ def _new_spec(opts: SpecOptions, rubric) -> JudgeSpec:
                      reason_first=opts.reason_first, structured=opts.structured,
                      temperature=default_temperature(opts.samples or 1)
                      if opts.temperature is None else opts.temperature,
-                     max_tokens=opts.max_tokens or 1024, samples=opts.samples or 1, name=opts.name, model_digest=digest,
-                     model_file=file,
+                     max_tokens=opts.max_tokens or 1024, samples=opts.samples or 1,
+                     name=opts.name, model_digest=digest, model_file=file,
                      rubric_language=rubric_language_setting(opts.rubric_language, rubric))
 
 
