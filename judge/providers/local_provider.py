@@ -14,6 +14,9 @@ no server, no key, no network.
   fixed (0) so a run is repeatable.
 * Tokens are counted from the model's own tokenizer; the price is 0; the ledger records each
   call's wall time.
+* Ctrl+C: the call inside llama.cpp cannot be stopped from Python, and freeing the model under
+  it crashes the process (SIGSEGV). The call in flight finishes (its answer is dropped), then
+  the model is freed and the run stops with the usual message and exit status 1.
 """
 
 from __future__ import annotations
@@ -85,6 +88,18 @@ def bound_strings(schema: dict[str, Any], max_tokens: int) -> dict[str, Any]:
     return bounded
 
 
+async def _outlast(call: asyncio.Future) -> None:
+    """Wait until ``call`` (a worker thread) has returned, whatever else is cancelled
+    meanwhile (a second Ctrl+C included)."""
+    while not call.done():
+        try:
+            await asyncio.wait({call})
+        except asyncio.CancelledError:
+            continue
+    if not call.cancelled():
+        call.exception()  # retrieved: an error of a dropped call is not logged at exit
+
+
 class LocalProvider:
     """``--provider local``: the model file comes with each request (``Request.model_file``),
     or a bundled model is found by the request's model name."""
@@ -101,6 +116,7 @@ class LocalProvider:
         self.notes: list[str] = []
         self._models: dict[str, Any] = {}  # path -> loaded llama_cpp.Llama (the last one)
         self._lock: asyncio.Lock | None = None
+        self._in_flight: asyncio.Future | None = None  # the call running in the worker thread
         self._system_in_user = False
 
     def start_from(self, form: str | None) -> None:
@@ -189,12 +205,24 @@ class LocalProvider:
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:  # one call at a time through the model
+            call = asyncio.get_running_loop().run_in_executor(None, self._complete_sync,
+                                                              request)
+            self._in_flight = call
             try:
-                return await asyncio.to_thread(self._complete_sync, request)
+                return await asyncio.shield(call)
+            except asyncio.CancelledError:
+                # Ctrl+C: llama.cpp cannot be stopped mid-call from here, and the model must
+                # not be freed while the thread is inside it (that crashed with SIGSEGV):
+                # let the call finish, drop its answer, then stop.
+                await _outlast(call)
+                raise
             except H2HError as exc:  # a bundled model that is not installed
                 raise ProviderError("invalid_request", str(exc)) from None
 
     async def aclose(self) -> None:
+        """Free the models - once no call is inside llama.cpp any more."""
+        if self._in_flight is not None:
+            await _outlast(self._in_flight)
         for llm in self._models.values():
             close = getattr(llm, "close", None)
             if close is not None:
