@@ -148,7 +148,7 @@ def _judges(res: StudyAnalysis) -> tuple[Table, Table, list[str]]:
         t.add_column(col, no_wrap=col != "verdict")
     o = Table(title="Judges: other metrics (humans' own in parentheses)", title_justify="left")
     for col in ("judge", "dimension", "items", "MAE", "bias", "Spearman", "exact",
-                "α +judge", "unscored"):
+                "α +judge (on items)", "unscored"):
         o.add_column(col)
     verdicts: list[str] = []
     for name, dims in res.judges.items():
@@ -171,10 +171,17 @@ def _judges(res: StudyAnalysis) -> tuple[Table, Table, list[str]]:
             o.add_row(name, dim, str(m.n_items), f"{fmt(m.mae)} ({fmt(hc.mae)})",
                       f"{_signed(m.bias)}", f"{fmt(m.spearman)} ({fmt(hc.spearman)})",
                       f"{fmt(m.exact)} ({fmt(hc.exact)})",
-                      f"{fmt(m.alpha_with_judge)} ({fmt(m.alpha_humans)})",
+                      f"{fmt(m.alpha_with_judge)} ({fmt(m.alpha_humans)}) on "
+                      f"{_rated(res, dim)}",
                       f"{m.n_unscored} of {m.n_judgments}")
             verdicts.append(f"{name} / {dim}: {m.verdict.text}")
     return t, o, verdicts
+
+
+def _rated(res: StudyAnalysis, dim: str) -> str:
+    """The items α with the judge is on: every item a human rated on the dimension."""
+    d = res.dimensions.get(dim)
+    return str(d.n_items) if isinstance(d, HumanAgreement) else "?"
 
 
 def _signed(x) -> str:

@@ -225,7 +225,7 @@ def _print_dimension(dim: str, r: DimensionCalibration) -> None:
     t = Table(title=f"{dim}: {r.n_items} items ({r.items}), paired bootstrap B={r.B}, "
                     f"seed={r.seed}, margin {r.margin:g}", title_justify="left")
     for col in ("configuration", "items", "QWK [95% CI]", "judge − ceiling [95% CI]",
-                "α with judge", "MAE / bias", "alt-test", "verdict", "unscored"):
+                "α with judge (on items)", "MAE / bias", "alt-test", "verdict", "unscored"):
         t.add_column(col, no_wrap=col != "verdict", min_width=12 if col == "verdict" else None)
     for name, c in r.configs.items():
         unscored = f"{c.n_unscored} of {c.n_judgments}"
@@ -239,7 +239,8 @@ def _print_dimension(dim: str, r: DimensionCalibration) -> None:
             # judge − ceiling, the alt-test and the verdict: on all the items it scored
             short = f"{short} (on {c.verdict_n_items} items)"
         t.add_row(name, str(c.n_items), _ci(c.qwk), _ci(diff, signed=True),
-                  _f(c.alpha_with_judge.value), f"{_f(c.mae.value)} / {_f(c.bias)}",
+                  f"{_f(c.alpha_with_judge.value)} on {r.n_items}",
+                  f"{_f(c.mae.value)} / {_f(c.bias)}",
                   {True: "pass", False: "fail"}.get(passed, "not run"), short, unscored)
     hc = r.human_ceiling
     t.add_row("[dim]human ceiling[/dim]", str(hc.n_items if hc.n_items is not None else ""),

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 __all__ = ["alembic_config", "head_revision", "current_revision", "upgrade", "ensure_current",
            "SchemaState", "HEAD"]
 
-HEAD = "0013"
+HEAD = "0014"
 """The newest migration's revision. Every command and page asks :func:`ensure_current`
 first; comparing the study's ``alembic_version`` with this constant answers "current" with
 one query and without importing Alembic (about a third of a second of ``h2h serve``'s start,

@@ -59,6 +59,13 @@ __all__ = [
     "PairJudgment",
     "ActiveDraw",
     "ActiveDrawItem",
+
+
+    "SPLIT_PARTS",
+    "CalibrationSplit",
+    "Autocalibration",
+    "DriftCheck",
+    "DriftJudgment",
 ]
 
 ROLES = ("rater", "admin")
@@ -297,6 +304,10 @@ class JudgeConfigRow(SQLModel, table=True):
     # The language the rubric's texts are rendered in (migration 0010): "en", "zh", or "item"
     # (each item's own language); None: the rubric's own language, as before 0010.
     rubric_language: str | None = Field(default=None, max_length=8)
+    # Human-scored examples shown in the prompt (migration 0014, `h2h calibrate auto`): the
+    # exemplar items as the judge sees them (context, reply, the humans' median per dimension),
+    # which ones each dimension shows, and the rule; part of ``hash``. None: no exemplars.
+    exemplars: dict | None = Field(default=None, sa_type=sa.JSON)
 
 
 class Judgment(SQLModel, table=True):
@@ -832,3 +843,73 @@ class ActiveDrawItem(SQLModel, table=True):
     item_id: str = Field(foreign_key="item.id", ondelete="CASCADE", max_length=200)
     probability: float
     picked: bool = Field(default=False)
+
+
+# --- Held-out calibration and drift (migration 0014) ------------------------------------------
+
+SPLIT_PARTS = ("train", "dev", "test")
+"""The parts of a study's calibration split: exemplars come from ``train``, candidates are
+chosen on ``dev``, and ``test`` is looked at once, for the result."""
+
+
+class CalibrationSplit(SQLModel, table=True):
+    """The study's frozen split of its scenarios for `h2h calibrate auto`: every item of a
+    scenario is in the scenario's part, so no conversation is in two parts. Made once, seeded
+    (``seed``); every later run, the Calibration page and the report use it."""
+
+    __tablename__ = "calibration_split"
+    scenario: str = Field(primary_key=True, max_length=200)
+    part: str = Field(max_length=5)
+    seed: int
+    created_at: datetime = _ts(nullable=False)
+
+
+class Autocalibration(SQLModel, table=True):
+    """One `h2h calibrate auto` search: its base configuration, options, every candidate with
+    its dev metrics, the one selected, and the held-out (test) comparison with the base.
+    ``config_hash`` is the selected configuration (the base itself when none beat it)."""
+
+    __tablename__ = "autocalibration"
+    id: int | None = Field(default=None, primary_key=True)
+    config_hash: str = Field(foreign_key="judge_config.hash", ondelete="CASCADE", max_length=64,
+                             index=True)
+    base_hash: str = Field(max_length=64)
+    seed: int
+    settings: dict = Field(sa_type=sa.JSON, nullable=False)
+    candidates: list = Field(sa_type=sa.JSON, nullable=False)
+    selected: str = Field(max_length=100)
+    test: dict = Field(sa_type=sa.JSON, nullable=False)
+    created_at: datetime = _ts(nullable=False)
+
+
+class DriftCheck(SQLModel, table=True):
+    """One `h2h calibrate drift`: a seeded sample of items a configuration judged, judged
+    again; ``finished_at`` is set once every re-judgment is stored."""
+
+    __tablename__ = "drift_check"
+    id: int | None = Field(default=None, primary_key=True)
+    config_hash: str = Field(foreign_key="judge_config.hash", ondelete="CASCADE", max_length=64,
+                             index=True)
+    seed: int
+    n_items: int
+    created_at: datetime = _ts(nullable=False)
+    finished_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+
+
+class DriftJudgment(SQLModel, table=True):
+    """A re-judgment of a drift check: one item and dimension, its raw reply kept; ``score``
+    None means unscored (``unscored_reason``) or a failed request (``outcome``)."""
+
+    __tablename__ = "drift_judgment"
+    __table_args__ = (sa.UniqueConstraint("check_id", "item_id", "dimension",
+                                          name="uq_drift_judgment_check_item_dim"),)
+    id: int | None = Field(default=None, primary_key=True)
+    check_id: int = Field(foreign_key="drift_check.id", ondelete="CASCADE", index=True)
+    item_id: str = Field(foreign_key="item.id", ondelete="CASCADE", max_length=200)
+    item_hash: str = Field(max_length=64)
+    dimension: str = Field(max_length=40)
+    score: float | None = Field(default=None)
+    outcome: str = Field(max_length=20)
+    unscored_reason: str | None = Field(default=None)
+    raw_reply: str = Field(default="")
+    created_at: datetime = _ts(nullable=False)

@@ -20,7 +20,8 @@ TABLES = ("study", "rubric", "dimension", "item", "rater", "assignment", "rating
           "gold_score", "training_rating", "qualification", "attention_check", "attention_result",
           "norming_session", "norming_item", "norming_participant", "norming_rating",
           "metric_config", "metric_score", "pair", "pair_assignment", "preference",
-          "preference_revision", "pair_judgment", "active_draw", "active_draw_item")
+          "preference_revision", "pair_judgment", "active_draw", "active_draw_item",
+          "calibration_split", "autocalibration", "drift_check", "drift_judgment")
 
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -56,6 +56,8 @@ RELEASED = {
     "0011_result_acknowledged.py":
         "272ac04cb6305ea010e976c7a13543545251718cec1605a39314e1601b0f5dab",
     "0012_pairwise.py": "1040fa077e7337255404e60cc96c97b7ed63b90b8073422a39b9ea620bcdf9b6",
+    "0013_active_draws.py":
+        "2edef4b130bc483226f070778c01f05a322b5358478b79011441914f214e6f93",
 }
 
 # (name, which 0003 the chain uses, revision to stop at)
@@ -69,7 +71,8 @@ VERSIONS = [("0001", "amended", "0001"), ("0002", "amended", "0002"),
             ("0009-via-first-0003", "first", "0009"), ("0009", "amended", "0009"),
             ("0010-via-first-0003", "first", "0010"), ("0010", "amended", "0010"),
             ("0011-via-first-0003", "first", "0011"), ("0011", "amended", "0011"),
-            ("0012-via-first-0003", "first", "0012"), ("0012", "amended", "0012")]
+            ("0012-via-first-0003", "first", "0012"), ("0012", "amended", "0012"),
+            ("0013-via-first-0003", "first", "0013"), ("0013", "amended", "0013")]
 NOW = "2026-01-02 03:04:05"
 CODE = "H2H-AAAA-BBBB-CCCC-DDDD"
 
@@ -281,4 +284,6 @@ def test_upgrade_from_every_schema_version_keeps_data_and_works(db_url, tmp_path
         with engine.connect() as c:
             assert c.execute(sa.text("SELECT rubric_language FROM judge_config")
                              ).scalar_one() is None
+            # ... and has no exemplars (0014): its hash is what it was
+            assert c.execute(sa.text("SELECT exemplars FROM judge_config")).scalar_one() is None
     assert init_study(engine).revision_before == head_revision()  # idempotent
