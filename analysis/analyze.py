@@ -23,6 +23,7 @@ from messages import Msg
 
 from .agreement import human_block
 from .ceiling import human_ceiling
+from .contamination import exemplar_note, held_against
 from .judge_agreement import aggregate_samples, agreement_block, judge_metrics
 from .layout import as_ratings
 from .options import AnalysisOptions
@@ -124,9 +125,11 @@ def analyze(ratings: pd.DataFrame, scales: Mapping[str, Scale], *,
         dimensions[dim] = block
         ceilings[dim] = _ceiling_block(r, options)
     judge_blocks: dict[str, dict[str, JudgeAgreement | Skipped]] = {}
+    judges, exemplars = held_against(judges)
     if judges is not None and not judges.empty:
         for jname, jg in judges.groupby(judges["judge"].astype(str)):
-            judge_blocks[jname] = _judge_blocks(jname, jg, scales, human_mats, options)
+            judge_blocks[jname] = _judge_blocks(jname, jg, scales, human_mats, options,
+                                                exemplars)
     metric_block = None
     if metrics is not None and not metrics.empty:
         metric_block = _metrics_block(ratings, scales, metrics, judges, items, metric_configs,
@@ -171,7 +174,8 @@ def _ceiling_block(r, opt: AnalysisOptions) -> HumanCeiling:
 
 
 def _judge_blocks(jname: str, jg: pd.DataFrame, scales: Mapping[str, Scale], human_mats,
-                  opt: AnalysisOptions) -> dict[str, JudgeAgreement | Skipped]:
+                  opt: AnalysisOptions, exemplars: Mapping[tuple[str, str], int]
+                  ) -> dict[str, JudgeAgreement | Skipped]:
     block: dict[str, JudgeAgreement | Skipped] = {}
     enc, off = encode_scores(jg, scales)
     for dim, dg in enc.groupby(enc["dimension"].astype(str)):
@@ -180,17 +184,19 @@ def _judge_blocks(jname: str, jg: pd.DataFrame, scales: Mapping[str, Scale], hum
                                  (f"{dim}: no human ratings to compare with",))
             continue
         block[dim] = _judge_block(jname, jg, dg, scales[dim], human_mats[dim],
-                                  [o for o in off if o.dimension == dim], opt)
+                                  [o for o in off if o.dimension == dim], opt,
+                                  exemplars.get((jname, dim), 0))
     return block
 
 
 def _judge_block(jname: str, jg: pd.DataFrame, dg: pd.DataFrame, sc: Scale, r, dim_off,
-                 opt: AnalysisOptions) -> JudgeAgreement:
+                 opt: AnalysisOptions, n_exemplars: int = 0) -> JudgeAgreement:
     js = dg.rename(columns={"item_id": "item"})
     per_item, samples = aggregate_samples(js, sc.level, r.items)
     jm = judge_metrics(r, per_item, sc.level, sc.values, samples=samples, options=opt)
     n_judgments, n_unscored = int(len(js)), int(js["score"].isna().sum())
-    notes = [_off_note(jname, jg, o) for o in dim_off[:10]]
+    notes = [exemplar_note(n_exemplars)] if n_exemplars else []
+    notes += [_off_note(jname, jg, o) for o in dim_off[:10]]
     if len(dim_off) > 10:
         notes.append(f"… and {len(dim_off) - 10} more scores not on the scale")
     if n_unscored:

@@ -28,19 +28,31 @@ def study_frames(engine: Engine) -> tuple[pd.DataFrame, dict[str, Scale], dict]:
     return df.drop(columns="simulated"), scales_from_rubric(rubric.dimensions), context
 
 
-def study_judges(engine: Engine) -> pd.DataFrame:
-    """Every stored judgment, long: ``item_id, judge, dimension, score, sample``.
+def study_judges(engine: Engine, *, candidates: bool = False) -> pd.DataFrame:
+    """Every stored judgment, long: ``item_id, judge, dimension, score, sample, exemplar``.
 
     The judge is named by its configuration's name; unscored judgments have a NaN score, so the
-    analysis counts them instead of dropping them silently.
+    analysis counts them instead of dropping them silently. ``exemplar`` marks the items that
+    were exemplars in the judge's own prompt (:func:`data.calibration.held_against_items`:
+    the analysis leaves them out and says so, :mod:`analysis.contamination`). The
+    configurations that were only candidates of an `h2h calibrate auto` search (judged on its
+    dev part alone) are left out unless ``candidates``.
     """
+    from data.calibration import exemplar_items, search_candidates
+
     with read_session(engine) as s:
         rows = s.exec(select(Judgment.item_id, JudgeConfigRow.name, Judgment.dimension,
-                             Judgment.score, Judgment.sample)
+                             Judgment.score, Judgment.sample, Judgment.config_hash)
                       .join(JudgeConfigRow, JudgeConfigRow.hash == Judgment.config_hash)).all()
-    df = pd.DataFrame(rows, columns=["item_id", "judge", "dimension", "score", "sample"])
+    df = pd.DataFrame(rows, columns=["item_id", "judge", "dimension", "score", "sample",
+                                     "hash"])
     df["score"] = pd.to_numeric(df["score"], errors="coerce")
-    return df
+    if not candidates:
+        df = df[~df["hash"].isin(search_candidates(engine))]
+    seen = exemplar_items(engine)
+    df["exemplar"] = [i in seen.get(h, ()) for i, h in zip(df["item_id"], df["hash"],
+                                                           strict=True)]
+    return df.drop(columns="hash").reset_index(drop=True)
 
 
 def study_repeats(engine: Engine) -> tuple[pd.DataFrame, pd.DataFrame]:

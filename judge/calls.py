@@ -49,6 +49,9 @@ class RunOptions:
     max_retries: int = 6
     backoff: float = 1.0
     max_backoff: float = 60.0
+    #: asked before each new call with the run's statistics so far: True stops starting calls
+    #: (e.g. a budget reached; the calls in flight finish and are stored)
+    stop: Callable[[RunStats], bool] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
@@ -80,6 +83,7 @@ class RunStats:
     failures: Counter = field(default_factory=Counter)  # "label: message" of calls given up
     failure_kinds: Counter = field(default_factory=Counter)  # their ProviderError kinds
     concurrency: int = 0  # calls in flight at the end (lowered after timeouts)
+    stopped: bool = False  # RunOptions.stop ended the run before every unit was asked
 
     def add(self, t: Tally) -> None:
         self.scored += t.scored
@@ -227,6 +231,9 @@ class _Run(Generic[U]):
 
     async def worker(self, queue: asyncio.Queue) -> None:
         while self.fatal is None:
+            if self.options.stop is not None and self.options.stop(self.stats):
+                self.stats.stopped = not queue.empty()
+                return
             try:
                 unit = queue.get_nowait()
             except asyncio.QueueEmpty:

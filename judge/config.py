@@ -9,7 +9,8 @@ which structured-output form the server took (the prompt is the same in every fo
 model run in-process (``--provider local``) it covers the file's SHA-256, not its path: a moved
 file is the same judge, a changed file is not. The rubric language (``--rubric-language``) is in
 the hash when it is not the rubric's own language: a configuration that renders the rubric as
-it is written keeps the hash it had before languages existed.
+it is written keeps the hash it had before languages existed. Human-scored exemplars in the
+prompt (``h2h calibrate auto``, :mod:`judge.exemplars`) are in the hash when there are any.
 
 Example
 -------
@@ -33,6 +34,7 @@ from data.errors import H2HError
 from data.models import PAIRWISE_MODES, JudgeConfigRow
 from data.rubric import RUBRIC_LANGUAGES, Rubric
 
+from .exemplars import ExemplarSet
 from .prompts import JudgeTemplate, text_hash
 from .providers.base import PROVIDERS
 
@@ -82,6 +84,7 @@ class JudgeSpec:
     model_digest: str | None = None  # --provider local: the GGUF file's SHA-256
     model_file: str | None = None    # --provider local: where it was read from
     rubric_language: str | None = None  # None: the rubric's own; a language; or "item"
+    exemplars: ExemplarSet | None = None  # human-scored examples in the prompt (calibrate auto)
 
     def __post_init__(self) -> None:
         if self.provider not in PROVIDERS:
@@ -126,6 +129,8 @@ class JudgeSpec:
             fields["model_digest"] = self.model_digest
         if self.rubric_language is not None:  # likewise: the rubric's own language is unset
             fields["rubric_language"] = self.rubric_language
+        if self.exemplars is not None:  # and a configuration without exemplars
+            fields["exemplars"] = self.exemplars.hash
         return text_hash(fields)
 
     @property
@@ -141,7 +146,9 @@ class JudgeSpec:
                               reason_first=self.reason_first, structured=self.structured,
                               temperature=self.temperature, max_tokens=self.max_tokens,
                               samples=self.samples, model_digest=self.model_digest,
-                              model_file=self.model_file, rubric_language=self.rubric_language)
+                              model_file=self.model_file, rubric_language=self.rubric_language,
+                              exemplars=None if self.exemplars is None
+                              else self.exemplars.as_dict())
 
 
 def spec_from_row(row: JudgeConfigRow, samples: int | None = None) -> JudgeSpec:
@@ -157,4 +164,5 @@ def spec_from_row(row: JudgeConfigRow, samples: int | None = None) -> JudgeSpec:
                      temperature=row.temperature, max_tokens=row.max_tokens,
                      samples=samples or row.samples, name=row.name,
                      model_digest=row.model_digest, model_file=row.model_file,
-                     rubric_language=row.rubric_language)
+                     rubric_language=row.rubric_language,
+                     exemplars=ExemplarSet.from_dict(row.exemplars) if row.exemplars else None)

@@ -28,6 +28,7 @@ from data.study import rubric_by_version
 
 from .calls import Tally
 from .config import JudgeSpec
+from .exemplars import render_exemplars
 from .parse import parse_answer, reason_category
 from .prices import PriceTable, estimate_tokens
 from .prompts import dimension_values, item_values, render, render_dimension, rubric_values
@@ -267,10 +268,15 @@ def build_request(spec: JudgeSpec, rubric: Rubric, item: ItemView,
                                             reason_first=spec.reason_first, tool=tool)}
     if not spec.all_mode:
         values.update(dimension_values(dims[0]))
-    user_text = spec.template.user_all if spec.all_mode else spec.template.user
+    user_text = render(spec.template.user_all if spec.all_mode else spec.template.user, values)
+    if spec.exemplars is not None:
+        turns = " ".join(t.get("text", "") for t in item.context.get("turns") or ())
+        shown = spec.exemplars.for_call(f"{turns} {item.response}", [d.key for d in dims])
+        section = render_exemplars(shown, rubric, dims)
+        user_text = f"{section}\n\n{user_text}" if section else user_text
     schema = answer_schema(dims, all_mode=spec.all_mode, reason_first=spec.reason_first)
     return Request(model=spec.model, system=render(spec.template.system, values),
-                   messages=(Message("user", render(user_text, values)),),
+                   messages=(Message("user", user_text),),
                    max_tokens=spec.max_tokens, temperature=spec.temperature,
                    schema=schema if spec.structured else None,
                    schema_name=tool_name(dims, spec.all_mode),

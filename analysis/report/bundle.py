@@ -24,6 +24,7 @@ from data.ratings import NO_FLAGS_SOURCE
 
 from ..analyze import analyze
 from ..calibration import DimensionCalibration, JudgeRun, calibrate, compare_dimension
+from ..contamination import held_against
 from ..judge_agreement import aggregate_samples
 from ..layout import Ratings, as_ratings
 from ..leaderboard import leaderboard
@@ -196,7 +197,10 @@ def start_bundle(engine: Engine, options: AnalysisOptions = AnalysisOptions(),
                        options=options, context=context, repeats=study_repeats(engine),
                        metrics=metrics if not metrics.empty else None,
                        items=study_systems(engine), metric_configs=metric_configs)
-    pending, ba = _pending_runs(ratings, judges, scales)
+    # every comparison of a judge with the humans leaves out its own exemplar items (the
+    # analysis above does so itself, and says how many)
+    held = held_against(judges)[0]
+    pending, ba = _pending_runs(ratings, held, scales)
     dims, tasks = _rubric_order(engine)
     bundle = ReportBundle(analysis, ba, _manifest(engine, options, analysis, ratings, judges,
                                                   items, context, metric_configs), dims, tasks)
@@ -223,7 +227,7 @@ def start_bundle(engine: Engine, options: AnalysisOptions = AnalysisOptions(),
                                         fair=fair)}
         best = _best_judge(calib)
         if best is not None:
-            jb = judges[judges["judge"] == best]
+            jb = held[held["judge"] == best]
             boards["judge"] = leaderboard(jb, items, B=options.B, seed=options.seed,
                                           source=f"judge {best} (best calibrated)")
         pairwise = _pairwise(engine, options)

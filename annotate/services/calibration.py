@@ -15,6 +15,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import select
 
 from analysis.calibration import DimensionCalibration, JudgeRun, calibrate, compare_dimension
+from analysis.contamination import exemplar_note, held_against
 from analysis.judge_agreement import aggregate_samples
 from analysis.layout import as_ratings
 from analysis.options import AnalysisOptions
@@ -109,7 +110,7 @@ def compare_configs(engine: Engine, configs: list[str], *, items: list[str] | No
                     ) -> dict[str, DimensionCalibration]:
     """Per dimension, every named configuration against the humans and each other."""
     ratings, scales, _ = study_frames(engine)
-    judges = study_judges(engine)
+    judges, exemplars = held_against(study_judges(engine, candidates=True))
     known = set(judges["judge"].unique())
     missing = [c for c in configs if c not in known]
     if missing:
@@ -137,10 +138,13 @@ def compare_configs(engine: Engine, configs: list[str], *, items: list[str] | No
             runs[name] = JudgeRun(per_item, samples, int(js["score"].isna().sum()), len(js))
         if not (judges["dimension"] == dim).any():
             continue
-        per_dim[dim] = compare_dimension(
+        res = compare_dimension(
             dim, humans, runs, sc.level, sc.values,
             lengths=lengths.reindex(list(humans.items)).to_numpy(float), binary=sc.binary,
             options=options)
+        left = [Msg("{name}: {note}", name=n, note=exemplar_note(exemplars[(n, dim)]))
+                for n in configs if exemplars.get((n, dim))]
+        per_dim[dim] = replace(res, notes=(*left, *res.notes)) if left else res
     return calibrate(per_dim)
 
 
@@ -177,7 +181,7 @@ def compare_metrics(engine: Engine, metrics: list[str], judges: list[str] = (), 
 
     ratings, scales, _ = study_frames(engine)
     mdf, configs = study_metrics(engine)
-    jdf = study_judges(engine)
+    jdf = held_against(study_judges(engine, candidates=True))[0]
     mdf = mdf[mdf["metric"].isin(metrics)]
     jdf = jdf[jdf["judge"].isin(list(judges))]
     if items is not None:
