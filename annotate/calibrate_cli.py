@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from analysis.calibration import DimensionCalibration
     from analysis.serialize import Interval
 
-__all__ = ["calibrate_cmd"]
+__all__ = ["calibrate_cmd", "calibrate_app"]
 
 out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
 
@@ -116,11 +116,11 @@ def _run_configs(engine, configs: list[str], items: list[str], *, base_url: str 
 
 
 def calibrate_cmd(
-    configs: Annotated[list[str], typer.Option("--configs", help="Judge configurations by name "
-                                               "(comma-separated or repeated), two or more to "
-                                               "compare; metric configurations (h2h metrics "
-                                               "run) too, placed beside them by "
-                                               "correlation.")],
+    ctx: typer.Context,
+    configs: Annotated[list[str] | None, typer.Option(
+        "--configs", help="Judge configurations by name (comma-separated or repeated), two "
+        "or more to compare; metric configurations (h2h metrics run) too, placed beside them "
+        "by correlation.")] = None,
     db: data_cli.DbOption = None,
     sample: Annotated[int | None, typer.Option(help="Use a seeded sample of this many "
                                                "human-rated items.")] = None,
@@ -157,7 +157,12 @@ def calibrate_cmd(
     --json gives {"judges": ..., "metrics": ...}.
 
     Example: h2h calibrate --configs sonnet-v1,sonnet-v2,bleu --run --sample 200 --seed 1
+
+    `h2h calibrate auto` improves a configuration from the study's own ratings and reports it
+    on held-out items; `h2h calibrate drift` checks whether a judge changed under its name.
     """
+    if ctx.invoked_subcommand is not None:
+        return
     from analysis.options import AnalysisOptions
     from annotate.services.calibration import (
         calibration_items,
@@ -168,9 +173,10 @@ def calibrate_cmd(
     from annotate.services.calibration import config_names as cal_config_names
     from data.engine import get_engine
 
-    names = [c.strip() for v in configs for c in v.split(",") if c.strip()]
+    names = [c.strip() for v in configs or [] for c in v.split(",") if c.strip()]
     if not names:
-        raise H2HError("--configs: name at least one judge configuration")
+        raise H2HError("--configs: name at least one judge configuration (or run `h2h "
+                       "calibrate auto` or `h2h calibrate drift`)")
     if bootstrap < 0 or margin < 0:
         raise H2HError("--bootstrap and --margin must be 0 or more")
     engine = get_engine(db)
@@ -264,3 +270,20 @@ def _print_dimension(dim: str, r: DimensionCalibration) -> None:
             out.print(f"  {name}: {c.verdict.text}")
     for c in r.verdict.caveats:
         out.print(f"  note: {c}")
+
+
+calibrate_app = typer.Typer(help="Compare judge configurations against the humans; improve one "
+                                 "on held-out items (auto); check one for drift.",
+                            no_args_is_help=True, add_completion=False)
+calibrate_app.callback(invoke_without_command=True)(calibrate_cmd)
+
+
+def _register_subcommands() -> None:
+    from annotate.autocal_cli import auto_cmd
+    from annotate.drift_cli import drift_cmd
+
+    calibrate_app.command("auto")(auto_cmd)
+    calibrate_app.command("drift")(drift_cmd)
+
+
+_register_subcommands()

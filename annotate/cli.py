@@ -19,7 +19,7 @@ from rich.markup import escape
 # here. Each command imports the database layer, statistics or SDKs it needs in its body
 # (tests/annotate/test_startup_imports.py holds this rule).
 from analysis import cli as analysis_cli
-from annotate.calibrate_cli import calibrate_cmd
+from annotate.calibrate_cli import calibrate_app
 from annotate.cli_help import tidy
 from annotate.judge_import_cli import import_cmd
 from annotate.pairwise_cli import pairwise_cmd
@@ -41,7 +41,7 @@ err = Console(stderr=True, highlight=False, soft_wrap=True)
 out = Console(highlight=False, soft_wrap=True)
 data_cli.register(app)
 analysis_cli.register(app)
-app.command("calibrate")(calibrate_cmd)
+app.add_typer(calibrate_app, name="calibrate")
 app.add_typer(quality_app, name="quality")
 judge_cli.register(app)
 judge_cli.judge_app.command("pairwise")(pairwise_cmd)

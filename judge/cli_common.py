@@ -108,10 +108,14 @@ _HINTS = {
 }
 
 
-def print_run_stats(stats: RunStats, what: str = "judgments", label: str = "") -> None:
-    """The run summary (its first line after ``label: `` when given); raises (exit 1) when
-    every call failed. Shared by `h2h judge run`, `h2h generate` and `h2h calibrate --run`."""
+def print_run_stats(stats: RunStats, what: str = "judgments", label: str = "",
+                    console: Console | None = None) -> None:
+    """The run summary (its first line after ``label: `` when given) on ``console`` (standard
+    output by default); raises (exit 1) when every call failed. Shared by `h2h judge run`,
+    `h2h generate` and `h2h calibrate --run` and `auto`."""
     from .progress import format_usd
+
+    out = console or globals()["out"]
 
     stored = stats.scored + stats.unscored + stats.request_failed
     refused = f"; {stats.refused} refused for their output form" if stats.refused else ""

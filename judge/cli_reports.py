@@ -121,19 +121,65 @@ def configs_cmd(db: DbOption = None) -> None:
     if not rows:
         out.print("No judge configurations yet; start one with `h2h judge run`.")
         return
+    made = _provenance(engine, {r["row"].hash: r["row"].name for r in rows})
     t = Table("name", "hash", "provider / model", "template", "mode", "rubric", "output",
-              "samples", "items", "scored", "unscored", "request failures")
+              "temperature", "samples", "exemplars", "items", "scored", "unscored",
+              "request failures")
     for r in rows:
         c = r["row"]
         mode = c.mode + (", reason-first" if c.reason_first else "")
         form = c.output_form or ("text" if not c.structured else "—")
+        temp = "provider's" if c.temperature is None else f"{c.temperature:g}"
         t.add_row(c.name, c.hash[:8], f"{c.provider} {c.model}", c.template_name, mode,
-                  c.rubric_language or "as written", form,
-                  str(c.samples), str(r["items"]), str(r["scored"]), str(r["unscored"]),
-                  str(r["request_failed"]))
+                  c.rubric_language or "as written", form, temp,
+                  str(c.samples), _exemplar_count(c.exemplars), str(r["items"]),
+                  str(r["scored"]), str(r["unscored"]), str(r["request_failed"]))
     out.print(t)
     out.print("rubric: the language the prompt shows the rubric in (--rubric-language: en, "
               "zh, or item for each item's own; as written: the rubric's own language). "
               "output: the structured-output form the server took (json_schema, json_object "
               "with the schema, tools, grammar for a local model, or text read by the tolerant "
-              "parser); — until a run has settled it.")
+              "parser); — until a run has settled it. temperature: provider's = none sent "
+              "(stored before h2htalk fixed it). exemplars: human-scored items in the prompt "
+              "(h2h calibrate auto), left out of every comparison of that judge with the "
+              "humans.")
+    for line in made:
+        out.print(line)
+
+
+def _exemplar_count(doc: dict | None) -> str:
+    if not doc:
+        return "—"
+    ids = {i for v in (doc.get("by_dimension") or {}).values() for i in v}
+    return f"{len(ids)} ({doc.get('rule')}, k={doc.get('k')})"
+
+
+def _fmt(d: dict, key: str = "qwk") -> str:
+    if d.get(key) is None:
+        return "not estimable"
+    ci = "" if d.get("low") is None else f" [{d['low']:.3f}, {d['high']:.3f}]"
+    return f"{d[key]:.3f}{ci}"
+
+
+def _provenance(engine, names: dict[str, str]) -> list[str]:
+    """A line per configuration made by `h2h calibrate auto`: its base, exemplar items, split
+    seed and held-out result; and which configurations were only its candidates."""
+    from data.calibration import search_candidates, searches
+
+    lines = []
+    for row in searches(engine):
+        test = row.test
+        ids = row.settings.get("exemplar_items") or []
+        name = names.get(row.config_hash, row.config_hash[:8])
+        lines.append(
+            f"{name}: made by `h2h calibrate auto` (search {row.id}, {row.selected}) from "
+            f"{names.get(row.base_hash, row.base_hash[:8])}, split seed "
+            f"{row.settings.get('split_seed')}; exemplar items ({len(ids)}): "
+            f"{', '.join(ids) if ids else 'none'}; held out on {test.get('n_items')} test "
+            f"items: mean QWK {_fmt(test['selected'])} against the base's "
+            f"{_fmt(test['base'])}, Δ {_fmt(test['delta'], 'diff')}")
+    cands = sorted(names[h] for h in search_candidates(engine) if h in names)
+    if cands:
+        lines.append(f"Candidates of a search, judged on its dev part only (left out of `h2h "
+                     f"analyze` and the report): {', '.join(cands)}")
+    return lines

@@ -35,6 +35,7 @@ from ..study import study_frames, study_judges, study_metrics, study_repeats, st
 from .model import (
     BlandAltmanPoints,
     Counts,
+    HeldOutSearch,
     Manifest,
     ReportBootstrap,
     ReportBundle,
@@ -99,7 +100,29 @@ def _judge_configs(engine: Engine) -> list[dict]:
              "model_sha256": r.model_digest,
              # the language the prompt showed the rubric in: null = the rubric's own
              # language, "item" = each item's own (Chinese or English, by its text)
-             "rubric_language": r.rubric_language} for r in rows]
+             "rubric_language": r.rubric_language,
+             # human-scored exemplars in the prompt (h2h calibrate auto): which rule, how
+             # many per call, the split they come from and every item that can appear
+             "exemplars": None if not r.exemplars else {
+                 "rule": r.exemplars.get("rule"), "k": r.exemplars.get("k"),
+                 "split_seed": r.exemplars.get("split_seed"),
+                 "items": sorted({i for v in r.exemplars.get("by_dimension", {}).values()
+                                  for i in v})}} for r in rows]
+
+
+def _held_out(engine: Engine) -> tuple[HeldOutSearch, ...]:
+    """Each configuration made by `h2h calibrate auto` (its latest search), with its held-out
+    result and exemplar items."""
+    from data.calibration import searches
+
+    with read_session(engine) as s:
+        names = dict(s.exec(select(JudgeConfigRow.hash, JudgeConfigRow.name)).all())
+    latest = {r.config_hash: r for r in searches(engine)}
+    return tuple(HeldOutSearch(names.get(r.config_hash, r.config_hash[:8]),
+                               names.get(r.base_hash, r.base_hash[:8]), r.selected,
+                               int(r.id or 0), int(r.settings.get("split_seed", r.seed)),
+                               tuple(r.settings.get("exemplar_items") or ()), r.test)
+                 for r in sorted(latest.values(), key=lambda r: r.id or 0))
 
 
 def _versions() -> dict[str, str]:
@@ -203,7 +226,8 @@ def start_bundle(engine: Engine, options: AnalysisOptions = AnalysisOptions(),
     pending, ba = _pending_runs(ratings, held, scales)
     dims, tasks = _rubric_order(engine)
     bundle = ReportBundle(analysis, ba, _manifest(engine, options, analysis, ratings, judges,
-                                                  items, context, metric_configs), dims, tasks)
+                                                  items, context, metric_configs), dims, tasks,
+                          held_out=_held_out(engine))
 
     def finish() -> ReportBundle:
         if bundle.calibration is not None:

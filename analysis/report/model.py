@@ -14,7 +14,7 @@ from ..results import AltTestMeta, Minimums, StudyAnalysis, VerdictRule
 from ..serialize import Record
 
 __all__ = ["Counts", "ReportBootstrap", "RubricRef", "Manifest", "RubricDimension",
-           "BlandAltmanPoints", "ReportBundle"]
+           "BlandAltmanPoints", "HeldOutSearch", "ReportBundle"]
 
 
 @dataclass(frozen=True)
@@ -121,6 +121,21 @@ class BlandAltmanPoints(Record):
     diff: tuple[float, ...]
 
 
+@dataclass(frozen=True)
+class HeldOutSearch(Record):
+    """A configuration made by `h2h calibrate auto`: its base, the exemplar items in its
+    prompt, the split's seed, and the held-out (test) comparison with the base as stored
+    (:class:`analysis.heldout.HeldOut`'s layout)."""
+
+    config: str
+    base: str
+    selected: str
+    search: int
+    split_seed: int
+    exemplar_items: tuple[str, ...]
+    test: Mapping[str, Any]
+
+
 @dataclass
 class ReportBundle:
     """Everything the report shows, computed once. ``calibration``, ``leaderboards``,
@@ -140,6 +155,8 @@ class ReportBundle:
     #: the prediction-powered model ranking (the JSON of `h2h leaderboard --json`), when the
     #: study has a judge
     ranking: dict | None = None
+    #: the configurations made by `h2h calibrate auto`, with their held-out results
+    held_out: tuple[HeldOutSearch, ...] = ()
 
     def dimension(self, key: str) -> RubricDimension | None:
         return next((d for d in self.dimensions if d.key == key), None)

@@ -13,6 +13,8 @@ from __future__ import annotations
 from .findings import Finding, Glance, Section, SectionOutput
 from .format import dim_labels, dim_order
 from .model import ReportBundle
+from .sec_heldout import TITLE as HELD_OUT_TITLE
+from .sec_heldout import held_out
 from .sec_humans import reliability
 from .sec_judges import calibration, judges
 from .sec_metrics import TITLE as METRICS_TITLE
@@ -35,6 +37,10 @@ SECTIONS: list[Section] = [
     Section("calibration", "Judge configurations compared",
             "Configurations scored on the same items with the same resamples (paired).",
             calibration),
+    Section("held_out", HELD_OUT_TITLE,
+            "Configurations improved from the study's own ratings (h2h calibrate auto), each "
+            "against its base on the test part, and the items that served as exemplars.",
+            held_out, needs="analysis"),
     Section("metrics", METRICS_TITLE,
             "The benchmark's reference-based metrics (h2h metrics run) against the humans, "
             "beside the LLM judges and the humans' own agreement (the ceiling).", metrics,

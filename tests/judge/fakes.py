@@ -186,6 +186,9 @@ class FakeServer:
         self.batch_polls = batch_polls
         self.score: Callable[[str, str], Any] = \
             lambda item, dim: zlib.crc32(f"{item}/{dim}".encode()) % 5 + 1
+        # when set, a judge answer's score comes from the whole prompt instead:
+        # reader(user_text, item, dimension) (a judge that reads the prompt's examples)
+        self.reader: Callable[[str, str, str], Any] | None = None
         self.pick: Callable[[str, str, str], Any] = lambda first, second, dim: "A"
         self.log: list[Logged] = []
         self.batches: dict[str, dict[str, Any]] = {}
@@ -238,7 +241,7 @@ class FakeServer:
     # --- answers --------------------------------------------------------------------------
 
     def _answer(self, item: str | None, dims: tuple[str, ...], schema: dict | None,
-                items: tuple[str, ...] = ()) -> dict:
+                items: tuple[str, ...] = (), prompt: str = "") -> dict:
         props = schema["properties"] if schema is not None else {}
         per_dim = "score" in props or "winner" in props
         inner = props if per_dim else props.get(dims[0], {}).get("properties", {})
@@ -248,7 +251,8 @@ class FakeServer:
 
         def one(dim: str) -> dict:
             d = ({"winner": self.pick(first, second, dim)} if pairwise
-                 else {"score": self.score(item or "", dim)})
+                 else {"score": self.reader(prompt, item or "", dim) if self.reader
+                       else self.score(item or "", dim)})
             return {"reasoning": f"about {dim}", **d} if reason_first else d
         if per_dim:
             return one(dims[0])
@@ -271,7 +275,7 @@ class FakeServer:
             stop = "end_turn"
         else:
             answer = scripted.answer if scripted is not None and scripted.answer is not None \
-                else self._answer(req.item, req.dims, schema, req.items)
+                else self._answer(req.item, req.dims, schema, req.items, _user_text(body))
             content = [{"type": "tool_use", "id": "toolu_1", "name": name, "input": answer}]
             stop = "tool_use"
         return {"id": f"msg_{len(self.log)}", "type": "message", "role": "assistant",
@@ -287,7 +291,8 @@ class FakeServer:
                 and _schema_of(body)[0] is None:  # llama-cpp-python's form, one dimension
             text = json.dumps(scripted.answer if scripted is not None and scripted.answer
                               is not None else self._answer(req.item, req.dims,
-                                                            _schema_of(body)[1], req.items))
+                                                            _schema_of(body)[1], req.items,
+                                                            _user_text(body)))
         elif block["type"] == "text":
             text = block["text"]
         else:

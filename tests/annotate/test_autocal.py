@@ -1,0 +1,231 @@
+"""`h2h calibrate auto` (issue 32): a judge improved from the study's own ratings, proven on
+items it never saw.
+
+The judge is scripted: an OpenAI-compatible server on 127.0.0.1 (through the real ``openai``
+SDK) that answers with the human score of the most similar exemplar in its prompt, and a
+fixed, biased 5 when the prompt has none. The study has 40 scenarios, three replies each, whose
+text carries its quality, and three humans who rate it (with noise). So exemplars help exactly
+as far as they are real human scores of similar replies: the held-out QWK must rise - and any
+exemplar that comes from the dev or test part is caught.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import shutil
+
+import pytest
+
+import annotate.services.autocal as autocal
+from data.engine import _engine_for, get_engine
+from data.importing import import_item_records, import_rating_records
+from data.items import parse_items
+from data.ratings import parse_ratings
+from data.study import current_rubric, init_study
+from tests.helpers import item, jsonl, run_h2h
+from tests.judge.fakes import FakeServer
+
+# what a reply of each quality says: distinct words, so a reply is most similar to the
+# replies of its own quality
+TEXT = {1: "whatever, stop whining about it and deal with it yourself, nobody cares much",
+        2: "ok that sounds bad i guess, maybe just try to sleep more or something later",
+        3: "that sounds hard. i hear that you are tired; rest a little before dinner tonight",
+        4: "that sounds exhausting - a long week wears anyone down. could you take a short "
+           "walk and ask your sister for help with the kids tomorrow?",
+        5: "i can hear how drained you are after this week, and it makes sense. you were "
+           "carrying the deadline and your mother's visit at once. what would help most "
+           "tonight: an early night, or talking it through with me for a while?"}
+TASKS = ("dialogue", "recollection", "itinerary")
+RATERS = ("ann", "bo", "cy")
+N_SCENARIOS = 40
+
+
+def _quality(scenario: int, model: int) -> int:
+    return (scenario * 7 + model * 2) % 5 + 1
+
+
+def build(path) -> None:
+    engine = get_engine(path)
+    init_study(engine, name="autocal study")
+    items, rows = [], ["item_id,rater,dimension,score"]
+    rng = random.Random(11)
+    rubric = current_rubric(engine)
+    for s in range(N_SCENARIOS):
+        task = TASKS[s % 3]
+        for m, model in enumerate(("a", "b", "c")):
+            iid = f"s{s:02d}-{model}"
+            q = _quality(s, m)
+            items.append(item(iid, task=task, scenario=f"s{s:02d}", model=model,
+                              response=f"reply to {iid}\n{TEXT[q]}"))
+            for r in RATERS:
+                for d in rubric.dimensions_for(task):
+                    score = min(5, max(1, q + rng.choice((-1, 0, 0, 0, 0, 1))))
+                    rows.append(f"{iid},{r},{d.key},{score}")
+    records = parse_items(jsonl(*items), "items.jsonl", TASKS)
+    import_item_records(engine, records, file="items.jsonl")
+    tasks = {i["id"]: i["task"] for i in items}
+    import_rating_records(engine, parse_ratings("\n".join(rows) + "\n", "r.csv", rubric, tasks),
+                          file="r.csv")
+    engine.dispose()
+    _engine_for.cache_clear()
+
+
+@pytest.fixture(scope="module")
+def _template(tmp_path_factory):
+    path = tmp_path_factory.mktemp("autocal") / "study.db"
+    build(path)
+    return path
+
+
+@pytest.fixture
+def db(tmp_path, _template) -> str:
+    path = tmp_path / "study.db"
+    shutil.copyfile(_template, path)
+    yield str(path)
+    get_engine(path).dispose()
+    _engine_for.cache_clear()
+
+
+_BLOCK = re.compile(r"^### Example \d+ .*?(?=^### Example |^## Now the reply to rate)", re.M | re.S)
+
+
+def _exemplars(prompt: str) -> list[tuple[str, int]]:
+    """(the exemplar's item, its human score) for each example in a prompt."""
+    out = []
+    for block in _BLOCK.findall(prompt):
+        reply = block.split("The companion's reply:\n", 1)[1]
+        iid = re.search(r"^> reply to (\S+)$", reply, re.M).group(1)
+        score = int(re.search(r"^Human raters' score for [^:]+: (\d+)", block, re.M).group(1))
+        out.append((iid, score))
+    return out
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"[a-z']+", text.lower())) - {"reply", "to"}
+
+
+def reader(prompt: str, item_id: str, dim: str) -> int:
+    """The scripted judge: the score of the exemplar whose reply shares the most words with
+    the reply to rate (Jaccard), else a fixed, biased 5."""
+    examples = _exemplars(prompt)
+    if not examples:
+        return 5
+    own = _words(prompt.split("## The companion's reply to rate", 1)[1].split("##", 1)[0])
+    best, best_sim = 5, -1.0
+    for block, (_iid, score) in zip(_BLOCK.findall(prompt), examples, strict=True):
+        text = block.split("The companion's reply:\n", 1)[1]
+        text = "\n".join(ln[2:] for ln in text.splitlines() if ln.startswith("> "))
+        w = _words(text)
+        sim = len(w & own) / max(1, len(w | own))
+        if sim > best_sim:
+            best, best_sim = score, sim
+    return best
+
+
+@pytest.fixture
+def fake():
+    f = FakeServer("openai", api_key=None)
+    f.reader = reader
+    yield f
+    f.close()
+
+
+def auto(db, fake, *more, check=True):
+    return run_h2h("calibrate", "auto", "--db", db, "--provider", "openai", "--model",
+                   "fake-judge", "--base-url", fake.url, "--seed", "3", "--bootstrap", "300",
+                   "--concurrency", "8", "--yes", *more, check=check)
+
+
+def _prompts(fake) -> list[str]:
+    return [m["content"] for r in fake.calls("judge") for m in r.body["messages"]
+            if m["role"] == "user"]
+
+
+def test_the_held_out_qwk_rises_and_no_exemplar_comes_from_dev_or_test(db, fake):
+    res = auto(db, fake, "--shots", "0,4", "--reason-first", "off", "--samples", "1", "--json")
+    doc = json.loads(res.stdout)
+    assert list(doc) >= ["split", "candidates", "selected", "test"]
+    split = doc["split"]
+    # a scenario-level split: no scenario in two parts, every rated item in one
+    scen = {p: {i.split("-")[0] for i in split[p]} for p in ("train", "dev", "test")}
+    assert not (scen["train"] & scen["dev"] or scen["train"] & scen["test"]
+                or scen["dev"] & scen["test"])
+    assert sum(len(v) for v in scen.values()) == N_SCENARIOS
+    assert sorted(split["train"] + split["dev"] + split["test"]) == sorted(
+        f"s{s:02d}-{m}" for s in range(N_SCENARIOS) for m in "abc")
+    # every prompt's exemplars come from train; dev and test items never appear
+    shown = [iid for p in _prompts(fake) for iid, _ in _exemplars(p)]
+    assert shown and set(shown) <= set(split["train"])
+    assert not set(shown) & (set(split["dev"]) | set(split["test"]))
+    # the exemplars' scores are the humans' medians (a reply of quality q has median q here
+    # within one point: noise of ±1 on one rater in five draws)
+    # ... and the choice is k4, which on test beats the biased base clearly
+    assert doc["selected"] == "k4"
+    t = doc["test"]
+    assert list(t)[:4] == ["n_items", "base", "selected", "delta"]
+    assert t["n_items"] == len(split["test"])
+    assert set(t["base"]) == {"qwk", "low", "high"} and set(t["selected"]) == {"qwk", "low",
+                                                                              "high"}
+    assert t["selected"]["qwk"] > t["base"]["qwk"] + 0.3
+    assert t["delta"]["low"] > 0 and t["delta"]["diff"] == pytest.approx(
+        t["selected"]["qwk"] - t["base"]["qwk"])
+    for d in t["dimensions"].values():  # Holm across dimensions
+        assert d["delta"]["p_holm"] >= d["delta"]["p"]
+    cands = {c["name"]: c for c in doc["candidates"]}
+    assert set(cands) == {"base", "k4"}
+    assert cands["k4"]["settings"] == {"shots": 4, "exemplars": "cover", "reason_first": False,
+                                       "samples": 1, "temperature": 0.0}
+    assert cands["k4"]["dev"]["mean_qwk"]["qwk"] > cands["base"]["dev"]["mean_qwk"]["qwk"]
+    conf = doc["configuration"]
+    assert conf["name"] == "fake-judge-" + cands["base"]["hash"][:8] + "-auto"
+    assert set(conf["exemplar_items"]) <= set(split["train"])
+
+
+def test_a_second_run_with_the_same_seed_sends_nothing_and_gives_the_same_split(db, fake):
+    first = json.loads(auto(db, fake, "--shots", "0,2", "--reason-first", "off", "--samples",
+                            "1", "--json").stdout)
+    n = len(fake.log)
+    again = json.loads(auto(db, fake, "--shots", "0,2", "--reason-first", "off", "--samples",
+                            "1", "--json").stdout)
+    assert len(fake.log) == n  # no request at all (not even the key check)
+    assert again["split"] == first["split"] and again["test"] == first["test"]
+    # another seed would be another split: the stored one is frozen
+    res = run_h2h("calibrate", "auto", "--db", db, "--provider", "openai", "--model",
+                  "fake-judge", "--base-url", fake.url, "--seed", "4", "--yes", check=False)
+    assert res.returncode == 1 and "made with seed 3 and is frozen" in res.stderr
+
+
+def test_exemplars_drawn_outside_train_are_refused_before_any_request(db, fake, monkeypatch):
+    real = autocal._exemplar_pool
+
+    def leaky(engine, ratings, train, nominal):  # the bug this guards against
+        split = autocal.stored_split(engine)
+        dev = [i for i in ratings["item_id"].unique()
+               if split.parts.get(i.split("-")[0]) == "dev"]
+        return real(engine, ratings, list(train) + dev, nominal)
+
+    monkeypatch.setattr(autocal, "_exemplar_pool", leaky)
+    res = auto(db, fake, "--shots", "0,8", "--reason-first", "off", "--samples", "1",
+               check=False)
+    assert res.returncode == 1 and "exemplars outside the train part" in res.stderr
+    assert fake.calls("judge") == []
+
+
+def test_too_few_scenarios_say_how_many_are_needed(tmp_path, fake):
+    path = tmp_path / "small.db"
+    engine = get_engine(path)
+    init_study(engine)
+    records = parse_items(jsonl(*(item(f"x{i}") for i in range(5))), "i.jsonl", TASKS)
+    import_item_records(engine, records, file="i.jsonl")
+    rows = "item_id,rater,dimension,score\n" + "".join(
+        f"x{i},{r},empathy,3\n" for i in range(5) for r in RATERS)
+    import_rating_records(engine, parse_ratings(rows, "r.csv", current_rubric(engine),
+                                                {f"x{i}": "dialogue" for i in range(5)}),
+                          file="r.csv")
+    res = run_h2h("calibrate", "auto", "--db", str(path), "--provider", "openai", "--model",
+                  "fake-judge", "--base-url", fake.url, "--yes", check=False)
+    assert res.returncode == 1
+    assert "needs at least 30 scenarios" in res.stderr and "this study has 5" in res.stderr
+    assert "25 more scenarios" in res.stderr and fake.log == []
