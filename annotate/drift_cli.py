@@ -109,7 +109,8 @@ def drift_cmd(
     if spec.provider not in ("anthropic", "openai", "local"):
         raise H2HError(f"'{spec.display_name}' is a {spec.provider} configuration: there is "
                        "no model to ask again")
-    say = Console(stderr=True, highlight=False, soft_wrap=True).print if as_json else out.print
+    con = Console(stderr=True, highlight=False, soft_wrap=True) if as_json else out
+    say = con.print
     items = sample_items(engine, spec, sample, seed)
     if not items:
         raise H2HError(f"'{spec.display_name}' has no scored judgment of an item that is "
@@ -129,7 +130,7 @@ def drift_cmd(
                       run_options(n_calls, None, None, max_retries, 1.0),
                       show_progress=sys.stdout.isatty() and not as_json)
     if stats.planned:
-        print_run_stats(stats, label="drift check")
+        print_run_stats(stats, label="drift check", console=con)
     if not finish_check(engine, check.id):
         say("Some calls failed; run the same command again to ask them (the check "
             "continues).")
