@@ -229,3 +229,125 @@ def test_too_few_scenarios_say_how_many_are_needed(tmp_path, fake):
     assert res.returncode == 1
     assert "needs at least 30 scenarios" in res.stderr and "this study has 5" in res.stderr
     assert "25 more scenarios" in res.stderr and fake.log == []
+
+
+def _q(db, sql, **p):
+    import sqlalchemy as sa
+    with get_engine(db).connect() as c:
+        return c.execute(sa.text(sql), p).all()
+
+
+def test_the_dry_run_prices_the_whole_search_and_stores_nothing(db, fake):
+    res = auto(db, fake, "--dry-run")
+    assert "16 candidates on 30 dev items" in res.stdout
+    assert "calls still to make" in res.stdout and "Dry run: nothing was sent" in res.stdout
+    assert fake.log == []
+    assert _q(db, "SELECT count(*) FROM calibration_split") == [(0,)]
+    assert _q(db, "SELECT count(*) FROM judge_config") == [(0,)]
+
+
+def test_the_result_is_a_configuration_like_any_other(db, fake):
+    """Listed with its provenance, run on the rest of the study, and held against the humans
+    everywhere without its exemplar items - saying how many."""
+    doc = json.loads(auto(db, fake, "--shots", "0,4", "--reason-first", "off", "--samples",
+                          "1", "--name", "tuned", "--json").stdout)
+    ex = set(doc["configuration"]["exemplar_items"])
+    out = run_h2h("judge", "configs", "--db", db).stdout
+    assert "tuned: made by `h2h calibrate auto`" in out and "split seed 3" in out
+    assert all(i in out for i in ex) and "held out on 30 test items" in out
+    assert "Candidates of a search" not in out  # the base and k4 only, both kept
+    run_h2h("judge", "run", "--db", db, "--config", "tuned", "--base-url", fake.url,
+            "--quiet")
+    judged = {r[0] for r in _q(db, "SELECT DISTINCT j.item_id FROM judgment j JOIN "
+                                   "judge_config c ON c.hash = j.config_hash WHERE c.name = "
+                                   "'tuned'")}
+    assert ex <= judged and len(judged) == 3 * N_SCENARIOS
+    res = json.loads(run_h2h("analyze", "--db", db, "--bootstrap", "50", "--json").stdout)
+    block = res["judges"]["tuned"]["empathy"]
+    # every item is rated on empathy: each exemplar item is one left out there
+    note = f"{len(ex)} items left out: they were exemplars in this judge's prompt"
+    assert any(n.startswith(note) for n in block["notes"]), block["notes"]
+    assert block["n_scored_items"] == 3 * N_SCENARIOS - len(ex)
+    cal = run_h2h("calibrate", "--db", db, "--configs",
+                  f"tuned,{doc['candidates'][0]['config']}", "--bootstrap", "50").stdout
+    assert f"tuned: {len(ex)} items left out" in cal
+    from data.calibration import held_against_items
+    kept, left = held_against_items(get_engine(db), doc["configuration"]["hash"],
+                                    sorted(judged))
+    assert left == len(ex) and not set(kept) & ex
+
+
+def test_the_budget_stops_the_search_and_the_next_run_pays_nothing_twice(db, fake, tmp_path):
+    prices = tmp_path / "prices.toml"
+    prices.write_text('[models."fake-*"]\ninput = 1.0\noutput = 10.0\n', encoding="utf-8")
+    # each call: 1000 input and 100 output tokens at $1 / $10 per million = $0.002
+    res = auto(db, fake, "--shots", "0,4", "--reason-first", "off", "--samples", "1",
+               "--prices", str(prices), "--budget", "0.05", "--concurrency", "1",
+               check=False)
+    assert res.returncode == 1 and "stopped at the budget: $0.05" in res.stderr
+    paid = _q(db, "SELECT count(*) FROM cost_ledger WHERE status = 'ok'")[0][0]
+    assert 25 <= paid <= 26  # $0.05 / $0.002, and the call in flight when it was reached
+    doc = json.loads(auto(db, fake, "--shots", "0,4", "--reason-first", "off", "--samples",
+                          "1", "--prices", str(prices), "--json").stdout)
+    assert doc["selected"] == "k4"
+    # every judgment paid for once, across the stop
+    assert _q(db, "SELECT count(*) FROM cost_ledger WHERE status = 'ok'") == \
+        _q(db, "SELECT count(*) FROM judgment")
+
+
+def test_killed_with_sigkill_the_search_resumes_without_paying_twice(db, fake):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.helpers import h2h_env
+
+    fake.delay = 0.02
+    cmd = [sys.executable, "-m", "annotate.cli", "calibrate", "auto", "--db", db,
+           "--provider", "openai", "--model", "fake-judge", "--base-url", fake.url, "--seed",
+           "3", "--shots", "0,4", "--reason-first", "off", "--samples", "1", "--yes",
+           "--bootstrap", "100"]
+    proc = subprocess.Popen(cmd, env=h2h_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 300
+        while _q(db, "SELECT count(*) FROM judgment")[0][0] < 60:
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    before = _q(db, "SELECT count(*) FROM judgment")[0][0]
+    fake.delay = 0.0
+    doc = json.loads(auto(db, fake, "--shots", "0,4", "--reason-first", "off", "--samples",
+                          "1", "--bootstrap", "100", "--json").stdout)
+    assert doc["selected"] == "k4"
+    n = _q(db, "SELECT count(*) FROM judgment")[0][0]
+    assert n > before
+    assert _q(db, "SELECT count(*) FROM cost_ledger WHERE status = 'ok'") == [(n,)]
+    assert _q(db, "SELECT count(*) FROM (SELECT config_hash, item_id, dimension, sample "
+                  "FROM judgment GROUP BY 1, 2, 3, 4 HAVING count(*) > 1) x") == [(0,)]
+
+
+def test_anthropic_message_batches_carry_the_whole_search(db, monkeypatch):
+    fake = FakeServer("anthropic")
+    fake.reader = reader
+    monkeypatch.setenv("ANTHROPIC_API_KEY", fake.api_key)
+    try:
+        args = ("calibrate", "auto", "--db", db, "--provider", "anthropic", "--model",
+                "fake-judge", "--base-url", fake.url, "--seed", "3", "--shots", "0,4",
+                "--reason-first", "off", "--samples", "1", "--bootstrap", "200", "--yes",
+                "--batch")
+        first = run_h2h(*args)
+        assert "Submitted" in first.stdout and "run the same command again" in first.stdout
+        doc = json.loads(run_h2h(*args, "--wait", "--poll", "0", "--json").stdout)
+    finally:
+        fake.close()
+    assert doc["selected"] == "k4" and doc["test"]["delta"]["low"] > 0
+    assert fake.batches and not [r for r in fake.log if r.path.endswith("/v1/messages")]
+    assert _q(db, "SELECT count(*) FROM cost_ledger WHERE batch = 0 AND status = 'ok'") == \
+        [(0,)]
