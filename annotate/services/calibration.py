@@ -35,15 +35,21 @@ __all__ = ["calibration_items", "compare_configs", "compare_metrics", "split_nam
            "largest_disagreements",
            "config_names", "template_of", "write_template", "start_prompt_version",
            "judgments_stored", "item_of", "pairwise_summary", "pairwise_rows",
-           "PAIRWISE_COLUMNS"]
+           "PAIRWISE_COLUMNS", "HeldOutView", "held_out_view", "HELD_OUT_COLUMNS"]
 
 
-def config_names(engine: Engine) -> list[str]:
-    """The single-item judge configurations (pairwise ones: :func:`pairwise_summary`)."""
+def config_names(engine: Engine, *, candidates: bool = True) -> list[str]:
+    """The single-item judge configurations (pairwise ones: :func:`pairwise_summary`); the
+    ones that were only candidates of an `h2h calibrate auto` search too unless
+    ``candidates`` is false."""
+    from data.calibration import search_candidates
+
+    skip = set() if candidates else search_candidates(engine)
     with read_session(engine) as s:
-        return list(s.exec(select(JudgeConfigRow.name)
-                           .where(JudgeConfigRow.mode.notin_(PAIRWISE_MODES))
-                           .order_by(JudgeConfigRow.name)).all())
+        rows = s.exec(select(JudgeConfigRow.name, JudgeConfigRow.hash)
+                      .where(JudgeConfigRow.mode.notin_(PAIRWISE_MODES))
+                      .order_by(JudgeConfigRow.name)).all()
+    return [n for n, h in rows if h not in skip]
 
 
 PAIRWISE_COLUMNS = {"dimension": (N_("Dimension"), "text"), "pairs": (N_("Pairs"), "count"),
@@ -348,3 +354,59 @@ def judgments_stored(engine: Engine, config: str) -> int:
             return 0
         return s.exec(select(func.count()).select_from(Judgment)
                       .where(Judgment.config_hash == row.hash)).one()
+
+
+# --- held-out calibration (h2h calibrate auto) -------------------------------------------------
+
+HELD_OUT_COLUMNS = {"configuration": (N_("Configuration"), "text"),
+                    "base": (N_("Made from"), "text"), "selected": (N_("Candidate"), "text"),
+                    "items": (N_("Test items"), "count"),
+                    "base_qwk": (N_("Base: mean QWK [95% CI]"), "text"),
+                    "selected_qwk": (N_("Selected: mean QWK [95% CI]"), "text"),
+                    "delta": (N_("Difference [95% CI]"), "text"),
+                    "exemplars": (N_("Exemplar items"), "count")}
+
+
+@dataclass(frozen=True)
+class HeldOutView:
+    """The study's frozen split (seed and items per part) and every auto-calibrated
+    configuration with its held-out result and exemplar items."""
+
+    seed: int
+    parts: dict[str, int]
+    rows: list[dict]
+    exemplars: dict[str, list[str]]
+
+
+def _ci(d: dict | None, key: str = "qwk", signed: bool = False) -> str:
+    d = d or {}
+    v = d.get(key)
+    if v is None:
+        return "—"
+    f = (lambda x: f"{x:+.3f}") if signed else (lambda x: f"{x:.3f}")
+    return f(v) + ("" if d.get("low") is None else f" [{f(d['low'])}, {f(d['high'])}]")
+
+
+def held_out_view(engine: Engine) -> HeldOutView | None:
+    """What the Calibration page shows of `h2h calibrate auto` (None: no split yet)."""
+    from data.calibration import rated_items, searches, stored_split
+
+    split = stored_split(engine)
+    if split is None:
+        return None
+    parts = {p: len(v) for p, v in split.items(rated_items(engine)).items()}
+    with read_session(engine) as s:
+        names = dict(s.exec(select(JudgeConfigRow.hash, JudgeConfigRow.name)).all())
+    latest = {r.config_hash: r for r in searches(engine)}
+    rows, exemplars = [], {}
+    for r in sorted(latest.values(), key=lambda r: r.id or 0):
+        name = names.get(r.config_hash, r.config_hash[:8])
+        ids = list(r.settings.get("exemplar_items") or [])
+        exemplars[name] = ids
+        rows.append({"configuration": name, "base": names.get(r.base_hash, r.base_hash[:8]),
+                     "selected": r.selected, "items": r.test.get("n_items"),
+                     "base_qwk": _ci(r.test.get("base")),
+                     "selected_qwk": _ci(r.test.get("selected")),
+                     "delta": _ci(r.test.get("delta"), "diff", signed=True),
+                     "exemplars": len(ids)})
+    return HeldOutView(split.seed, parts, rows, exemplars)

@@ -9,6 +9,7 @@ from analysis.options import AnalysisOptions
 from analysis.report.figures import calibration_figure
 from annotate import state
 from annotate.components.charts import plotly_chart
+from annotate.components.heldout_calibration import held_out_section
 from annotate.components.pairwise_calibration import pairwise_section
 from annotate.components.tables import rows_frame, show_table
 from annotate.i18n import _, labelled, language, tr
@@ -28,7 +29,7 @@ def _score(v) -> str:
     return _("cannot rate") if v is None or v != v else f"{v:g}"
 
 
-names = cal.config_names(engine())
+names = cal.config_names(engine(), candidates=False)
 rubric_dims = cached_rubric(engine(), language()).dimensions
 if not names:
     st.info(_("No judge configurations yet: run one with `h2h judge run`."))
@@ -74,6 +75,8 @@ if chosen:
     if fig is not None:
         fig.update_xaxes(title=_("Quadratic-weighted κ (paired bootstrap 95% CI)"))
         plotly_chart(fig, key="h2h_cal_fig")
+
+held_out_section()
 
 st.subheader(_("Largest disagreements"))
 c = st.columns(2)
