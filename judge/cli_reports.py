@@ -123,24 +123,24 @@ def configs_cmd(db: DbOption = None) -> None:
         return
     made = _provenance(engine, {r["row"].hash: r["row"].name for r in rows})
     t = Table("name", "hash", "provider / model", "template", "mode", "rubric", "output",
-              "temperature", "samples", "exemplars", "items", "scored", "unscored",
-              "request failures")
+              "sampling", "exemplars", "items", "scored", "unscored", "request failures")
     for r in rows:
         c = r["row"]
         mode = c.mode + (", reason-first" if c.reason_first else "")
         form = c.output_form or ("text" if not c.structured else "—")
         temp = "provider's" if c.temperature is None else f"{c.temperature:g}"
         t.add_row(c.name, c.hash[:8], f"{c.provider} {c.model}", c.template_name, mode,
-                  c.rubric_language or "as written", form, temp,
-                  str(c.samples), _exemplar_count(c.exemplars), str(r["items"]),
+                  c.rubric_language or "as written", form, f"{temp} × {c.samples}",
+                  _exemplar_count(c.exemplars), str(r["items"]),
                   str(r["scored"]), str(r["unscored"]), str(r["request_failed"]))
     out.print(t)
     out.print("rubric: the language the prompt shows the rubric in (--rubric-language: en, "
               "zh, or item for each item's own; as written: the rubric's own language). "
               "output: the structured-output form the server took (json_schema, json_object "
               "with the schema, tools, grammar for a local model, or text read by the tolerant "
-              "parser); — until a run has settled it. temperature: provider's = none sent "
-              "(stored before h2htalk fixed it). exemplars: human-scored items in the prompt "
+              "parser); — until a run has settled it. sampling: temperature × samples per item "
+              "(provider's: none sent, stored before h2htalk fixed it). exemplars: "
+              "human-scored items in the prompt "
               "(h2h calibrate auto), left out of every comparison of that judge with the "
               "humans.")
     for line in made:
@@ -151,7 +151,7 @@ def _exemplar_count(doc: dict | None) -> str:
     if not doc:
         return "—"
     ids = {i for v in (doc.get("by_dimension") or {}).values() for i in v}
-    return f"{len(ids)} ({doc.get('rule')}, k={doc.get('k')})"
+    return f"{len(ids)}"
 
 
 def _fmt(d: dict, key: str = "qwk") -> str:

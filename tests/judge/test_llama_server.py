@@ -124,9 +124,10 @@ def test_calibrate_and_report_include_the_server_judge(served, tmp_path):
 
 def test_sigkill_then_resume_against_the_server(served):
     demo, url, _ = served
-    # --temperature 0: settings of their own (the same settings as 'srv' would be 'srv')
+    # --max-tokens 512: settings of their own (the same settings as 'srv' would be 'srv';
+    # both sample at temperature 0, the default since issue 32)
     cmd = [sys.executable, "-m", "annotate.cli", *run_args(demo, url, "--name", "killed",
-                                                           "--temperature", "0")]
+                                                           "--max-tokens", "512")]
     cmd[cmd.index(ITEMS)] = KILLED_ITEMS
     engine = get_engine(demo)
     proc = subprocess.Popen(cmd, env=h2h_env(), stdout=subprocess.PIPE,

@@ -242,7 +242,10 @@ def test_a_changed_item_is_judged_again(study, anthropic_fake, prices):
 def test_filters_task_items_limit_dimensions(study, anthropic_fake, prices):
     f = Filters(task="dialogue", limit=1, dimensions=("safety",))
     plan, _ = judge(study, anthropic_fake, prices, filters=f)
-    assert [(u.item_id, u.ask) for u in plan.units] == [("d1", ("safety",))]
+    # --limit is a seeded sample (seed 0 takes d2 of d1, d2), not the first item
+    assert [(u.item_id, u.ask) for u in plan.units] == [("d2", ("safety",))]
+    assert plan.limited == ("--limit 1: 1 of 2 items, sampled across task families and "
+                            "models (seed 0): dialogue 1")
     with pytest.raises(H2HError, match="--items: no item with id nope"):
         judge(study, anthropic_fake, prices, filters=Filters(items=("nope",)))
     with pytest.raises(H2HError, match="--task: 'chat' is not a task"):

@@ -65,7 +65,7 @@ def test_a_configuration_stored_without_a_temperature_keeps_its_hash_and_judgmen
     code, out, _ = h2h(monkeypatch, capsys, *run_args(db, openai_fake, "--items", "d1"))
     assert code == 0 and "Nothing to ask" in out
     code, out, _ = h2h(monkeypatch, capsys, "judge", "configs", "--db", db)
-    assert "provider's" in out
+    assert "provider's" in out  # its sampling: no temperature sent
 
 
 MIXED = [item(f"{t[0]}{m}{i}", task=t, model=m) for t in ("dialogue", "recollection",
