@@ -272,9 +272,7 @@ def _print_dimension(dim: str, r: DimensionCalibration) -> None:
         out.print(f"  note: {c}")
 
 
-calibrate_app = typer.Typer(help="Compare judge configurations against the humans; improve one "
-                                 "on held-out items (auto); check one for drift.",
-                            no_args_is_help=True, add_completion=False)
+calibrate_app = typer.Typer(no_args_is_help=True, add_completion=False)
 calibrate_app.callback(invoke_without_command=True)(calibrate_cmd)
 
 

@@ -25,7 +25,10 @@ RUN_BY = {
     "init": "tests/annotate/test_cli.py::test_study_lifecycle_through_the_cli",
     "analyze": "tests/analysis/test_analyze_cli.py, tests/analysis/test_pinned_judge.py",
     "report": "tests/analysis/test_report.py",
-    "calibrate": "tests/annotate/test_calibrate.py",
+    # `h2h calibrate --configs …` itself (the group's own command): tests/annotate/
+    # test_calibrate.py
+    "calibrate auto": "tests/annotate/test_autocal.py",
+    "calibrate drift": "tests/annotate/test_drift.py",
     "generate": "tests/judge/test_cli.py::test_generate_command",
     "demo": "tests/annotate/test_cli.py::test_demo_builds_and_refuses_to_overwrite",
     "assign": "tests/annotate/test_quality_cli.py",
