@@ -54,6 +54,12 @@ def _base_spec(engine, base: str | None, provider, model, model_file, mode, max_
     from judge.resolve import SpecOptions, resolve_spec
 
     if base is not None:
+        from judge.store import find_config
+
+        if find_config(engine, base).provider == "simulated":
+            raise H2HError(f"--base: '{base}' is a simulated demo judge, with no model to "
+                           "ask; start from a configuration of a real provider, or from "
+                           "--provider and --model")
         given = [o for o, v in (("--provider", provider), ("--model", model),
                                 ("--model-file", model_file), ("--mode", mode),
                                 ("--max-tokens", max_tokens)) if v is not None]

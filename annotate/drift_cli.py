@@ -104,11 +104,14 @@ def drift_cmd(
 
     if sample < 1:
         raise H2HError(f"--sample must be at least 1, got {sample}")
+    from judge.store import find_config
+
     engine = get_engine(db)
+    row = find_config(engine, config)
+    if row.provider not in ("anthropic", "openai", "local"):
+        raise H2HError(f"'{row.name}' is a {row.provider} configuration: there is no model "
+                       "to ask again")
     spec, _ = resolve_spec(engine, SpecOptions(config=config, model_file=model_file))
-    if spec.provider not in ("anthropic", "openai", "local"):
-        raise H2HError(f"'{spec.display_name}' is a {spec.provider} configuration: there is "
-                       "no model to ask again")
     con = Console(stderr=True, highlight=False, soft_wrap=True) if as_json else out
     say = con.print
     items = sample_items(engine, spec, sample, seed)

@@ -40,7 +40,7 @@ from data.rubric import Dimension, Rubric
 from .prompts import text_hash
 
 __all__ = ["Rule", "RULES", "Exemplar", "ExemplarSet", "choose_covering", "similarity",
-           "quote", "render_exemplars", "consensus"]
+           "quote", "render_exemplars", "consensus", "CONTEXT_PARTS"]
 
 Rule = Literal["cover", "similar"]
 RULES: tuple[str, ...] = ("cover", "similar")
@@ -256,18 +256,23 @@ def quote(text: str) -> str:
 _NAMES = {"user": "User", "companion": "Companion"}
 
 
-def _conversation(e: Exemplar) -> list[str]:
+CONTEXT_PARTS = ("persona", "memories", "schedule", "outfit", "turns")
+
+
+def _conversation(e: Exemplar, parts_shown: Iterable[str]) -> list[str]:
     ctx = dict(e.context)
+    shown = set(parts_shown)
     parts = []
-    for label, value in (("Companion persona:", ctx.get("persona")),
-                         ("What the companion remembers from earlier conversations:",
-                          "\n".join(f"- {m}" for m in ctx.get("memories") or ())),
-                         ("The user's schedule:", ctx.get("schedule")),
-                         ("Today's outfit:", ctx.get("outfit"))):
-        if value and str(value).strip():
+    for key, label, value in (
+            ("persona", "Companion persona:", ctx.get("persona")),
+            ("memories", "What the companion remembers from earlier conversations:",
+             "\n".join(f"- {m}" for m in ctx.get("memories") or ())),
+            ("schedule", "The user's schedule:", ctx.get("schedule")),
+            ("outfit", "Today's outfit:", ctx.get("outfit"))):
+        if key in shown and value and str(value).strip():
             parts += [label, quote(str(value).strip())]
     turns = "\n\n".join(f"{_NAMES.get(r, r)}: {t}" for r, t in ctx.get("turns") or ())
-    if turns:
+    if "turns" in shown and turns:
         parts += ["The conversation:", quote(turns)]
     return parts
 
@@ -286,10 +291,14 @@ def _score_line(e: Exemplar, dim: Dimension) -> str | None:
 
 
 def render_exemplars(exemplars: Sequence[Exemplar], rubric: Rubric,
-                     dims: Sequence[Dimension]) -> str:
+                     dims: Sequence[Dimension],
+                     parts: Iterable[str] = CONTEXT_PARTS) -> str:
     """The prompt's examples section: each exemplar's conversation and reply, quoted, and the
     humans' score on each of ``dims`` it has, with the level's anchor from ``rubric`` (the
-    rubric in the language this prompt shows it in). Empty when there is none to show."""
+    rubric in the language this prompt shows it in). ``parts``: the context the template
+    shows for an item (its placeholders among :data:`CONTEXT_PARTS`), so an exemplar shows
+    what the judge sees of an item. Empty when there is none to show."""
+    parts = tuple(parts)
     blocks = []
     for e in exemplars:
         lines = [_score_line(e, rubric.dimension(d.key)) for d in dims]
@@ -297,7 +306,8 @@ def render_exemplars(exemplars: Sequence[Exemplar], rubric: Rubric,
         if not scores:
             continue
         n = len(blocks) + 1
-        blocks.append("\n".join([f"### Example {n} ({e.task} scenario)", *_conversation(e),
+        blocks.append("\n".join([f"### Example {n} ({e.task} scenario)",
+                                 *_conversation(e, parts),
                                  "The companion's reply:", quote(e.response), *scores]))
     if not blocks:
         return ""

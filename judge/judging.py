@@ -31,7 +31,14 @@ from .config import JudgeSpec
 from .exemplars import render_exemplars
 from .parse import parse_answer, reason_category
 from .prices import PriceTable, estimate_tokens
-from .prompts import dimension_values, item_values, render, render_dimension, rubric_values
+from .prompts import (
+    dimension_values,
+    item_values,
+    placeholders,
+    render,
+    render_dimension,
+    rubric_values,
+)
 from .providers.base import Message, ProviderError, Reply, Request
 from .schema import answer_schema, output_instructions, tool_name
 from .store import (
@@ -268,11 +275,12 @@ def build_request(spec: JudgeSpec, rubric: Rubric, item: ItemView,
                                             reason_first=spec.reason_first, tool=tool)}
     if not spec.all_mode:
         values.update(dimension_values(dims[0]))
-    user_text = render(spec.template.user_all if spec.all_mode else spec.template.user, values)
+    template = spec.template.user_all if spec.all_mode else spec.template.user
+    user_text = render(template, values)
     if spec.exemplars is not None:
         turns = " ".join(t.get("text", "") for t in item.context.get("turns") or ())
         shown = spec.exemplars.for_call(f"{turns} {item.response}", [d.key for d in dims])
-        section = render_exemplars(shown, rubric, dims)
+        section = render_exemplars(shown, rubric, dims, set(placeholders(template)))
         user_text = f"{section}\n\n{user_text}" if section else user_text
     schema = answer_schema(dims, all_mode=spec.all_mode, reason_first=spec.reason_first)
     return Request(model=spec.model, system=render(spec.template.system, values),

@@ -351,3 +351,15 @@ def test_anthropic_message_batches_carry_the_whole_search(db, monkeypatch):
     assert fake.batches and not [r for r in fake.log if r.path.endswith("/v1/messages")]
     assert _q(db, "SELECT count(*) FROM cost_ledger WHERE batch = 0 AND status = 'ok'") == \
         [(0,)]
+
+
+def test_a_simulated_judge_cannot_be_the_base_or_checked_for_drift(tmp_path, demo_template):
+    demo = str(demo_template.copy_to(tmp_path))
+    res = run_h2h("calibrate", "auto", "--db", demo, "--base", "sim-judge-plain", "--yes",
+                  check=False)
+    assert res.returncode == 1 and "is a simulated demo judge, with no model to ask" in \
+        res.stderr
+    res = run_h2h("calibrate", "drift", "--db", demo, "--config", "sim-judge-plain",
+                  check=False)
+    assert res.returncode == 1 and "is a simulated configuration: there is no model" in \
+        res.stderr

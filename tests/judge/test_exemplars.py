@@ -165,3 +165,14 @@ def test_a_call_shows_only_exemplars_scored_on_its_dimension(study, anthropic_fa
 def test_exemplar_sets_round_trip(k):
     s = _set(*(_ex(f"i{n}", f"reply {n}", {"empathy": (n % 5 + 1, 2)}) for n in range(k)))
     assert ExemplarSet.from_dict(json.loads(json.dumps(s.as_dict()))) == s
+
+
+def test_an_exemplar_shows_only_the_context_the_template_shows():
+    rubric = load_default_rubric_en()
+    e = Exemplar.of("a", "dialogue", {"persona": "Mira", "outfit": "a red scarf",
+                                      "turns": [{"role": "user", "text": "hi"}]}, "ok",
+                    {"empathy": (3, 2)})
+    dims = [rubric.dimension("empathy")]
+    default = render_exemplars([e], rubric, dims, {"persona", "memories", "schedule", "turns"})
+    assert "outfit" not in default and "a red scarf" not in default  # the default template
+    assert "Today's outfit:\n> a red scarf" in render_exemplars([e], rubric, dims)
