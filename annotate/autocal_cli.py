@@ -131,10 +131,15 @@ def _run_plans(engine, plans: list[tuple[Candidate, JudgePlan]], make, table: Pr
     from judge.cli_common import print_run_stats
     from judge.run import run_judge
 
-    todo = [(c, p) for c, p in plans if p.units or p.in_batches]
     if batch is not None:
+        todo = [(c, p) for c, p in plans if p.units or p.in_batches]
         return _run_batches(engine, todo, make, table, options, con.print, **batch)
-    for c, plan in todo:
+    waiting = sum(p.in_batches for _, p in plans)
+    if waiting:
+        raise H2HError(f"{waiting} judgments of this search wait in Message Batches: store "
+                       "them with `h2h judge collect` (or run the search with --batch "
+                       "--wait), then run it again")
+    for c, plan in [(c, p) for c, p in plans if p.units]:
         if spender.reached:
             break
         _, stats = run_judge(engine, plan.spec, make(plan.spec), filters=_filters(plan),
@@ -152,10 +157,11 @@ def _run_plans(engine, plans: list[tuple[Candidate, JudgePlan]], make, table: Pr
 
 
 def _filters(plan: JudgePlan):
+    """The plan's own items and dimensions (never empty: only plans with units run)."""
     from judge.judging import Filters
 
     dims = tuple(dict.fromkeys(d for u in plan.units for d in u.ask))
-    return Filters(items=tuple(plan.items), dimensions=dims)
+    return Filters(items=tuple(sorted({u.item_id for u in plan.units})), dimensions=dims)
 
 
 def _run_batches(engine, todo, make, table, options, say, wait: bool, poll: float) -> bool:

@@ -290,6 +290,9 @@ def _check_name(search: Search) -> None:
     hashes = {c.spec.hash for c in search.candidates}
     names = _stored_names(search.engine)
     owner = next((h for h, n in names.items() if n == search.result_name), None)
+    if search.result_name == search.base.display_name:
+        raise H2HError(f"--name: '{search.result_name}' is the base configuration's name; the "
+                       "improved configuration needs a name of its own")
     if owner is not None and owner not in hashes:
         raise H2HError(f"--name: '{search.result_name}' already names another configuration "
                        f"({owner[:8]}); choose another --name")
@@ -424,6 +427,8 @@ def conclude(search: Search, cmp: PartComparison, selected: str) -> Outcome:
     its configuration named, and the search stored with its provenance."""
     cand = search.candidate(selected)
     spec = _name_selected(search, cand)
+    search.candidates = [replace(c, spec=spec) if c.name == selected else c
+                         for c in search.candidates]
     base = search.candidate("base")
     test = held_out(search.humans,
                     scores_of(search.engine, base.spec, search.parts["test"], base.samples,
