@@ -237,6 +237,13 @@ def _q(db, sql, **p):
         return c.execute(sa.text(sql), p).all()
 
 
+def test_the_result_needs_a_name_of_its_own(db, fake):
+    base = json.loads(auto(db, fake, "--shots", "0,2", "--reason-first", "off", "--samples",
+                           "1", "--json").stdout)["candidates"][0]["config"]
+    res = auto(db, fake, "--name", base, "--shots", "0,2", check=False)
+    assert res.returncode == 1 and "is the base configuration's name" in res.stderr
+
+
 def test_the_dry_run_prices_the_whole_search_and_stores_nothing(db, fake):
     res = auto(db, fake, "--dry-run")
     assert "16 candidates on 30 dev items" in res.stdout
@@ -344,6 +351,9 @@ def test_anthropic_message_batches_carry_the_whole_search(db, monkeypatch):
                 "--batch")
         first = run_h2h(*args)
         assert "Submitted" in first.stdout and "run the same command again" in first.stdout
+        direct = run_h2h(*args[:-1], check=False)  # without --batch: nothing asked twice
+        assert direct.returncode == 1 and "wait in Message Batches" in direct.stderr
+        assert not [r for r in fake.log if r.path.endswith("/v1/messages")]
         doc = json.loads(run_h2h(*args, "--wait", "--poll", "0", "--json").stdout)
     finally:
         fake.close()
