@@ -256,6 +256,13 @@ def plan_judging(engine: Engine, spec: JudgeSpec, filters: Filters = Filters()) 
                                             sample))
             else:
                 plan.units += [JudgeUnit(it.id, (k,), (k,), sample) for k in todo]
+    if spec.exemplars is not None and spec.exemplars.rule == "cover" and not spec.all_mode:
+        # every call on a dimension opens with the same exemplars: asked dimension by
+        # dimension, consecutive prompts share that long prefix, which a local model does not
+        # evaluate again and a provider's prompt cache can serve (the answers do not depend on
+        # the order)
+        order = {d.key: n for n, d in enumerate(rubric.dimensions)}
+        plan.units.sort(key=lambda u: order.get(u.ask[0], len(order)))
     return plan
 
 
