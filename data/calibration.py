@@ -1,5 +1,5 @@
 """The study's calibration split, the auto-calibration searches, and which items a judge
-configuration may be held against (`h2h calibrate auto`, migration 0013).
+configuration may be held against (`h2h calibrate auto`, migration 0014).
 
 **The split** is made once per study, by scenario and seeded (the assignment itself is
 :func:`analysis.heldout.split_scenarios`), and stored: every later search, the Calibration page
