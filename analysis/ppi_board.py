@@ -31,7 +31,7 @@ from scipy.stats import norm
 from .ppi import Estimator, MeanEstimate, active_mean, classical_mean, ppi_mean
 
 __all__ = ["BoardOptions", "judge_items", "ppi_leaderboard", "active_strata", "MIN_STRATUM",
-           "METHOD_SENTENCE", "holm"]
+           "METHOD_SENTENCE", "holm", "set_aside_sentence"]
 
 METHOD_SENTENCE = (
     "Model means combine the LLM judge's scores of every reply with the psychologists' "
@@ -189,7 +189,8 @@ def _estimate(cell: _Cell, opt: BoardOptions) -> None:
     left_h = int((rated & ~scored).sum())
     left_j = int((~rated & ~scored).sum())
     if left_h:
-        cell.notes.append(f"{left_h} human-rated item(s) the judge did not score: left out of "
+        # "without a judge score": unscored, never judged, or set aside (judge_items)
+        cell.notes.append(f"{left_h} human-rated item(s) without a judge score: left out of "
                           "the combined estimate's human side")
     if left_j:
         cell.notes.append(f"{left_j} item(s) without a human value that the judge did not "
@@ -438,7 +439,22 @@ def ppi_leaderboard(items: pd.DataFrame, human: pd.DataFrame, judge: pd.DataFram
             if d is not None:
                 meta["sap_vs_baseline"].append(d)
     meta["method_sentence"] = METHOD_SENTENCE.format(level=opt.level, B=opt.B)
+    aside = (meta.get("judge") or {}).get("items_set_aside")
+    if aside:
+        meta["method_sentence"] += set_aside_sentence(
+            aside, meta["judge"].get("items_set_aside_why"))
     return {"rows": rows, "meta": meta}
+
+
+def set_aside_sentence(n: int, why: str | None = None) -> str:
+    """What the method sentence adds when the judge's scores of ``n`` items were set aside
+    (:func:`judge_items`): they count on neither side of the judge's estimates.
+
+    >>> set_aside_sentence(1, "an exemplar")
+    " The judge's scores of 1 item are left out (an exemplar)."
+    """
+    return (f" The judge's scores of {n} item{'s' if n != 1 else ''} are left out"
+            + (f" ({why})" if why else "") + ".")
 
 
 _DESIGN_ACTIVE = ("active draws: each item weighted by 1 / its probability of being "

@@ -132,8 +132,10 @@ def board_frames(engine: Engine, *, judge: str | None = None,
                        "configs`) or --judges judges.csv")
     jl = jl.assign(score=pd.to_numeric(jl["score"], errors="coerce"))
     jl, set_aside = judge_items(items, jl, exclude=set_aside_items(engine, info.get("hash")))
-    if set_aside:
-        info = {**info, "items_set_aside": set_aside}
+    if set_aside:  # the exemplars of its prompt (the only reason an item is set aside)
+        info = {**info, "items_set_aside": set_aside,
+                "items_set_aside_why": "exemplars in the judge's prompt: their human scores "
+                                       "were shown to the judge"}
     unknown = sorted(set(jl["item_id"].astype(str)) - set(items["item_id"]))
     if unknown:
         raise H2HError(f"the judge scored {len(unknown)} item(s) the study does not have "
@@ -144,11 +146,16 @@ def board_frames(engine: Engine, *, judge: str | None = None,
 
 
 def set_aside_items(engine: Engine, config_hash: str | None) -> set[str]:
-    """The items a judge configuration must not be held against: none yet. (A configuration
-    whose prompt shows some items with their human scores as few-shot exemplars will list
-    them here; :func:`analysis.ppi_board.judge_items` then leaves them out and the result
-    says how many.)"""
-    return set()
+    """The items a judge configuration must not be held against: those its own prompt shows
+    with their human scores as few-shot exemplars (a configuration made by `h2h calibrate
+    auto`; :func:`data.calibration.exemplar_items`, the rule every judge-vs-human statistic
+    follows). :func:`analysis.ppi_board.judge_items` leaves the judge's scores of them out,
+    and the result says how many. A judge from a CSV (no hash) has none."""
+    if config_hash is None:
+        return set()
+    from data.calibration import exemplar_items
+
+    return set(exemplar_items(engine).get(config_hash, frozenset()))
 
 
 def study_draws(engine: Engine, config_hash: str | None,

@@ -195,7 +195,7 @@ def test_unscored_items_are_counted_by_side():
     assert r["n_judge"] == 232 and r["n_human"] == 48
     notes = [n["note"] for n in res["meta"]["notes"]
              if n["model"] == "model-1" and n["task"] is None]
-    assert any(n.startswith("3 human-rated item(s) the judge did not score") for n in notes)
+    assert any(n.startswith("3 human-rated item(s) without a judge score") for n in notes)
     assert any(n.startswith("5 item(s) without a human value") for n in notes)
 
 

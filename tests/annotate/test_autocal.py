@@ -67,7 +67,7 @@ def build(path) -> None:
     import_item_records(engine, records, file="items.jsonl")
     tasks = {i["id"]: i["task"] for i in items}
     import_rating_records(engine, parse_ratings("\n".join(rows) + "\n", "r.csv", rubric, tasks),
-                          file="r.csv")
+                          file="r.csv", add_raters=True)
     engine.dispose()
     _engine_for.cache_clear()
 
@@ -223,7 +223,7 @@ def test_too_few_scenarios_say_how_many_are_needed(tmp_path, fake):
         f"x{i},{r},empathy,3\n" for i in range(5) for r in RATERS)
     import_rating_records(engine, parse_ratings(rows, "r.csv", current_rubric(engine),
                                                 {f"x{i}": "dialogue" for i in range(5)}),
-                          file="r.csv")
+                          file="r.csv", add_raters=True)
     res = run_h2h("calibrate", "auto", "--db", str(path), "--provider", "openai", "--model",
                   "fake-judge", "--base-url", fake.url, "--yes", check=False)
     assert res.returncode == 1
@@ -282,6 +282,19 @@ def test_the_result_is_a_configuration_like_any_other(db, fake):
     kept, left = held_against_items(get_engine(db), doc["configuration"]["hash"],
                                     sorted(judged))
     assert left == len(ex) and not set(kept) & ex
+    # the leaderboard (PPI) leaves the judge's scores of its exemplars out too, and says so
+    board = json.loads(run_h2h("leaderboard", "--db", db, "--judge", "tuned", "--bootstrap",
+                               "50", "--json").stdout)
+    assert board["meta"]["judge"]["items_set_aside"] == len(ex)
+    said = f"The judge's scores of {len(ex)} items are left out (exemplars in the judge's prompt"
+    assert said in board["meta"]["method_sentence"]
+    for m in "abc":  # every item is judged and rated; a model's exemplars have no judge value
+        row = next(r for r in board["rows"] if r["model"] == m and r["task"] is None
+                   and r["dimension"] == "empathy")
+        mine = {f"s{s:02d}-{m}" for s in range(N_SCENARIOS)}
+        assert (row["n_human"], row["n_judge"]) == (N_SCENARIOS, N_SCENARIOS - len(mine & ex))
+    assert said in run_h2h("leaderboard", "--db", db, "--judge", "tuned", "--bootstrap",
+                           "50").stdout
 
 
 def test_the_budget_stops_the_search_and_the_next_run_pays_nothing_twice(db, fake, tmp_path):

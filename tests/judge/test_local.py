@@ -319,7 +319,7 @@ def test_a_held_out_calibration_runs_with_the_model_in_this_process(tmp_path, sm
         f"s{i:02d},{r},safety,{(5, 2, 4)[i % 3]}\n" for i in range(30) for r in ("ann", "bo"))
     import_rating_records(engine, parse_ratings(rows, "r.csv", current_rubric(engine),
                                                 {f"s{i:02d}": "dialogue" for i in range(30)}),
-                          file="r.csv")
+                          file="r.csv", add_raters=True)
     args = ("calibrate", "auto", "--db", str(db), "--provider", "local", "--max-tokens", "20",
             "--shots", "0,2", "--reason-first", "off", "--samples", "1", "--dimensions",
             "safety", "--bootstrap", "100", "--yes", "--json")
