@@ -122,8 +122,11 @@ def configs_cmd(db: DbOption = None) -> None:
         out.print("No judge configurations yet; start one with `h2h judge run`.")
         return
     made = _provenance(engine, {r["row"].hash: r["row"].name for r in rows})
-    t = Table("name", "hash", "provider / model", "template", "mode", "rubric", "output",
-              "sampling", "exemplars", "items", "scored", "unscored", "request failures")
+    t = Table()
+    for col in ("name", "hash", "provider / model", "template", "mode", "rubric", "output",
+                "sampling", "exemplars", "items", "scored", "unscored", "request failures"):
+        # a configuration's name and hash are what every other command takes: never cut
+        t.add_column(col, no_wrap=col in ("name", "hash"), overflow="fold")
     for r in rows:
         c = r["row"]
         mode = c.mode + (", reason-first" if c.reason_first else "")
