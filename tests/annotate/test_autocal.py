@@ -15,6 +15,7 @@ import json
 import random
 import re
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -295,6 +296,17 @@ def test_the_result_is_a_configuration_like_any_other(db, fake):
         assert (row["n_human"], row["n_judge"]) == (N_SCENARIOS, N_SCENARIOS - len(mine & ex))
     assert said in run_h2h("leaderboard", "--db", db, "--judge", "tuned", "--bootstrap",
                            "50").stdout
+    # the report's judge part: the held-out result, and which items were exemplars
+    out_dir = Path(db).parent / "report"
+    run_h2h("report", "--db", db, "--out", str(out_dir), "--bootstrap", "50", "--no-figures")
+    md = (out_dir / "report.md").read_text(encoding="utf-8")
+    assert "Judges calibrated on held-out items" in md
+    assert f"on {doc['test']['n_items']} held-out test items its mean QWK is" in md
+    assert all(i in md for i in ex)
+    import csv
+    rows = list(csv.DictReader((out_dir / "tables" / "held_out.csv").open(encoding="utf-8")))
+    assert {r["configuration"] for r in rows} == {"tuned"}
+    assert set(rows[0]["exemplar_items"].split()) == ex
 
 
 def test_the_budget_stops_the_search_and_the_next_run_pays_nothing_twice(db, fake, tmp_path):
