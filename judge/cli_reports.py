@@ -48,8 +48,10 @@ def cost_cmd(
     if not lines:
         out.print("No calls recorded yet.")
         return
-    t = Table("configuration", "kind", "model", "calls", "batch", "failed attempts", "input",
-              "output", "cache write", "cache read", "wall time", "cost (USD)")
+    t = Table()
+    for col in ("configuration", "kind", "model", "calls", "batch", "failed attempts", "input",
+                "output", "cache write", "cache read", "wall time", "cost (USD)"):
+        t.add_column(col, overflow="fold")  # a long name is folded, never elided
     total = 0.0
     unpriced = 0
     for ln in lines:
