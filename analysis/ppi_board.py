@@ -74,10 +74,13 @@ def judge_items(items: pd.DataFrame, judge: pd.DataFrame,
 
     The one place that decides it: every item of the study except ``exclude`` (for example a
     configuration's few-shot exemplars, which it has seen with their human scores). Returns
-    the judge's rows on the kept items and the number of items set aside.
+    the judge's rows on the kept items and the number of study items whose judge rows were
+    set aside.
     """
     keep = ~judge["item_id"].isin(set(exclude))
-    set_aside = int(items["item_id"].isin(set(exclude)).sum())
+    # counted among the items the judge scored: an exemplar it never judged leaves nothing out
+    gone = judge.loc[~keep, "item_id"]
+    set_aside = int(gone[gone.isin(set(items["item_id"]))].nunique())
     return judge[keep], set_aside
 
 

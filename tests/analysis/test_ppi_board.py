@@ -231,6 +231,10 @@ def test_judge_items_is_the_one_place_that_sets_items_aside():
     items, _, judge = study()
     kept, n = judge_items(items, judge, exclude={"model-1-0", "model-1-1"})
     assert n == 2 and not kept["item_id"].isin({"model-1-0", "model-1-1"}).any()
+    # an excluded item the judge never scored is not counted as left out
+    _, n = judge_items(items, judge[judge["item_id"] != "model-1-1"],
+                       exclude={"model-1-0", "model-1-1"})
+    assert n == 1
 
 
 def test_the_rank_bootstrap_spreads_as_the_estimates_standard_error(monkeypatch):
