@@ -144,6 +144,7 @@ def test_sigkill_then_resume_against_the_server(served):
         if proc.poll() is None:
             proc.kill()
     before = len(config_rows(demo, "killed"))
+    _wait_until_idle(url)
     code, out, err = h2h_proc(*cmd[3:])
     assert code == 0, err
     assert f"{before} already stored" in out and f"{7 - before} to ask" in out
@@ -154,6 +155,18 @@ def test_sigkill_then_resume_against_the_server(served):
     assert answered == len(config_rows(demo, "killed")) == 7  # nothing paid for twice
     assert query(engine, "SELECT count(*) FROM cost_ledger WHERE config_hash = :h AND "
                          "status LIKE 'refused%'", h=h) == [(1,)]
+
+
+def _wait_until_idle(url: str) -> None:
+    """The server answers one request at a time and finishes the killed run's call first
+    (up to 512 tokens): under load that outlasted the resumed run's 120 s timeout once. A
+    one-token request waits its turn behind it, so the resumed run starts on an idle server."""
+    body = json.dumps({"model": "smollm2", "max_tokens": 1,
+                       "messages": [{"role": "user", "content": "hi"}]}).encode()
+    req = urllib.request.Request(url + "/chat/completions", data=body,
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=900) as r:
+        assert r.status == 200
 
 
 def test_generate_with_and_without_sap_through_the_server(served):
