@@ -21,6 +21,7 @@ from judge.cli_common import (
     BaseUrlOpt,
     ConcurrencyOpt,
     DryOpt,
+    JudgeTempOpt,
     KeyEnvOpt,
     ModelFileOpt,
     PricesOpt,
@@ -30,7 +31,6 @@ from judge.cli_common import (
     RpmOpt,
     RubricLanguageOpt,
     ShowOpt,
-    TempOpt,
     TimeoutOpt,
     TpmOpt,
 )
@@ -97,7 +97,7 @@ def pairwise_cmd(
                                              "(every dimension in one call).")] = None,
     reason_first: Annotated[bool, typer.Option("--reason-first", help="Ask for reasoning "
                                                "before the verdict.")] = False,
-    temperature: TempOpt = None,
+    temperature: JudgeTempOpt = None,
     max_tokens: Annotated[int | None, typer.Option(help="Longest answer in tokens (1024).")]
     = None,
     samples: Annotated[int | None, typer.Option(help="Samples per pair, order and dimension "
@@ -108,7 +108,8 @@ def pairwise_cmd(
     pairs: Annotated[str | None, typer.Option(help="Only these pair ids "
                                               "(comma-separated).")] = None,
     task: Annotated[str | None, typer.Option(help="Only pairs of this task family.")] = None,
-    limit: Annotated[int | None, typer.Option(help="At most this many pairs (study order).")]
+    limit: Annotated[int | None, typer.Option(help="At most this many pairs: a seeded sample "
+                                              "spread over task families and model pairs.")]
     = None,
     dimensions: Annotated[str | None, typer.Option(help="Only these dimensions "
                                                    "(comma-separated).")] = None,
@@ -137,7 +138,8 @@ def pairwise_cmd(
     quiet: QuietOpt = False,
     bootstrap: Annotated[int, typer.Option(help="Scenario resamples for the intervals of the "
                                            "summary.")] = 1000,
-    seed: Annotated[int, typer.Option(help="Seed of the resampling.")] = 0,
+    seed: Annotated[int, typer.Option(help="Seed of the --limit sample and of the summary's "
+                                           "resampling.")] = 0,
 ) -> None:
     """Judge the study's pairs (`h2h pairs make`) with an LLM, each pair in both orders; both
     answers are stored, then the consistency of the two orders and the position bias (the
@@ -173,7 +175,7 @@ def pairwise_cmd(
     except ValueError:
         raise H2HError(f"--pairs: '{pairs}' is not a list of pair ids (numbers)") from None
     filters = PairFilters(pairs=ids, task=task, limit=limit,
-                          dimensions=csv_list([dimensions] if dimensions else None))
+                          dimensions=csv_list([dimensions] if dimensions else None), seed=seed)
     table = load_prices(prices).for_server(spec.provider, base_url)
     n_calls, why = concurrency_for(concurrency, spec.provider, base_url)
     options = run_options(n_calls, rpm, tpm, max_retries, backoff)
@@ -182,6 +184,8 @@ def pairwise_cmd(
     if note:
         out.print(note)
     plan = plan_pairwise(engine, spec, filters)
+    if plan.limited:
+        out.print(plan.limited)
     redo = "".join(f"; {n} again ({why_})" for why_, n in plan.redo.items())
     out.print(f"{plan.total_keys} (pair, dimension, order, sample) answers in scope: "
               f"{plan.done_keys} already stored, {plan.in_batches} waiting in batches, "

@@ -20,6 +20,7 @@ from .cli_common import (
     BaseUrlOpt,
     ConcurrencyOpt,
     DryOpt,
+    JudgeTempOpt,
     KeyEnvOpt,
     ModelFileOpt,
     PricesOpt,
@@ -29,7 +30,6 @@ from .cli_common import (
     RpmOpt,
     RubricLanguageOpt,
     ShowOpt,
-    TempOpt,
     TimeoutOpt,
     TpmOpt,
     concurrency_for,
@@ -105,7 +105,7 @@ def run_cmd(
                                              "dimension in one call).")] = None,
     reason_first: Annotated[bool, typer.Option("--reason-first", help="Ask for reasoning "
                                                "before the score.")] = False,
-    temperature: TempOpt = None,
+    temperature: JudgeTempOpt = None,
     max_tokens: Annotated[int | None, typer.Option(help="Longest answer in tokens (1024).")]
     = None,
     samples: Annotated[int | None, typer.Option(help="Samples per item and dimension (1).")]

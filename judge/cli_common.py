@@ -55,6 +55,9 @@ ShowOpt = Annotated[int, typer.Option(help="With --dry-run, print this many prom
 QuietOpt = Annotated[bool, typer.Option("--quiet", help="No progress bar.")]
 TempOpt = Annotated[float | None, typer.Option(help="Sampling temperature (default: the "
                                                "provider's).")]
+JudgeTempOpt = Annotated[float | None, typer.Option(
+    "--temperature", help="Sampling temperature, fixed in the configuration (default: 0; 0.7 "
+    "with --samples above 1).")]
 RubricLanguageOpt = Annotated[str | None, typer.Option(
     "--rubric-language", help="The language the prompt shows the rubric in (guidelines, "
     "labels, anchors): en, zh, or item (each item's own language, from its share of Chinese "

@@ -22,7 +22,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
@@ -41,6 +41,7 @@ from data.rubric import Dimension, Rubric
 from data.study import rubric_by_version
 
 from .config import JudgeSpec
+from .judging import spread_sample
 from .parse import extract_json
 from .prices import PriceTable, estimate_tokens
 from .progress import Tally
@@ -243,13 +244,14 @@ def parse_preference(text: str, data: dict[str, Any] | None, dims: Sequence[Dime
 
 @dataclass(frozen=True)
 class PairFilters:
-    """Which pairs: ids, a task family, at most ``limit`` pairs (in study order), and which
-    dimensions."""
+    """Which pairs: ids, a task family, at most ``limit`` pairs (a sample spread over task
+    families and model pairs, seeded by ``seed``), and which dimensions."""
 
     pairs: tuple[int, ...] = ()
     task: str | None = None
     limit: int | None = None
     dimensions: tuple[str, ...] = ()
+    seed: int = 0
 
 
 @dataclass(frozen=True)
@@ -294,6 +296,7 @@ class PairPlan:
     in_batches: int = 0
     redo: Counter = field(default_factory=Counter)
     measured_output: tuple[float, int] | None = None
+    limited: str | None = None  # what --limit took, in words
 
     @property
     def pending_keys(self) -> int:
@@ -321,13 +324,14 @@ def _load_pairs(engine: Engine, rubric: Rubric, f: PairFilters) -> list[PairView
     a, b = aliased(Item), aliased(Item)
     with read_session(engine) as s:
         rows = s.exec(select(Pair.id, a.task, a.context, a.id, b.id, a.response, b.response,
-                             a.content_hash, b.content_hash, b.task)
+                             a.content_hash, b.content_hash, b.task, a.model, b.model)
                       .join(a, a.id == Pair.item_a).join(b, b.id == Pair.item_b)
                       .where(Pair.attention.is_(None))
                       .order_by(Pair.position, Pair.id)).all()
+    rows = [r for r in rows if f.task is None or r[1] == f.task]
     views = [PairView(pid, task, ctx or {}, ia, ib, ra, rb, pair_hash(ha, hb), tb)
-             for pid, task, ctx, ia, ib, ra, rb, ha, hb, tb in rows
-             if f.task is None or task == f.task]
+             for pid, task, ctx, ia, ib, ra, rb, ha, hb, tb, _, _ in rows]
+    model_pair = {r[0]: " vs ".join(sorted((r[10] or "", r[11] or ""))) for r in rows}
     if f.pairs:
         known = {v.id for v in views}
         unknown = [str(p) for p in f.pairs if p not in known]
@@ -335,9 +339,21 @@ def _load_pairs(engine: Engine, rubric: Rubric, f: PairFilters) -> list[PairView
             raise H2HError(f"--pairs: no pair {', '.join(unknown[:10])} (see `h2h export "
                            "preferences` or `h2h pairs make`)")
         views = [v for v in views if v.id in set(f.pairs)]
-    if f.limit is not None:
-        views = views[:f.limit]
+    if f.limit is not None and f.limit < len(views):
+        # the first pairs in study order are one task family's (pairs are made item by item):
+        # the judge would be tried on a single family, as --limit once did for `judge run`
+        keep = set(spread_sample([(str(v.id), v.task, model_pair[v.id]) for v in views],
+                                 f.limit, f.seed))
+        views = [v for v in views if str(v.id) in keep]
     return views
+
+
+def _describe_limit(f: PairFilters, views: Sequence[PairView], of: int) -> str:
+    """What ``--limit`` took, in words: how many pairs of how many, and per task family."""
+    per_task = Counter(v.task for v in views)
+    parts = ", ".join(f"{t} {n}" for t, n in sorted(per_task.items()))
+    return (f"--limit {f.limit}: {len(views)} of {of} pairs, sampled across task families and "
+            f"model pairs (seed {f.seed}): {parts}")
 
 
 def _existing(engine: Engine, config_hash: str) -> dict[tuple[int, str, str, int],
@@ -376,6 +392,9 @@ def plan_pairwise(engine: Engine, spec: JudgeSpec, filters: PairFilters = PairFi
     waiting = _open_batch_pair_keys(engine, spec.hash)
     plan = PairPlan(spec, rubric, {}, [], measured_output=measured_output_tokens(engine,
                                                                                    spec.hash))
+    if filters.limit is not None:
+        every = _load_pairs(engine, rubric, replace(filters, limit=None))
+        plan.limited = _describe_limit(filters, views, len(every))
     for v in views:
         dims = [d.key for d in rubric.dimensions_for(v.task) if d.applies_to(v.task_b or v.task)
                 and (not filters.dimensions or d.key in filters.dimensions)]

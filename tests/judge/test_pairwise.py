@@ -240,3 +240,29 @@ def test_the_command(study, anthropic_fake, tmp_path, monkeypatch):
     assert k["judge_kappa"] == 0.0 and k["human_kappa"] == 1.0 and k["n_pairs"] == 12
     res = CliRunner().invoke(app, ["arena", "--db", db, "--judge", "pairs-v1"])
     assert "Position bias: the first-shown reply won 1.000 [1.000, 1.000] of 72" in res.output
+
+
+def test_limit_samples_pairs_across_task_families_and_says_what_it_took(tmp_path):
+    """Pairs are made item by item, so the first pairs in study order are all one task
+    family's: `--limit 2` judged two dialogue pairs and no recollection pair (as `judge run
+    --limit` once did). Now a seeded sample spread over families and model pairs."""
+    items = [item(f"{t[:3]}{s}-{m}", task=t, scenario=f"{t[:3]}{s}", model=m)
+             for t in ("dialogue", "recollection") for s in range(4) for m in MODELS]
+    engine = make_study(tmp_path / "two.db", items)
+    make_pairs(engine, seed=1)
+    spec = spec_for(engine)
+    first = plan_pairwise(engine, spec, PairFilters())
+    in_order = [first.pairs[u.pair_id].task for u in first.units]
+    assert set(in_order[:12]) == {"dialogue"}  # study order: every dialogue pair first
+    plan = plan_pairwise(engine, spec, PairFilters(limit=2))
+    assert sorted(p.task for p in plan.pairs.values()) == ["dialogue", "recollection"]
+    assert plan.limited == ("--limit 2: 2 of 24 pairs, sampled across task families and model "
+                            "pairs (seed 0): dialogue 1, recollection 1")
+    # the same seed takes the same pairs; the sample is what is judged, nothing else
+    again = plan_pairwise(engine, spec, PairFilters(limit=2))
+    assert set(again.pairs) == set(plan.pairs)
+    assert {u.pair_id for u in plan.units} == set(plan.pairs)
+    assert plan_pairwise(engine, spec, PairFilters(limit=24)).limited.startswith(
+        "--limit 24: 24 of 24 pairs")
+    engine.dispose()
+    _engine_for.cache_clear()
