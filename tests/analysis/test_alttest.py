@@ -145,3 +145,90 @@ def test_humans_with_too_few_items_are_skipped_and_named_in_notes():
     res = alt_test(m, np.ones(45), scoring="accuracy", epsilon=0.2)
     assert (res.humans_tested, res.humans_skipped) == (2, 1)
     assert any("1 humans skipped (fewer than 30 items)" in n for n in res.notes)
+
+
+def test_defaults_are_neg_rmse_at_epsilon_two_tenths():
+    """The tiny case above with neither scoring nor epsilon given: neg_rmse (the default) ties
+    and wins on the same items as accuracy there (leaving A out: i2 the judge's -0 beats A's
+    -1, the rest tie), so p = F_3((-.25 - .2) / .25) = F_3(-1.8); an epsilon of 1.2 would give
+    F_3(-5.8) = 0.0051."""
+    m = np.array([[1, 1, 1], [2, 1, 1], [1, 2, 1], [1, 1, 2]], float)
+    res = alt_test(m, np.ones(4), min_items=4)
+    assert (res.scoring, res.epsilon) == ("neg_rmse", 0.2)
+    assert res.p_values["0"] == pytest.approx(t3_cdf(-1.8), abs=1e-12)
+
+
+def _blocks(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Humans E, A, B, C, D, F (columns in that order) and the judge, accuracy scoring.
+
+    n items rated by A and C (A = C = 1, judge 2): A and C each beat the judge on every item,
+    W_h - W_f = 1 throughout; n items rated by B and D (B = 1, D = 2, judge 2): against D the
+    judge beats B (difference -1), against B the judge and D tie (difference 0). One item
+    rated by E and F alike and the judge (ties). Dropped: an item only A rated, an item B and
+    D rated without a judge label (2 dropped); an item nobody rated is not counted."""
+    nan = np.nan
+    rows = [[nan, 1, nan, 1, nan, nan]] * n + [[nan, nan, 1, nan, 2, nan]] * n
+    judge = [2.0] * n + [2.0] * n
+    rows += [[3, nan, nan, nan, nan, 3], [nan, 1, nan, nan, nan, nan],
+             [nan, nan, 1, nan, 1, nan], [nan] * 6]
+    judge += [3.0, 1.0, nan, 1.0]
+    return np.array(rows, float), np.array(judge)
+
+
+def test_constant_differences_decide_p_and_omega_half_passes():
+    """Every human's differences are constant, so p is 0 (constant below epsilon) or 1 (at or
+    above): A and C at +1 get 1, B at -1 and D at 0 get 0. Benjamini–Yekutieli over
+    (1, 0, 1, 0) rejects the two zeros: omega = 2/4 = 0.5, which passes (omega >= 0.5, Calderon
+    et al. 2025); rho = mean(W_f) over tested humans = (0 + 1 + 0 + 1) / 4. E and F, with one
+    item each, are skipped (30-item rule lowered to 3 here), E before the others."""
+    m, judge = _blocks(3)
+    res = alt_test(m, judge, scoring="accuracy", epsilon=0.2, min_items=3,
+                   human_names=tuple("EABCDF"))
+    assert res.p_values == {"A": 1.0, "B": 0.0, "C": 1.0, "D": 0.0}
+    assert res.rejected == {"A": False, "B": True, "C": False, "D": True}
+    assert (res.winning_rate, res.advantage_prob, res.passed) == (0.5, 0.5, True)
+    assert (res.humans_tested, res.humans_skipped, res.items_used, res.items_dropped) == \
+        (4, 2, 7, 2)
+    # at epsilon 0, D's constant 0 is not below it: p = 1, and only B is rejected
+    res = alt_test(m, judge, scoring="accuracy", epsilon=0.0, min_items=3,
+                   human_names=tuple("EABCDF"))
+    assert res.p_values == {"A": 1.0, "B": 0.0, "C": 1.0, "D": 1.0}
+    assert (res.winning_rate, res.passed) == (0.25, False)
+    # one item per human (minimum 1): the same rule on a single difference; E and F tie
+    m1, judge1 = _blocks(1)
+    res = alt_test(m1, judge1, scoring="accuracy", min_items=1, human_names=tuple("EABCDF"))
+    assert res.p_values == {"E": 0.0, "A": 1.0, "B": 0.0, "C": 1.0, "D": 0.0, "F": 0.0}
+
+
+def test_the_record_when_no_human_has_enough_items():
+    m, judge = _blocks(3)
+    res = alt_test(m, judge, scoring="accuracy", epsilon=0.15, min_items=30)
+    assert res.as_dict() == {"epsilon": 0.15, "scoring": "accuracy", "winning_rate": None,
+                             "advantage_prob": None, "passed": None, "humans_tested": 0,
+                             "humans_skipped": 6, "items_used": 7, "items_dropped": 2}
+    assert res.notes[-1] == "alt-test: no human has enough items; the test cannot be run"
+    tested = alt_test(m, judge, scoring="accuracy", epsilon=0.2, min_items=3).as_dict()
+    assert tested == {"epsilon": 0.2, "scoring": "accuracy", "winning_rate": 0.5,
+                      "advantage_prob": 0.5, "passed": True, "humans_tested": 4,
+                      "humans_skipped": 2, "items_used": 7, "items_dropped": 2}
+
+
+def test_plain_lists_with_none_and_boolean_labels():
+    """Labels as given from Python: lists with None for "not labelled" are NaN, and binary
+    labels as booleans score as 0/1 (neg_rmse subtracts them)."""
+    m, judge = _blocks(3)
+    as_lists = alt_test([[None if np.isnan(v) else v for v in row] for row in m],
+                        [None if np.isnan(v) else v for v in judge], scoring="accuracy",
+                        min_items=3)
+    assert as_lists.p_values == alt_test(m, judge, scoring="accuracy", min_items=3).p_values
+    rng = np.random.default_rng(5)
+    h = rng.random((40, 3)) < 0.5
+    j = rng.random(40) < 0.5
+    boolean = alt_test(h, j, scoring="neg_rmse", min_items=30)
+    numeric = alt_test(h.astype(float), j.astype(float), scoring="neg_rmse", min_items=30)
+    assert boolean.p_values == numeric.p_values and boolean.humans_tested == 3
+
+
+def test_a_matrix_that_is_not_items_by_humans_is_refused():
+    with pytest.raises(ValueError, match="items × humans"):
+        alt_test(np.ones(4), np.ones(4))

@@ -62,3 +62,41 @@ def test_leniency_drift():
     assert steady.drift == pytest.approx(0.0) and not steady.flagged  # lenient, not drifting
     short = leniency_drift([1.0] * 39, window=20)
     assert short.drift is None and "needs 40" in short.reason
+
+
+def test_gold_agreement_edges():
+    """No pairs: n 0 and nothing estimable; thresholds are met at equality (>=); scores and
+    gold held as Python objects (None for "cannot rate") read as numbers."""
+    from analysis.monitoring import GoldAgreement
+
+    empty = pd.DataFrame({"dimension": [], "score": [], "gold": []})
+    assert gold_agreement(empty, {}) == GoldAgreement(0, None, None, None, 0)
+    p = pd.DataFrame({"dimension": ["a"] * 4, "score": [1, 2, 3, None], "gold": [1, 2, 3, 1]})
+    g = gold_agreement(p, {"a": ([1, 2, 3], True)})
+    assert (g.n, g.within1, g.exact, g.qwk, g.qwk_n) == (4, 0.75, 0.75, 1.0, 3)
+    assert g.passes(0.75, 1.0) and not g.passes(0.76, 1.0) and not g.passes(0.75, 1.01)
+    assert gold_agreement(p.astype(object), {"a": ([1, 2, 3], True)}) == g
+
+
+def test_reading_time_keeps_three_decimals_and_speeders_at_the_limit():
+    # 3 words at 7 a minute: 25.7142857... s, rounded to the millisecond
+    assert reading_seconds("a b c", words_per_minute=7) == 25.714
+    # the default floor is 3 s: 3.5 s for a 1 s reply is not a speeder (a floor of 4 would
+    # make it one); a time exactly at the limit is not "less than" it
+    secs = pd.Series([3.5, 2.99, 30.0, 3.0])
+    plausible = pd.Series([1.0, 1.0, 60.0, 6.0])
+    assert speeders(secs, plausible).tolist() == [False, True, False, False]
+
+
+def test_leniency_drift_defaults_edges_and_the_record():
+    from analysis.monitoring import Drift
+
+    # defaults: window 20, threshold 0.5; a drift of exactly 0.5 is flagged (>=)
+    d = leniency_drift([0.0] * 20 + [0.5] * 20)
+    assert d == Drift(40, 20, 0.0, 0.5, 0.5, True)
+    # with a window of 21 the 40 residuals would be too few; a threshold of 1.5 would not flag
+    assert leniency_drift([0.0] * 20 + [1.0] * 20).flagged
+    # missing residuals (None, NaN, inf) are dropped before counting
+    d = leniency_drift([None, float("nan"), float("inf")] + [1.0] * 39, window=20)
+    assert d == Drift(39, 20, None, None, None, False,
+                      "not estimable: needs 40 ratings shared with other raters, has 39")

@@ -51,6 +51,46 @@ def test_resampled_correlations_equal_scipy_on_the_resample_written_out(seed, pe
             assert boots[k][b] == pytest.approx(f(x[idx], y[idx]), abs=1e-10), (k, b)
 
 
+def test_rows_past_the_first_chunks_and_continuous_scores_on_both_sides():
+    """Resamples are computed in chunks of at most 200 rows: the 401st row is that resample's
+    own coefficient too. And a continuous metric against a continuous consensus (150 distinct
+    values each: 22,500 cells, chunks of 177 rows) gives scipy's values."""
+    rng, item, y = _pairs(3)
+    x = rng.integers(1, 6, item.size).astype(float)
+    design = PairDesign(item, y, 25)
+    w = item_weights(25, 401, 3)
+    boots = weighted_correlations(design, design.align(x), w)
+    idx = np.concatenate([np.flatnonzero(item == i) for i in range(25)
+                          for _ in range(int(w[400, i]))])
+    for k, f in SCIPY.items():
+        assert boots[k][400] == pytest.approx(f(x[idx], y[idx]), abs=1e-10), k
+    item = np.arange(150)
+    x, y = rng.normal(size=150), rng.normal(size=150)
+    design = PairDesign(item, y, 150)
+    point = weighted_correlations(design, design.align(x), np.ones((1, 150)))
+    for k, f in SCIPY.items():
+        assert point[k][0] == pytest.approx(f(x, y), abs=1e-12), k
+
+
+def test_a_variable_constant_in_a_resample_gives_no_correlation_not_rounding_noise():
+    """x takes 100.3 and 2, y takes 5, 7 and 100.3. A resample of only the first two items
+    has x constant at 100.3, one of only the last two has y constant at 100.3; their
+    variances come out as 1.5e-11 in floating point, not 0, and must still count as none
+    (relative to the sum of squares, 6 * 100.3^2). Two pairs that agree give tau-b = 1
+    (n_0 = 1, so its denominator is exactly 1)."""
+    design = PairDesign(np.arange(4), np.array([5.0, 7.0, 100.3, 100.3]), 4)
+    x = design.align(np.array([100.3, 100.3, 2.0, 100.3]))
+    w = np.array([[3.0, 3.0, 0.0, 0.0], [0.0, 0.0, 3.0, 3.0]])
+    res = weighted_correlations(design, x, w)
+    for k in ("pearson", "spearman", "kendall_tau_b"):
+        assert np.isnan(res[k]).all(), k
+    two = weighted_correlations(PairDesign(np.arange(2), np.array([1.0, 2.0]), 2),
+                                np.array([3.0, 5.0]), np.ones((1, 2)))
+    assert {k: v[0] for k, v in two.items()} == {"pearson": pytest.approx(1.0),
+                                                 "spearman": pytest.approx(1.0),
+                                                 "kendall_tau_b": 1.0}
+
+
 def _tiny() -> Ratings:
     # 5 items, 2 humans: each human's leave-one-out consensus is the other human's score
     m = np.array([[1, 2], [2, 1], [3, 4], [4, 3], [5, 5]], float)

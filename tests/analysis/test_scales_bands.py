@@ -66,6 +66,34 @@ def test_encode_scores_onto_scales():
     assert df["score"].tolist()[0] == 3  # the input frame is left as it was
 
 
+def test_encode_scores_keeps_the_frames_rows_and_reads_exact_values_only():
+    """Rows of a filtered frame (index 10, 11, ...) keep their place; a missing score before
+    others leaves them encoded; a float off the scale is shown as written in the file (``7``,
+    not ``7.0``); 3.5 is not on 1..5 (a tolerance of one scale point would take it); a
+    boolean is not a number; an empty frame still has a numeric score column."""
+    scales = {"e": Scale("ordinal", FIVE), "b": Scale("nominal", (0.0, 1.0), binary=True)}
+    df = pd.DataFrame({"dimension": ["e", "e", "e", "e", "b", "e"],
+                       "score": [float("nan"), 2.0, 7.0, 3.5, True, 5.0]},
+                      index=[10, 11, 12, 13, 14, 15])
+    out, off = encode_scores(df, scales)
+    assert out.index.tolist() == [10, 11, 12, 13, 14, 15]
+    assert out["score"].tolist()[1:2] + out["score"].tolist()[5:] == [2.0, 5.0]
+    assert out["score"][[10, 12, 13, 14]].isna().all()
+    assert [(o.index, o.raw, o.problem) for o in off] == [
+        (12, "7", "7 is not on the scale 1..5"),
+        (13, "3.5", "3.5 is not on the scale 1..5"),
+        (14, "True", "'True' is not a number")]
+    empty, none_off = encode_scores(df.iloc[:0], scales)
+    assert empty["score"].dtype == np.float64 and none_off == []
+
+
+def test_infer_scales_goes_on_after_a_dimension_without_finite_scores():
+    """A dimension whose scores are all 'inf' or 'nan' text gets no scale, and the dimensions
+    after it (in name order) still get theirs."""
+    scales, _ = infer_scales(_df({"a": ["inf", "nan"], "b": [1, 3]}))
+    assert scales == {"b": Scale("ordinal", (1.0, 2.0, 3.0))}
+
+
 def test_how_values_and_scales_are_named():
     labels = Scale.of_labels("ordinal", ("no", "yes"))
     assert labels.values == (1.0, 2.0)
