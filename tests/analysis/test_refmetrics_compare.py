@@ -263,3 +263,160 @@ def test_a_ranking_every_scenario_agrees_on_has_a_degenerate_ci():
     human = np.tile([3.0, 2.0, 1.0], 10)
     res = system_agreement(human, {"m": human * 10}, models, scen, B=100, seed=1).to_dict()
     assert res["rows"]["m"]["kendall_tau_b"] == {"value": 1.0, "low": 1.0, "high": 1.0}
+
+
+def _share_right(h, r, tol=1e-12):
+    """The share of the humans' pairwise orderings the metric gets right, a metric tie one
+    half, written as a loop over model pairs."""
+    right = ordered = 0.0
+    for a in range(len(h)):
+        for b in range(a + 1, len(h)):
+            dh, dr = h[a] - h[b], r[a] - r[b]
+            if abs(dh) <= tol * max(1.0, abs(h[a]), abs(h[b])):
+                continue
+            ordered += 1
+            if abs(dr) <= tol * max(1.0, abs(r[a]), abs(r[b])):
+                right += 0.5
+            elif np.sign(dh) == np.sign(dr):
+                right += 1
+    return right / ordered if ordered else np.nan
+
+
+def _written_out(human, metric, models, scen, w):
+    """Per resample (a row of scenario draw counts), the model means of the resample written
+    out, then scipy's tau-b and the share right; NaN where a model has no item."""
+    names, scens = sorted(set(models)), sorted(set(scen))
+    taus, shares = [], []
+    for row in w:
+        idx = np.concatenate([np.flatnonzero(scen == s) for k, s in enumerate(scens)
+                              for _ in range(int(row[k]))])
+        hm = [human[idx][models[idx] == m].mean() if np.any(models[idx] == m) else np.nan
+              for m in names]
+        mm = [metric[idx][models[idx] == m].mean() if np.any(models[idx] == m) else np.nan
+              for m in names]
+        if np.isnan(hm).any():
+            taus.append(np.nan)
+            shares.append(np.nan)
+            continue
+        taus.append(stats.kendalltau(hm, mm).statistic)
+        shares.append(_share_right(hm, mm))
+    return np.array(taus), np.array(shares)
+
+
+def test_system_record_on_an_unbalanced_design_equals_the_resamples_written_out():
+    """Model A answered two items per scenario, B-D one: the bootstrap's model means divide
+    by each model's own count in the resample (with equal counts, scaling every mean alike
+    would keep the ranking and hide a wrong divisor). Every field of the record, at ci = .9."""
+    rng = np.random.default_rng(11)
+    models = np.array((["A", "A", "B", "C", "D"]) * 6)
+    scen = np.repeat(np.arange(6), 5)
+    human = rng.normal(size=30) + (models == "A") * 0.8 - (models == "D") * 0.6
+    metric = human + rng.normal(0, 1.0, 30)
+    res = system_agreement(human, {"m": metric}, models, scen, B=200, seed=3, ci=0.9)
+    got = res.to_dict()
+    hm = {m: float(human[models == m].mean()) for m in "ABCD"}
+    mm = {m: float(metric[models == m].mean()) for m in "ABCD"}
+    assert {k: got[k] for k in ("n_models", "n_scenarios", "n_items", "unit", "resampled",
+                                "B", "seed", "min_models", "notes")} == {
+        "n_models": 4, "n_scenarios": 6, "n_items": 30, "unit": "model",
+        "resampled": "scenarios", "B": 200, "seed": 3, "min_models": 3, "notes": []}
+    assert got["human_means"] == pytest.approx(hm, abs=1e-12)
+    row = got["rows"]["m"]
+    assert row["model_means"] == pytest.approx(mm, abs=1e-12)
+    assert row["pairs_ordered_by_humans"] == 6
+    taus, shares = _written_out(human, metric, models, scen, item_weights(6, 200, 3))
+    assert row["kendall_tau_b"]["value"] == pytest.approx(
+        stats.kendalltau(list(hm.values()), list(mm.values())).statistic, abs=1e-12)
+    assert row["pairwise_accuracy"]["value"] == pytest.approx(
+        _share_right(list(hm.values()), list(mm.values())), abs=1e-12)
+    assert (row["kendall_tau_b"]["low"], row["kendall_tau_b"]["high"]) == pytest.approx(
+        tuple(np.quantile(taus, [0.05, 0.95])), abs=1e-12)
+    assert (row["pairwise_accuracy"]["low"], row["pairwise_accuracy"]["high"]) == \
+        pytest.approx(tuple(np.quantile(shares, [0.05, 0.95])), abs=1e-12)
+    assert res.rows["m"].pairwise_accuracy.low < res.rows["m"].pairwise_accuracy.high
+
+
+def test_resamples_that_lose_a_model_are_counted_and_left_out():
+    """Model C answered only in scenario 0, once: a resample without scenario 0 has no mean
+    for C (counted in the note, left out of the CI); one that draws it once has C's one item,
+    a mean like any other."""
+    rng = np.random.default_rng(2)
+    models = np.array(["A", "B", "C", "A", "B", "A", "B"])
+    scen = np.array([0, 0, 0, 1, 1, 2, 2])
+    human = rng.normal(size=7)
+    metric = human + rng.normal(0, 0.5, 7)
+    w = item_weights(3, 300, 4)
+    lost = int(np.sum(w[:, 0] == 0))
+    assert lost >= 2 and np.any(w[:, 0] == 1)
+    res = system_agreement(human, {"m": metric}, models, scen, B=300, seed=4)
+    assert res.notes == (f"{lost} of 300 resamples left a model without items and give no "
+                         "value",)
+    taus, shares = _written_out(human, metric, models, scen, w)
+    ok = np.isfinite(taus)
+    assert ok.sum() == 300 - lost
+    row = res.rows["m"]
+    assert (row.kendall_tau_b.low, row.kendall_tau_b.high) == pytest.approx(
+        tuple(np.quantile(taus[ok], [0.025, 0.975])), abs=1e-12)
+    assert (row.pairwise_accuracy.low, row.pairwise_accuracy.high) == pytest.approx(
+        tuple(np.quantile(shares[ok], [0.025, 0.975])), abs=1e-12)
+    # one resample (seed 0 draws scenarios 1, 1, 2): it loses C, and says so
+    assert item_weights(3, 1, 0).tolist() == [[0.0, 2.0, 1.0]]
+    one = system_agreement(human, {"m": metric}, models, scen, B=1, seed=0)
+    assert one.notes == ("1 of 1 resamples left a model without items and give no value",)
+
+
+def test_system_bootstrap_needs_two_scenarios_and_two_models():
+    """One scenario: every resample is the study itself, so there is no CI; two scenarios
+    give one; two models give the share of orderings its CI (tau needs three models)."""
+    rng = np.random.default_rng(8)
+    models = np.array(list("ABC") * 2)
+    human, metric = rng.normal(size=6), rng.normal(size=6)
+    one = system_agreement(human, {"m": metric}, models, np.zeros(6), B=50, seed=1)
+    assert one.rows["m"].kendall_tau_b.low is None
+    assert one.rows["m"].pairwise_accuracy.low is None
+    two = system_agreement(human, {"m": metric}, models, np.repeat([0, 1], 3), B=50, seed=1)
+    assert two.rows["m"].kendall_tau_b.low is not None and two.notes == ()
+    pair = system_agreement(human[:4], {"m": metric[:4]}, np.array(list("ABAB")),
+                            np.repeat([0, 1], 2), B=50, seed=1)
+    assert pair.rows["m"].kendall_tau_b.value is None
+    assert pair.rows["m"].pairwise_accuracy.low is not None
+
+
+def test_system_defaults_ties_up_to_rounding_and_humans_who_rank_nothing():
+    """B = 1000 and seed 0 by default. The means 1000.1..1000.3 / 3 and 1000.2 differ by
+    1.1e-13 in floating point: a tie (relative tolerance 1e-12), so the humans order 5 of the
+    6 pairs. Humans who give every model the same mean order none: tau and the share are not
+    estimable (None, not NaN)."""
+    models = np.array(["A", "A", "A", "B", "B", "B", "C", "C", "C", "D", "D", "D"])
+    scen = np.tile([0, 1, 2], 4)
+    human = np.array([1000.1, 1000.2, 1000.3] + [1000.2] * 3 + [3.0] * 3 + [1.0] * 3)
+    assert human[:3].sum() / 3 != 1000.2
+    metric = np.array([4.0] * 3 + [3.0] * 3 + [2.0] * 3 + [1.0] * 3)
+    res = system_agreement(human, {"m": metric}, models, scen)
+    assert (res.B, res.seed, res.notes) == (1000, 0, ())
+    row = res.rows["m"]
+    assert row.pairs_ordered_by_humans == 5
+    assert row.kendall_tau_b.value == pytest.approx(5 / np.sqrt(5 * 6))
+    assert row.pairwise_accuracy.value == 1.0
+    flat = system_agreement(np.ones(12), {"m": metric}, models, scen, B=0).rows["m"]
+    assert flat.pairs_ordered_by_humans == 0
+    assert (flat.kendall_tau_b.value, flat.pairwise_accuracy.value) == (None, None)
+
+
+def test_rank_agreement_row_by_row():
+    """Each row on its own: a tie in one row (the tolerance is 1e-12 of the larger value, at
+    least 1e-12: 1.5e-12 apart is not a tie) does not change another row's denominators; a
+    missing value in either ranking makes its row NaN; two models give tau-b = +-1."""
+    h = np.array([[1.0, 1.0, 2.0], [1.0, 2.0, 3.0], [1.0, np.nan, 3.0], [1.0, 2.0, 3.0],
+                  [0.0, 1.5e-12, 1.0]])
+    r = np.array([[1.0, 2.0, 3.0], [1.0, 1.0, 3.0], [1.0, 2.0, 3.0], [1.0, np.nan, 3.0],
+                  [0.0, 1.0, 2.0]])
+    tau, share = rank_agreement(h, r)
+    for k in (0, 1, 4):
+        ref = stats.kendalltau(h[k], r[k]).statistic
+        assert tau[k] == pytest.approx(ref, abs=1e-12), k
+        assert share[k] == pytest.approx(_share_right(h[k], r[k]), abs=1e-12), k
+    assert (share[0], share[1], share[4]) == (1.0, pytest.approx(2.5 / 3), 1.0)
+    assert np.isnan(tau[2:4]).all() and np.isnan(share[2:4]).all()
+    tau, share = rank_agreement(np.array([1.0, 2.0]), np.array([5.0, 3.0]))
+    assert (tau[0], share[0]) == (-1.0, 0.0)
