@@ -96,12 +96,29 @@ bench: $(STAMP)
 	$(PY) benchmarks/run_all.py
 
 # Mutation testing of the statistics in analysis/ (configuration: [tool.mutmut] in
-# pyproject.toml; the survivors and why: docs/mutation.md). Not part of `make test`. By default
-# the core coefficients (Krippendorff's alpha and its bootstraps, the kappa family, Gwet,
-# Fleiss, percent agreement, the resampling helpers), which finish in about half an hour on 2
-# cores; `make mutate MUTANTS='analysis.*'` mutates every statistics module (hours on 2
-# cores). Prints the score and every surviving mutant.
-MUTANTS ?= analysis.alpha.* analysis.chance.* analysis.resample.*
+# pyproject.toml; the survivors and why: docs/mutation.md). Not part of `make test`. Prints the
+# score and every surviving mutant. Named sets (MUTANT_SET=...), or any patterns (MUTANTS=...):
+#   core     (default) Krippendorff's alpha and its bootstraps, the kappa family, Gwet,
+#            Fleiss, percent agreement, the resampling helpers: about half an hour on 2 cores
+#   reports  the agreement block, rater diagnostics, ICC, leaderboard, verdict, calibration
+#   numbers  the rest of what a user reads: the judge block, the human ceiling, the rater
+#            model, the metrics comparison (compare, correlation, system), rater monitoring,
+#            scales, the alternative annotator test, Bradley-Terry, prediction-powered
+#            inference (PPI, PPI++) and the active-labelling plan
+#   all      every statistics module (hours on 2 cores)
+# `reports` and `numbers` take hours on 2 cores: mutate them a module at a time, e.g.
+# `make mutate MUTANTS='analysis.ceiling.*'`.
+MUTANTS_core := analysis.alpha.* analysis.chance.* analysis.resample.*
+MUTANTS_reports := analysis.agreement.* analysis.raters.* analysis.icc.* analysis.leaderboard.* \
+	analysis.verdict.* analysis.calibration.*
+MUTANTS_numbers := analysis.judge_agreement.* analysis.ceiling.* analysis.rater_model.* \
+	analysis.refmetrics.compare.* analysis.refmetrics.correlation.* \
+	analysis.refmetrics.system.* analysis.monitoring.* analysis.scales.* analysis.alttest.* \
+	analysis.bradley_terry.* analysis.ppi.* analysis.active.*
+MUTANTS_all := analysis.*
+MUTANT_SET ?= core
+MUTANTS ?= $(MUTANTS_$(MUTANT_SET))
+
 mutate: $(STAMP) $(EMBED_STAMP)  # tests/analysis needs torch (the embedding metric)
 	$(PY) -m pip install -qq -e '.[mutate]'
 	rm -rf mutants
