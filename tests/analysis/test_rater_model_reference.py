@@ -96,30 +96,36 @@ def model() -> RaterModel:
     return fit_rater_model(DATA, VALUES)
 
 
+def _brute(data: pd.DataFrame, m: int) -> dict:
+    """The conditional ML by a general-purpose optimiser on :func:`_cond_loglik`, SEs from
+    the inverse of its Hessian by central differences."""
+    raters = sorted(data["rater"].unique())
+    nr, npar = len(raters), len(raters) - 1 + m - 1
+    def f(p):
+        return -_cond_loglik(p, data, raters, m)
+    res = optimize.minimize(f, np.zeros(npar), method="BFGS", options={"gtol": 1e-10})
+    h = 1e-4
+    hess = np.empty((npar, npar))
+    eye = np.eye(npar) * h
+    for a in range(npar):
+        for b in range(npar):
+            hess[a, b] = (f(res.x + eye[a] + eye[b]) - f(res.x + eye[a] - eye[b])
+                          - f(res.x - eye[a] + eye[b]) + f(res.x - eye[a] - eye[b])) / (4 * h * h)
+    cov = np.linalg.inv(hess)
+    a = np.vstack([np.eye(nr - 1), -np.ones((1, nr - 1))])
+    se = np.sqrt(np.diag(a @ cov[:nr - 1, :nr - 1] @ a.T))
+    la = np.append(res.x[:nr - 1], -res.x[:nr - 1].sum())
+    ta = np.append(res.x[nr - 1:], -res.x[nr - 1:].sum()) if m > 1 else np.zeros(1)
+    return {"severity": dict(zip(raters, la, strict=True)),
+            "se": dict(zip(raters, se, strict=True)), "thresholds": ta, "loglik": -res.fun}
+
+
 @pytest.fixture(scope="module")
 def brute():
-    raters = ["r1", "r2", "r3", "r4"]
-    m = 3
-    f = lambda p: -_cond_loglik(p, DATA, raters, m)  # noqa: E731
-    res = optimize.minimize(f, np.zeros(5), method="BFGS", options={"gtol": 1e-10})
-    h = 1e-4
-    hess = np.empty((5, 5))
-    for a in range(5):
-        for b in range(5):
-            ea, eb = np.eye(5)[a] * h, np.eye(5)[b] * h
-            hess[a, b] = (f(res.x + ea + eb) - f(res.x + ea - eb) - f(res.x - ea + eb)
-                          + f(res.x - ea - eb)) / (4 * h * h)
-    cov = np.linalg.inv(hess)
-    a = np.vstack([np.eye(3), -np.ones((1, 3))])
-    se = np.sqrt(np.diag(a @ cov[:3, :3] @ a.T))
-    la = np.append(res.x[:3], -res.x[:3].sum())
-    ta = np.append(res.x[3:], -res.x[3:].sum())
-    return {"severity": dict(zip(raters, la, strict=True)), "se": dict(zip(raters, se,
-                                                                            strict=True)),
-            "thresholds": ta, "loglik": -res.fun}
+    return _brute(DATA, 3)
 
 
-def test_severities_thresholds_and_loglik_equal_the_brute_force_conditional_ml(model, brute):
+def _assert_equal_to_brute(model: RaterModel, brute: dict) -> None:
     assert model.estimable and model.converged
     sev = model.raters.set_index("rater")
     for r, v in brute["severity"].items():
@@ -127,6 +133,23 @@ def test_severities_thresholds_and_loglik_equal_the_brute_force_conditional_ml(m
         assert sev.loc[r, "se"] == pytest.approx(brute["se"][r], rel=2e-3)
     assert np.allclose(model.thresholds, brute["thresholds"], atol=2e-5)
     assert model.loglik == pytest.approx(brute["loglik"], abs=1e-7)
+
+
+@pytest.mark.parametrize("seed,recode,values", [(2, {1: 1, 2: 1, 3: 2, 4: 2}, [1, 2]),
+                                                (8, {1: 1, 2: 2, 3: 2, 4: 3}, [1, 2, 3])])
+def test_two_and_three_categories_equal_the_brute_force_conditional_ml(seed, recode, values):
+    """A yes/no scale (one threshold, none estimated) and a three-point scale (two). (Seed 8
+    has too few non-extreme replies on a yes/no scale.)"""
+    data = _simulate(seed)
+    data = data.assign(score=data["score"].map(recode))
+    model = fit_rater_model(data, values)
+    _assert_equal_to_brute(model, _brute(data, len(values) - 1))
+    assert model.categories == tuple(float(v) for v in values)
+    assert len(model.thresholds) == max(1, len(values) - 1)
+
+
+def test_severities_thresholds_and_loglik_equal_the_brute_force_conditional_ml(model, brute):
+    _assert_equal_to_brute(model, brute)
     assert model.categories == (1.0, 2.0, 3.0, 4.0)
     # raters sorted by severity, the row order a reader sees
     assert list(model.raters["rater"]) == sorted(brute["severity"], key=brute["severity"].get)
