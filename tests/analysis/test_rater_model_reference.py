@@ -19,6 +19,7 @@ from analysis.rater_model import (
     EXTREME_ADJUSTMENT,
     FIT_RANGE,
     RaterModel,
+    _flag,
     fair_scores,
     fit_dimensions,
     fit_rater_model,
@@ -268,3 +269,70 @@ def test_fit_dimensions_and_fair_scores_long():
     none = fair_scores({"tone": fits["tone"]})
     assert none.empty and list(none.columns) == ["item_id", "dimension", "fair_score",
                                                  "fair_se"]
+
+
+def test_every_not_estimable_case_by_its_reason():
+    """Each early return, exactly: the flag is False and the reason the one for that case."""
+    def fit(rows, values=(1, 2, 3)):
+        return fit_rater_model(pd.DataFrame(rows, columns=["item", "rater", "score"]), values)
+    one_cat = fit([("a", "x", 2), ("b", "x", 2), ("a", "y", 2)])
+    assert one_cat.estimable is False and one_cat.reason == (
+        "not estimable: every rating is in one category, so there is no variation to separate "
+        "raters from items")
+    one_rater = fit([("a", "x", 1), ("b", "x", 2), ("c", "x", 3), ("d", "x", 2)])
+    assert one_rater.estimable is False and one_rater.reason == (
+        "not estimable: fewer than two raters or two non-extreme items rated by them")
+    # x rates four middle-category replies alone, y two: two parts, the larger has one rater
+    # (g and h are extreme, z rated only h at the bottom)
+    split = fit([("a", "x", 2), ("b", "x", 2), ("c", "x", 2), ("d", "x", 2), ("e", "y", 2),
+                 ("f", "y", 2), ("g", "y", 3), ("h", "z", 1)])
+    assert split.estimable is False and split.reason == (
+        "not estimable: the connected part has fewer than two raters or items")
+    # the top category occurs only in the extreme reply c
+    top_only = fit([("a", "r1", 1), ("a", "r2", 2), ("b", "r1", 2), ("b", "r2", 1),
+                    ("c", "r1", 3), ("c", "r2", 3)])
+    assert top_only.estimable is False and top_only.reason == (
+        "not estimable: once extreme items are set aside, some used categories occur only in "
+        "them")
+    # two raters and two replies, neither extreme: enough
+    assert fit([("a", "r1", 1), ("a", "r2", 2), ("b", "r1", 2), ("b", "r2", 3)]).estimable
+
+
+def test_an_extreme_rater_is_left_out_and_a_narrow_one_kept():
+    """r5 gives the top score every time (no information on its severity: left out, and the
+    fit is the one without it); r6 uses only the two lowest categories (not extreme: kept)."""
+    r5 = pd.DataFrame({"item": [f"i{n:02d}" for n in range(5)], "rater": "r5", "score": 4})
+    r6 = pd.DataFrame({"item": [f"i{n:02d}" for n in range(5, 10)], "rater": "r6",
+                       "score": [1, 2, 1, 2, 2]})
+    with_both = fit_rater_model(pd.concat([DATA, r5, r6]), VALUES)
+    without_r5 = fit_rater_model(pd.concat([DATA, r6]), VALUES)
+    assert set(with_both.raters["rater"]) == {"r1", "r2", "r3", "r4", "r6"}
+    assert with_both.raters.equals(without_r5.raters)
+    assert with_both.items.equals(without_r5.items)
+
+
+def test_a_second_rating_of_the_same_reply_by_the_same_rater_is_refused():
+    twice = pd.concat([DATA, pd.DataFrame({"item": ["i00"], "rater": [DATA.loc[0, "rater"]],
+                                           "score": [1 + DATA.loc[0, "score"] % 4]})])
+    with pytest.raises(ValueError, match="rated twice by the same rater"):
+        fit_rater_model(twice, VALUES)
+
+
+def test_cannot_rate_is_left_out():
+    """A score that is not a number ("cannot rate", empty) is dropped, not an error."""
+    odd = pd.concat([DATA.astype({"score": object}),
+                     pd.DataFrame({"item": ["i00", "i01"], "rater": ["r9", "r9"],
+                                   "score": ["cannot rate", None]})])
+    m = fit_rater_model(odd, VALUES)
+    assert m.raters.equals(fit_rater_model(DATA, VALUES).raters)
+    assert m.n_ratings == len(DATA)
+
+
+@pytest.mark.parametrize("min_n", [10, 5])
+def test_flags_start_at_the_stated_number_of_ratings(min_n):
+    """Raters are flagged from 10 ratings, replies from 5 (module docstring)."""
+    assert _flag(2.0, 1.0, min_n, min_n) == "misfit (erratic)"
+    assert _flag(1.0, 0.4, min_n, min_n) == "overfit (too predictable)"
+    assert _flag(2.0, 1.0, min_n - 1, min_n) == ""
+    assert _flag(1.0, 1.2, min_n, min_n) == ""
+    assert _flag(float("nan"), 2.0, min_n, min_n) == ""
