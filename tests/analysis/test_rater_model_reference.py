@@ -29,7 +29,7 @@ from analysis.rater_model import (
 def _simulate(seed: int = 8, n_items: int = 30) -> pd.DataFrame:
     """4 raters (severities −0.6, −0.2, 0.2, 0.6), scale 1..4 (thresholds −1, 0, 1), θ ~
     N(0, 1), each reply rated by 2 or 3 raters in an incomplete, connected design; "top" is
-    rated 4 by three raters (extreme), "solo" once."""
+    rated 4 by three raters and "bottom" 1 by two (extreme), "solo" once."""
     rng = np.random.default_rng(seed)
     sev = np.array([-0.6, -0.2, 0.2, 0.6])
     cum = np.array([0.0, -1.0, -1.0, 0.0])
@@ -40,7 +40,8 @@ def _simulate(seed: int = 8, n_items: int = 30) -> pd.DataFrame:
             lg = (theta - sev[j]) * np.arange(4) - cum
             p = np.exp(lg - lg.max())
             rows.append((f"i{n:02d}", f"r{j + 1}", 1 + int(rng.choice(4, p=p / p.sum()))))
-    rows += [("top", "r1", 4), ("top", "r2", 4), ("top", "r3", 4), ("solo", "r2", 3)]
+    rows += [("top", "r1", 4), ("top", "r2", 4), ("top", "r3", 4), ("solo", "r2", 3),
+             ("bottom", "r2", 1), ("bottom", "r4", 1)]
     return pd.DataFrame(rows, columns=["item", "rater", "score"])
 
 
