@@ -24,6 +24,7 @@ from analysis.rater_model import (
     fit_dimensions,
     fit_rater_model,
 )
+from messages import Msg
 
 
 def _simulate(seed: int = 8, n_items: int = 30) -> pd.DataFrame:
@@ -337,3 +338,23 @@ def test_flags_start_at_the_stated_number_of_ratings(min_n):
     assert _flag(2.0, 1.0, min_n - 1, min_n) == ""
     assert _flag(1.0, 1.2, min_n, min_n) == ""
     assert _flag(float("nan"), 2.0, min_n, min_n) == ""
+
+
+def test_a_rater_with_ten_contrary_ratings_is_flagged_and_the_frames_keep_their_shape():
+    """r7 gives the top score to the five lowest-rated replies and the bottom score to the five
+    highest-rated (not extreme) ones: ten ratings, the least that flags a rater."""
+    mean = DATA[~DATA["item"].isin(["top", "bottom", "solo"])].groupby("item")["score"].mean()
+    order = mean.sort_values().index
+    r7 = pd.DataFrame({"item": list(order[:5]) + list(order[-5:]), "rater": "r7",
+                       "score": [4] * 5 + [1] * 5})
+    m = fit_rater_model(pd.concat([DATA, r7]), VALUES)
+    row = m.raters.set_index("rater").loc["r7"]
+    assert row["n"] == 10 and row["infit"] > 1.5
+    assert row["flag"] == "misfit (erratic)" and isinstance(row["flag"], Msg)
+    assert list(m.raters.columns) == ["rater", "severity", "se", "n", "infit", "outfit", "flag"]
+    assert list(m.items.columns) == ["item", "measure", "se", "fair_score", "fair_se",
+                                     "observed_mean", "n", "infit", "outfit", "flag", "extreme"]
+    assert list(m.raters.index) == list(range(len(m.raters)))
+    assert list(m.items.index) == list(range(len(m.items)))
+    assert m.raters["n"].dtype.kind == "i" and m.items["n"].dtype.kind == "i"
+    assert m.reason == "" and m.raters["flag"].dtype == object and m.items["flag"].dtype == object
