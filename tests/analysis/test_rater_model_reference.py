@@ -249,7 +249,7 @@ def test_fit_dimensions_and_fair_scores_long():
     assert list(fits) == ["warmth", "safety", "tone", "empty"]
     for dim, reason in [("tone", "not estimable: named categories have no order"),
                         ("empty", "not estimable: no ratings")]:
-        assert isinstance(fits[dim], RaterModel) and not fits[dim].estimable
+        assert isinstance(fits[dim], RaterModel) and fits[dim].estimable is False
         assert fits[dim].reason == reason
     alone = fit_rater_model(DATA, VALUES)
     assert fits["warmth"].items.equals(alone.items)
