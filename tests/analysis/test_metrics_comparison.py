@@ -209,3 +209,28 @@ def test_an_item_one_human_rated_is_neither_common_nor_dropped():
     assert res.n_items == 5
     assert res.notes == ("1 items rated by two or more humans lack a score from some judge or "
                          "metric and are left out, so every row is on the same items",)
+
+
+def test_order_of_dimensions_and_of_the_items_frame_changes_nothing():
+    """A dimension with one rater listed first does not stop the others; the items frame
+    listed backwards, with an item nobody rated, gives the same models and scenarios to the
+    same items; a nominal scale of two categories (not marked binary) is a yes/no scale, so
+    its correlations apply; the design and kappa notes are the module's."""
+    from analysis.refmetrics.compare import DESIGN, KAPPA_NOTE
+
+    ratings, scales, metrics, judges, items = _frames()
+    opt = AnalysisOptions(B=20, seed=3, ci=0.9, min_shared_items=5)
+    ref = metric_comparison(ratings, scales, metrics, judges=judges, items=items, options=opt)
+    solo_first = {"solo": scales["solo"], "empathy": scales["empathy"], "tone": scales["tone"]}
+    back = pd.concat([items.iloc[::-1], pd.DataFrame({"item_id": ["zz"], "model": ["Z"],
+                                                      "scenario": ["s9"]})])
+    res = metric_comparison(ratings, solo_first, metrics, judges=judges, items=back,
+                            options=opt)
+    assert list(res.dimensions) == ["empathy", "tone"]
+    assert res.dimensions["empathy"].to_dict() == ref.dimensions["empathy"].to_dict()
+    assert res.design == DESIGN and res.kappa == KAPPA_NOTE
+    assert ref.design == DESIGN and ref.kappa == KAPPA_NOTE
+    two = dict(scales, tone=Scale.of_labels("nominal", ("cold", "warm")))
+    yes_no = metric_comparison(ratings, two, metrics, judges=judges, items=items, options=opt)
+    assert not any("nominal" in n for n in yes_no.dimensions["tone"].notes)
+    assert any("nominal" in n for n in ref.dimensions["tone"].notes)
