@@ -315,6 +315,7 @@ def test_an_extreme_rater_is_left_out_and_a_narrow_one_kept():
     # round of setting extremes aside finds raters only)
     g = DATA.groupby("item")["score"]
     plain = DATA[~DATA["item"].map((g.max() == 1) | (g.min() == 4))]
+    r5 = r5.assign(item=sorted(plain["item"].unique())[:5])
     alone = fit_rater_model(pd.concat([plain, r5]), VALUES)
     assert set(alone.raters["rater"]) == {"r1", "r2", "r3", "r4"}
     assert alone.raters.equals(fit_rater_model(plain, VALUES).raters)
