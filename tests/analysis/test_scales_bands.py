@@ -220,3 +220,14 @@ def test_a_judge_score_off_the_scale_is_named_once():
     assert ("1 of 6 judgments are unscored (including the scores not on the scale) and left "
             "out") in notes
     assert res["judges"]["J"]["e"]["n_unscored"] == 1
+
+
+def test_a_score_on_a_dimension_without_a_scale_does_not_stop_the_rest():
+    """A dimension with no scale known gets NaN, unlisted, and the rows after it are still
+    encoded."""
+    scales = {"e": Scale("ordinal", FIVE)}
+    df = pd.DataFrame({"dimension": ["e", "u", "e", "e"], "score": [2, 3, 4, 9]})
+    out, off = encode_scores(df, scales)
+    assert out["score"].tolist()[0] == 2.0 and out["score"].tolist()[2] == 4.0
+    assert out["score"].isna().tolist() == [False, True, False, True]
+    assert [(o.index, o.dimension, o.raw) for o in off] == [(3, "e", "9")]
