@@ -164,3 +164,26 @@ def test_human_ceiling_defaults_coverage_and_small_variances():
     # two items are enough for an interval
     pair = human_ceiling(np.array([[1.0, 2.0], [4.0, 5.0]]), B=50, seed=1)
     assert pair["qwk_ci"]["low"] is not None and pair["mae_ci"]["low"] is not None
+
+
+def test_pooled_correlations_from_three_pairs_on_a_yes_no_scale_and_none_from_two():
+    """One reply rated 0, 1, 1 by three humans: the pairs (x, mean of the others) are (0, 1),
+    (1, 0.5), (1, 0.5); three pairs with values spread by at most 1 still give Pearson,
+    Spearman and Kendall (scipy on those pairs). Two humans on one reply give two pairs:
+    no correlation (None, each key present). Humans who all agree give no QWK (0/0): None,
+    not NaN."""
+    from scipy import stats
+
+    from analysis.ceiling import loo_pairs, pooled_metrics
+
+    three = pooled_metrics(loo_pairs(np.array([[0.0, 1.0, 1.0]])))
+    x, c = np.array([0.0, 1.0, 1.0]), np.array([1.0, 0.5, 0.5])
+    assert three["pearson"] == pytest.approx(stats.pearsonr(x, c).statistic)
+    assert three["spearman"] == pytest.approx(stats.spearmanr(x, c).statistic)
+    assert three["kendall_tau_b"] == pytest.approx(stats.kendalltau(x, c).statistic)
+    assert three["n_pairs"] == 3
+    two = pooled_metrics(loo_pairs(np.array([[1.0, 3.0]])))
+    assert {k: two[k] for k in ("pearson", "spearman", "kendall_tau_b")} == {
+        "pearson": None, "spearman": None, "kendall_tau_b": None}
+    same = pooled_metrics(loo_pairs(np.array([[2.0, 2.0], [2.0, 2.0]])))
+    assert same["qwk"] is None and same["linear_kappa"] is None and same["mae"] == 0.0
