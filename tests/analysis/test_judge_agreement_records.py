@@ -214,3 +214,34 @@ def test_verdict_for_names_why_there_is_none_and_projects_items():
     assert v.humans_unreliable == 0.5 and "do not agree reliably" in v.reasons[-1]
     v = verdict_for(near, None, m, judge, options=opt, humans_alpha=0.85)
     assert v.humans_unreliable is None
+
+
+def test_the_one_human_per_item_block_uses_the_options_and_is_none_otherwise():
+    """No item has two humans: the block against the single human is the one
+    single_human_agreement gives with the analysis' B, seed, level and minimum of items (none
+    of them its defaults); a study with leave-one-out pairs has no such block (None); the
+    confusion matrix names its axes."""
+    from analysis.single_human import single_human_agreement
+
+    rng = np.random.default_rng(8)
+    truth = rng.integers(1, 6, 24).astype(float)
+    m = np.full((24, 3), np.nan)
+    m[np.arange(24), np.arange(24) % 3] = truth
+    judge = np.clip(truth + rng.integers(-1, 2, 24), 1, 5)
+    humans = Ratings(m, tuple(f"i{k}" for k in range(24)), ("a", "b", "c"))
+    opt = AnalysisOptions(B=60, seed=11, ci=0.8, min_units=7)
+    jm = judge_metrics(humans, judge, "ordinal", VALUES, options=opt)
+    want = single_human_agreement(m, judge, VALUES, B=60, seed=11, ci=0.8, min_items=7)
+    assert want is not None and jm.single_human == want
+    assert want != single_human_agreement(m, judge, VALUES)
+    # six items: enough at the default minimum of 5, not at the analysis' 7
+    six = Ratings(m[:6], humans.items[:6], humans.raters)
+    jm6 = judge_metrics(six, judge[:6], "ordinal", VALUES, options=opt)
+    want6 = single_human_agreement(m[:6], judge[:6], VALUES, B=60, seed=11, ci=0.8,
+                                   min_items=7)
+    assert jm6.single_human == want6
+    assert want6 != single_human_agreement(m[:6], judge[:6], VALUES, B=60, seed=11, ci=0.8)
+    with_pairs = judge_metrics(*_study(), "ordinal", VALUES, options=OPT)
+    assert with_pairs.single_human is None
+    conf = agreement_block(with_pairs).confusion
+    assert (conf.rows, conf.columns) == ("human median (lower)", "judge")
