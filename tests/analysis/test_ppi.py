@@ -235,3 +235,38 @@ def test_labelled_for_halfwidth_matches_the_variance_formula():
         return lam ** 2 * vh / N + (vy - 2 * lam * c + lam ** 2 * vh) / n
     assert z * var(n) ** 0.5 <= 0.1 < z * var(n - 1) ** 0.5
     assert labelled_for_halfwidth(1.0, 1.0, 0.0, 200, 0.1) is None  # not even all 200
+
+
+@pytest.mark.parametrize("var_y,var_yhat,cov,total,halfwidth,level", [
+    (1.0, 0.8, 0.6, 3000, 0.05, 0.95),    # lambda inside (0, 1)
+    (1.0, 0.5, 0.7, 5000, 0.05, 0.95),    # lambda clipped at 1 while n / N is small
+    (1.0, 1.0, -0.3, 2000, 0.08, 0.95),   # a judge against the humans: lambda 0
+    (2.0, 1.5, 1.4, 500, 0.15, 0.90),     # another level
+    (1.0, 1.0, 0.5, 420, 0.1, 0.95),      # close to needing every item
+    (0.3, 0.2, 0.1, 40, 0.2, 0.95),       # small study
+    (1.0, 1.0, 0.9, 1000, 2.0, 0.95),     # two items are enough
+    (1.0, 1.0, 0.5, 2, 2.0, 0.95),        # two items in all, both rated
+    (1.0, 1.0, 0.0, 200, 0.1, 0.95),      # not even every item: None
+])
+def test_labelled_for_halfwidth_against_a_scan_over_every_n(var_y, var_yhat, cov, total,
+                                                             halfwidth, level):
+    """The smallest n in 2..total whose PPI++ variance, minimised over lambda in [0, 1] by a
+    bounded scalar search (not the closed form), gives z * sd <= halfwidth (Angelopoulos,
+    Duchi & Zrnic 2023, PPI++, the mean's variance lambda^2 Var(Yhat)/N + Var(Y - lambda
+    Yhat)/n with N = total - n judge-only items); None when no n does."""
+    from scipy.optimize import minimize_scalar
+
+    z = norm.ppf(0.5 + level / 2)
+
+    def var(n):
+        big_n = total - n
+        if big_n == 0:
+            return var_y / n
+        def f(lam):
+            return lam ** 2 * var_yhat / big_n + (var_y - 2 * lam * cov
+                                                  + lam ** 2 * var_yhat) / n
+        return minimize_scalar(f, bounds=(0.0, 1.0), method="bounded",
+                               options={"xatol": 1e-12}).fun
+
+    want = next((n for n in range(2, total + 1) if z * var(n) ** 0.5 <= halfwidth), None)
+    assert labelled_for_halfwidth(var_y, var_yhat, cov, total, halfwidth, level=level) == want
