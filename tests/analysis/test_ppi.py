@@ -270,3 +270,62 @@ def test_labelled_for_halfwidth_against_a_scan_over_every_n(var_y, var_yhat, cov
 
     want = next((n for n in range(2, total + 1) if z * var(n) ** 0.5 <= halfwidth), None)
     assert labelled_for_halfwidth(var_y, var_yhat, cov, total, halfwidth, level=level) == want
+
+
+def _active_design(seed: int, slopes):
+    """Three strata of 200 items, probabilities 0.15-0.85, labels drawn with them; y = slope *
+    yhat + noise per stratum; the last stratum's judge value is constant."""
+    rng = np.random.default_rng(seed)
+    st = np.repeat([0, 1, 2], 200)
+    yhat = rng.normal(3, 1, 600)
+    yhat[st == 2] = 2.5
+    y = np.array([slopes[s] for s in st]) * yhat + rng.normal(0, 0.7, 600) + 0.4 * st
+    prob = rng.uniform(0.15, 0.85, 600)
+    lab = rng.random(600) < prob
+    return yhat, np.where(lab, y, np.nan), lab, prob, st
+
+
+def _z_var(params, yhat, y, lab, prob, st, keys):
+    """The sample variance of Z = Y xi/pi + sum_s (lambda_s Yhat + a_s)(1 - xi/pi) 1[s],
+    written out (Zrnic & Candes 2024, the active estimator's summands)."""
+    k = len(keys)
+    lam, off = params[:k], params[k:]
+    xi = lab.astype(float)
+    z = np.where(lab, np.nan_to_num(y), 0.0) * xi / prob
+    for i, s in enumerate(keys):
+        z = z + np.where(st == s, (lam[i] * yhat + off[i]) * (1 - xi / prob), 0.0)
+    return float(np.var(z))
+
+
+def test_active_lambda_minimises_the_summands_variance_by_a_general_optimiser():
+    """Interior lambdas: the same lambdas and offsets as L-BFGS-B on the variance written out
+    (lambda bounded to [0, 1], offsets free); the constant stratum gets lambda 0. A slope that
+    wants lambda above 1 is clipped to exactly 1, and the offsets then minimise the variance
+    given the lambdas."""
+    from scipy.optimize import minimize
+
+    from analysis.ppi import active_lambda
+
+    yhat, y, lab, prob, st = _active_design(4, (0.6, 0.3, 0.5))
+    lam, off = active_lambda(yhat, y, lab, prob, strata=st)
+    keys = [0, 1, 2]
+    best = minimize(_z_var, np.r_[0.5, 0.5, 0.0, 0.0, 0.0, 0.0],
+                    args=(yhat, y, lab, prob, st, keys), method="L-BFGS-B",
+                    bounds=[(0, 1)] * 2 + [(0, 0)] + [(None, None)] * 3,
+                    options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 10_000})
+    assert 0 < lam[0] < 1 and 0 < lam[1] < 1 and lam[2] == 0.0
+    assert np.allclose(lam, best.x[:3], atol=1e-5)
+    assert _z_var(np.r_[lam, off], yhat, y, lab, prob, st, keys) == pytest.approx(
+        best.fun, rel=1e-9)
+    # one stratum's lambda clipped at 1: the offsets are the best ones for those lambdas
+    yhat, y, lab, prob, st = _active_design(5, (1.8, 0.4, 0.5))
+    lam, off = active_lambda(yhat, y, lab, prob, strata=st)
+    assert lam[0] == 1.0 and 0 < lam[1] < 1 and lam[2] == 0.0
+    given = minimize(lambda a: _z_var(np.r_[lam, a], yhat, y, lab, prob, st, keys),
+                     np.zeros(3), method="BFGS", options={"gtol": 1e-12})
+    assert np.allclose(off, given.x, atol=1e-5)
+    # without strata: one lambda and one offset, the same as a single stratum
+    one = active_lambda(yhat, y, lab, prob)
+    same = active_lambda(yhat, y, lab, prob, strata=np.full(600, 7))
+    assert np.array_equal(one[0], same[0]) and np.array_equal(one[1], same[1])
+    assert one[0].shape == (1,)
