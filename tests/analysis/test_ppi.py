@@ -329,3 +329,14 @@ def test_active_lambda_minimises_the_summands_variance_by_a_general_optimiser():
     same = active_lambda(yhat, y, lab, prob, strata=np.full(600, 7))
     assert np.array_equal(one[0], same[0]) and np.array_equal(one[1], same[1])
     assert one[0].shape == (1,)
+
+
+def test_allocate_budget_of_nothing_and_a_model_without_spread():
+    """A budget of 0 is no picks (integers, one per model), not an error; a model whose draw
+    has no spread (s2 = 0: its items are all alike) gains nothing from a pick, so the budget
+    goes to the other; no active round yet: nothing labelled beyond the first share."""
+    none = allocate_budget([3, 4], [1.0, 1.0], [1.0, 1.0], [0.0, 0.0], [5, 5], 0)
+    assert none.tolist() == [0, 0] and none.dtype.kind == "i"
+    spread = allocate_budget([5, 5], [1.0, 1.0], [0.0, 1.0], [0.0, 0.0], [10, 10], 4)
+    assert spread.tolist() == [0, 4] and spread.dtype.kind == "i"
+    assert labelling_probability(0.3, []).shape == (0,)
