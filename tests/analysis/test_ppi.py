@@ -340,3 +340,34 @@ def test_allocate_budget_of_nothing_and_a_model_without_spread():
     spread = allocate_budget([5, 5], [1.0, 1.0], [0.0, 1.0], [0.0, 0.0], [10, 10], 4)
     assert spread.tolist() == [0, 4] and spread.dtype.kind == "i"
     assert labelling_probability(0.3, []).shape == (0,)
+
+
+@pytest.mark.parametrize("lam,method", [(None, "active ppi++"), (0, "active human"),
+                                        (0.5, "active ppi")])
+def test_active_mean_field_by_field(lam, method):
+    """z_i = g_i + xi_i (y_i - g_i) / pi_i with g = a_s + lambda_s yhat (Zrnic & Candes 2024):
+    the estimate is mean(z), its SE sd(z, ddof=1)/sqrt(M), the 90% interval est -/+ z_0.95 SE;
+    n and N count the rated and unrated items; lambda is the item-weighted mean over strata."""
+    from analysis.ppi import active_lambda
+
+    yhat, y, lab, prob, st = _active_design(6, (0.6, 0.3, 0.5))
+    r = active_mean(yhat, y, lab, prob, strata=st, lam=lam, level=0.9)
+    if lam is None:
+        lams, offs = active_lambda(yhat, y, lab, prob, strata=st)
+    else:
+        lams, offs = np.full(3, float(lam)), np.zeros(3)
+    g = offs[st] + lams[st] * yhat
+    z = g + np.where(lab, (np.nan_to_num(y) - g) / prob, 0.0)
+    se = np.std(z, ddof=1) / np.sqrt(600)
+    assert r.estimate == pytest.approx(z.mean(), abs=1e-12)
+    assert r.se == pytest.approx(se, rel=1e-12)
+    assert (r.low, r.high) == pytest.approx((z.mean() - norm.ppf(0.95) * se,
+                                             z.mean() + norm.ppf(0.95) * se), abs=1e-12)
+    assert (r.n, r.N) == (int(lab.sum()), int((~lab).sum())) and r.n != r.N
+    assert r.lam == pytest.approx(float(np.mean(lams[st])), abs=1e-15)
+    assert r.method == method and r.level == 0.9 and r.constant_judge is False
+    flat = active_mean(np.full(600, 3.0), y, lab, prob)
+    assert flat.constant_judge is True and flat.lam == 0.0
+    with pytest.raises(ValueError, match="at least 2"):
+        active_mean(yhat[:4], [1.0, 2.0, 3.0, 4.0], [True, False, False, False], [0.5] * 4)
+    assert active_mean(yhat[:2], [1.0, 2.0], [True, True], [1.0, 1.0], lam=0).estimate == 1.5
