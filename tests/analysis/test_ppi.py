@@ -371,3 +371,9 @@ def test_active_mean_field_by_field(lam, method):
     with pytest.raises(ValueError, match="at least 2"):
         active_mean(yhat[:4], [1.0, 2.0, 3.0, 4.0], [True, False, False, False], [0.5] * 4)
     assert active_mean(yhat[:2], [1.0, 2.0], [True, True], [1.0, 1.0], lam=0).estimate == 1.5
+
+
+def test_inclusion_probabilities_for_no_draw_are_zero():
+    assert inclusion_probabilities([1.0, 2.0, 3.0], 0).tolist() == [0.0, 0.0, 0.0]
+    assert inclusion_probabilities([1.0, 2.0, 3.0], -2).tolist() == [0.0, 0.0, 0.0]
+    assert inclusion_probabilities([], 3).shape == (0,)
