@@ -377,3 +377,39 @@ def test_inclusion_probabilities_for_no_draw_are_zero():
     assert inclusion_probabilities([1.0, 2.0, 3.0], 0).tolist() == [0.0, 0.0, 0.0]
     assert inclusion_probabilities([1.0, 2.0, 3.0], -2).tolist() == [0.0, 0.0, 0.0]
     assert inclusion_probabilities([], 3).shape == (0,)
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda: ppi_mean([1.0], [1.0], [1.0, 2.0]), "y: needs at least 2 values, got 1"),
+    (lambda: ppi_mean([1.0, 2.0], [1.0], [1.0]), "yhat: needs at least 2 values, got 1"),
+    (lambda: ppi_mean([1.0, 2.0], [1.0, 2.0], []),
+     "yhat_unlabelled: needs at least 1 values, got 0"),
+    (lambda: ppi_mean([1.0, 2.0], [1.0, np.nan], [1.0]),
+     "yhat: every value must be a finite number"),
+    (lambda: tuned_lambda([1.0], [1.0], [1.0, 2.0]), "y: needs at least 2 values, got 1"),
+    (lambda: tuned_lambda([1.0, 2.0], [1.0], [1.0]), "yhat: needs at least 2 values, got 1"),
+    (lambda: tuned_lambda([1.0, 2.0], [1.0, 2.0], []),
+     "yhat_unlabelled: needs at least 1 values, got 0"),
+    (lambda: tuned_lambda([np.inf, 2.0], [1.0, 2.0], [1.0]),
+     "y: every value must be a finite number"),
+    (lambda: classical_mean([3.0]), "values: needs at least 2 values, got 1"),
+    (lambda: classical_mean([3.0, np.nan]), "values: every value must be a finite number"),
+    (lambda: active_mean([1.0], [1.0], [True], [1.0]), "yhat: needs at least 2 values, got 1"),
+])
+def test_each_input_check_names_its_argument(call, message):
+    with pytest.raises(ValueError) as err:
+        call()
+    assert str(err.value).startswith(message)
+
+
+def test_the_records_of_ppi_and_the_classical_mean():
+    """n and N as given, the level asked for, the method named by lambda, a judge that varies
+    is not constant; the humans-only mean has N = 0 and no lambda."""
+    y, yh, yu = [1.0, 2.0, 4.0], [1.5, 2.0, 3.0], [2.0, 3.0, 1.0, 2.5]
+    for lam, method in [(1, "ppi"), (0, "human"), (0.5, "ppi (lambda = 0.5)"),
+                        (None, "ppi++")]:
+        r = ppi_mean(y, yh, yu, lam=lam, level=0.8)
+        assert (r.n, r.N, r.method, r.level) == (3, 4, method, 0.8)
+        assert r.constant_judge is False
+    c = classical_mean([1.0, 2.0, 4.0], level=0.8)
+    assert (c.n, c.N, c.lam, c.method, c.level) == (3, 0, None, "human", 0.8)
