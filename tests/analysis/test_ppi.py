@@ -413,3 +413,34 @@ def test_the_records_of_ppi_and_the_classical_mean():
         assert r.constant_judge is False
     c = classical_mean([1.0, 2.0, 4.0], level=0.8)
     assert (c.n, c.N, c.lam, c.method, c.level) == (3, 0, None, "human", 0.8)
+
+
+def test_tuned_lambda_is_clipped_to_zero_and_one():
+    """lambda = Cov(Y, Yhat) / ((1 + n/N) Var(Yhat)) (PPI++, Angelopoulos, Duchi & Zrnic
+    2023), clipped to [0, 1]: a judge against the humans gets 0, a judge whose values move a
+    fifth as much as the humans' gets 1 (unclipped it would be about 5)."""
+    yh = [1.0, 2.0, 3.0, 4.0, 5.0, 2.5]
+    yu = list(np.linspace(1, 5, 200))
+    assert tuned_lambda([-v for v in yh], yh, yu) == 0.0
+    assert tuned_lambda([5 * v for v in yh], yh, yu) == 1.0
+
+
+def test_inclusion_probabilities_cap_in_rounds_and_keep_the_total():
+    """Each item's share of n by weight, capped at 1 with the excess passed on until none is
+    over (Sarndal, Swensson & Wretman 1992, 3.6): the expected count stays n."""
+    assert inclusion_probabilities([2.0], 1).tolist() == [1.0]
+    assert inclusion_probabilities([1.0, 3.0], 1).tolist() == [0.25, 0.75]
+    assert inclusion_probabilities([1.0, 2.0], 2).tolist() == [1.0, 1.0]
+    p = inclusion_probabilities([1.0, 1.0, 1.0, 5.0], 2)  # 5 -> 1.25 at first: capped
+    assert p.tolist() == pytest.approx([1 / 3, 1 / 3, 1 / 3, 1.0]) and p.sum() == pytest.approx(2)
+    p = inclusion_probabilities([1.0, 1.0, 1.0, 10.0, 40.0], 3)  # two rounds of capping
+    assert p.tolist() == pytest.approx([1 / 3, 1 / 3, 1 / 3, 1.0, 1.0])
+
+
+def test_systematic_sample_refuses_bad_probabilities_and_stays_in_range():
+    for bad in ([1.5, 0.5], [-0.1, 0.5]):
+        with pytest.raises(ValueError, match="in \\[0, 1\\]"):
+            systematic_sample(bad, np.random.default_rng(0))
+    for seed in range(30):  # the sum 1.6 rounds to 2: the last point may fall past the end
+        picked = systematic_sample([0.8, 0.8], np.random.default_rng(seed))
+        assert set(picked.tolist()) <= {0, 1}
