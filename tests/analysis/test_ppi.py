@@ -444,3 +444,11 @@ def test_systematic_sample_refuses_bad_probabilities_and_stays_in_range():
     for seed in range(30):  # the sum 1.6 rounds to 2: the last point may fall past the end
         picked = systematic_sample([0.8, 0.8], np.random.default_rng(seed))
         assert set(picked.tolist()) <= {0, 1}
+
+
+def test_probabilities_outside_zero_one_and_a_zero_half_width_are_refused():
+    for prob in ([0.0, 0.5, 0.5], [1.5, 0.5, 0.5], [2.5, 0.5, 0.5]):
+        with pytest.raises(ValueError, match="probability in \\(0, 1\\]"):
+            active_mean([1.0, 2.0, 3.0], [1.0, 2.0, 3.0], [True, True, True], prob)
+    with pytest.raises(ValueError, match="halfwidth must be positive"):
+        labelled_for_halfwidth(1.0, 1.0, 0.5, 100, 0.0)
