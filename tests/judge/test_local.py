@@ -260,8 +260,11 @@ def test_ctrl_c_stops_a_local_run_with_the_usual_message_not_a_crash(demo, smoll
     cmd = [sys.executable, "-m", "annotate.cli", "judge", "run", "--db", demo, "--provider",
            "local", "--name", "stopped", "--items", ITEMS, "--quiet"]
     engine = get_engine(demo)
+    # as in a terminal: a suite started in the background by a shell without job control
+    # inherits SIGINT ignored, and so did this run (it then finished all its calls, exit 0)
     proc = subprocess.Popen(cmd, env=h2h_env(), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 600
         while query(engine, "SELECT count(*) FROM judgment j JOIN judge_config c ON c.hash = "
