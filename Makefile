@@ -73,7 +73,7 @@ TEST_JOBS ?= 2
 test: $(STAMP) $(EMBED_STAMP) system-deps $(LOCAL_STAMP)
 	$(PY) -m ruff check .
 	$(VENV)/bin/lint-imports
-	$(PY) -m pytest -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder
+	$(PY) -m pytest -n $(TEST_JOBS) --dist loadfile
 
 # The inner loop: the unit tests of the statistics, the data layer and the judge's parsing and
 # prompts (no browser, PostgreSQL, local model, report or whole-command tests), in seconds.

@@ -37,16 +37,6 @@ def pytest_collection_modifyitems(config, items):
     for it in items:
         if "pg_cluster" in getattr(it, "fixturenames", ()):
             it.add_marker(pytest.mark.postgres)
-    # The longest files first (`make test` passes --no-loadscope-reorder, so the workers take
-    # files in this order): the local-model files, then the browser files, then the rest. A
-    # long file taken last kept one worker busy minutes after the other had finished.
-    weight: dict[str, int] = {}
-    for it in items:
-        names = set(getattr(it, "fixturenames", ()))
-        w = 0 if names & {"smollm2", "llama_server"} else 1 if it.get_closest_marker(
-            "browser") else 2
-        weight[it.nodeid.split("::")[0]] = min(w, weight.get(it.nodeid.split("::")[0], 2))
-    items.sort(key=lambda it: weight[it.nodeid.split("::")[0]])  # stable: files stay whole
 
 
 @pytest.fixture(autouse=True)
