@@ -8,6 +8,7 @@ import json
 import shutil
 from pathlib import Path
 
+import choix  # noqa: E402  (the dev extra's reference; `make test` installs it)
 import numpy as np
 import pytest
 from typer.testing import CliRunner
@@ -18,8 +19,6 @@ from data.importing import import_item_records
 from data.items import parse_items
 from data.study import init_study
 from tests.helpers import item, jsonl
-
-choix = pytest.importorskip("choix")
 
 MODELS = [f"m{k}" for k in range(8)]
 STRENGTH = np.linspace(-1.2, 1.4, 8)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+import choix  # noqa: E402  (the dev extra's reference; `make test` installs it)
 import numpy as np
 import pytest
 from scipy import stats
@@ -23,8 +24,6 @@ from analysis.bradley_terry import (
     pair_counts,
 )
 from analysis.resample import item_weights
-
-choix = pytest.importorskip("choix")  # the dev extra's reference
 
 
 def _simulate(rng, m, n, nu=0.0, per_scenario=5):
