@@ -199,12 +199,13 @@ def spread_sample(items: Sequence[tuple[str, str, str]], n: int, seed: int) -> l
     return out
 
 
-def _describe_limit(f: Filters, views: Sequence[ItemView], of: int) -> str:
-    """What ``--limit`` took, in words: how many items of how many, and per task family."""
-    per_task = Counter(v.task for v in views)
-    parts = ", ".join(f"{t} {n}" for t, n in sorted(per_task.items()))
-    return (f"--limit {f.limit}: {len(views)} of {of} items, sampled across task families and "
-            f"models (seed {f.seed}): {parts}")
+def describe_limit(limit: int, seed: int, tasks: Sequence[str], of: int, *,
+                   noun: str = "items", across: str = "models") -> str:
+    """What ``--limit`` took, in words: how many ``noun`` of how many, and per task family
+    (``tasks``: the task family of each one taken)."""
+    parts = ", ".join(f"{t} {n}" for t, n in sorted(Counter(tasks).items()))
+    return (f"--limit {limit}: {len(tasks)} of {of} {noun}, sampled across task families and "
+            f"{across} (seed {seed}): {parts}")
 
 
 def _dims_for(rubric: Rubric, task: str, only: tuple[str, ...]) -> tuple[Dimension, ...]:
@@ -227,7 +228,8 @@ def plan_judging(engine: Engine, spec: JudgeSpec, filters: Filters = Filters()) 
                      measured_output=measured_output_tokens(engine, spec.hash))
     if filters.limit is not None:
         every = _load_items(engine, rubric, replace(filters, limit=None))
-        plan.limited = _describe_limit(filters, items, len(every))
+        plan.limited = describe_limit(filters.limit, filters.seed, [v.task for v in items],
+                                      len(every))
     for it in items:
         dims = _dims_for(rubric, it.task, filters.dimensions)
         for sample in range(spec.samples):

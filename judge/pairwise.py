@@ -41,7 +41,7 @@ from data.rubric import Dimension, Rubric
 from data.study import rubric_by_version
 
 from .config import JudgeSpec
-from .judging import spread_sample
+from .judging import describe_limit, spread_sample
 from .parse import extract_json
 from .prices import PriceTable, estimate_tokens
 from .progress import Tally
@@ -348,14 +348,6 @@ def _load_pairs(engine: Engine, rubric: Rubric, f: PairFilters) -> list[PairView
     return views
 
 
-def _describe_limit(f: PairFilters, views: Sequence[PairView], of: int) -> str:
-    """What ``--limit`` took, in words: how many pairs of how many, and per task family."""
-    per_task = Counter(v.task for v in views)
-    parts = ", ".join(f"{t} {n}" for t, n in sorted(per_task.items()))
-    return (f"--limit {f.limit}: {len(views)} of {of} pairs, sampled across task families and "
-            f"model pairs (seed {f.seed}): {parts}")
-
-
 def _existing(engine: Engine, config_hash: str) -> dict[tuple[int, str, str, int],
                                                          tuple[str, str]]:
     with read_session(engine) as s:
@@ -394,7 +386,8 @@ def plan_pairwise(engine: Engine, spec: JudgeSpec, filters: PairFilters = PairFi
                                                                                    spec.hash))
     if filters.limit is not None:
         every = _load_pairs(engine, rubric, replace(filters, limit=None))
-        plan.limited = _describe_limit(filters, views, len(every))
+        plan.limited = describe_limit(filters.limit, filters.seed, [v.task for v in views],
+                                      len(every), noun="pairs", across="model pairs")
     for v in views:
         dims = [d.key for d in rubric.dimensions_for(v.task) if d.applies_to(v.task_b or v.task)
                 and (not filters.dimensions or d.key in filters.dimensions)]
