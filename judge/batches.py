@@ -139,10 +139,7 @@ async def _store_results(engine: Engine, batch: JudgeBatch, bp: BatchProvider,
                     continue
                 rows, tally = sink.rows_for(unit, res)
                 u = res.usage
-                cost = prices.cost(sink.spec.model, input_tokens=u.input_tokens,
-                                   output_tokens=u.output_tokens,
-                                   cache_write_tokens=u.cache_write_tokens,
-                                   cache_read_tokens=u.cache_read_tokens, batch=True)
+                cost = prices.cost_of(sink.spec.model, u, batch=True)
                 store_judgments(conn, sink.spec.hash, rows)
                 insert_ledger(conn, [sink.ledger(
                     unit, "ok" if not tally.unscored else "unscored answer", u, cost)])

@@ -127,11 +127,7 @@ class DriftSink(JudgeSink):
     def succeeded(self, unit: JudgeUnit, reply: Reply) -> Tally:
         rows, tally = self.rows_for(unit, reply)
         u = reply.usage
-        tally.cost = self.prices.cost(self.spec.model, provider=self.spec.provider,
-                                      input_tokens=u.input_tokens,
-                                      output_tokens=u.output_tokens,
-                                      cache_write_tokens=u.cache_write_tokens,
-                                      cache_read_tokens=u.cache_read_tokens)
+        tally.cost = self.prices.cost_of(self.spec.model, u, provider=self.spec.provider)
         status = "ok" if not tally.unscored else "unscored answer"
         with write_connection(self.engine) as conn:
             self._store(conn, rows)

@@ -276,11 +276,7 @@ class GenSink:
 
     def succeeded(self, unit: GenUnit, reply: Reply) -> Tally:
         u = reply.usage
-        cost = self.prices.cost(unit.spec.model, provider=unit.spec.provider,
-                                input_tokens=u.input_tokens,
-                                output_tokens=u.output_tokens,
-                                cache_write_tokens=u.cache_write_tokens,
-                                cache_read_tokens=u.cache_read_tokens)
+        cost = self.prices.cost_of(unit.spec.model, u, provider=unit.spec.provider)
         text = reply.text.strip()
         tally = Tally(cost=cost)
         with write_session(self.engine) as s:

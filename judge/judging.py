@@ -372,12 +372,8 @@ class JudgeSink:
     def succeeded(self, unit: JudgeUnit, reply: Reply) -> Tally:
         rows, tally = self.rows_for(unit, reply)
         u = reply.usage
-        tally.cost = self.prices.cost(self.spec.model, provider=self.spec.provider,
-                                      input_tokens=u.input_tokens,
-                                      output_tokens=u.output_tokens,
-                                      cache_write_tokens=u.cache_write_tokens,
-                                      cache_read_tokens=u.cache_read_tokens,
-                                      batch=self.batch_id is not None)
+        tally.cost = self.prices.cost_of(self.spec.model, u, batch=self.batch_id is not None,
+                                         provider=self.spec.provider)
         status = "ok" if not tally.unscored else "unscored answer"
         form = self.output_form() if self.output_form is not None else None
         with write_connection(self.engine) as conn:  # the answer and its cost, together

@@ -184,10 +184,7 @@ async def store_pair_batch(engine: Engine, batch: JudgeBatch, bp: BatchProvider,
                     continue
                 rows, tally = sink.rows_for(unit, res)
                 u = res.usage
-                cost = prices.cost(spec.model, input_tokens=u.input_tokens,
-                                   output_tokens=u.output_tokens,
-                                   cache_write_tokens=u.cache_write_tokens,
-                                   cache_read_tokens=u.cache_read_tokens, batch=True)
+                cost = prices.cost_of(spec.model, u, batch=True)
                 store_pair_judgments(conn, spec.hash, rows)
                 insert_ledger(conn, [sink.ledger(
                     unit, "ok" if not tally.unscored else "unscored answer", u, cost)])

@@ -94,6 +94,15 @@ class PriceTable:
                + cache_write_tokens * p.cache_write + cache_read_tokens * p.cache_read) / 1e6
         return usd * self.batch_discount if batch else usd
 
+    def cost_of(self, model: str, usage, *, batch: bool = False,
+                provider: str | None = None) -> float | None:
+        """:meth:`cost` of a reply's ``usage`` (its input, output and cache tokens)."""
+        return self.cost(model, input_tokens=usage.input_tokens,
+                         output_tokens=usage.output_tokens,
+                         cache_write_tokens=usage.cache_write_tokens,
+                         cache_read_tokens=usage.cache_read_tokens, batch=batch,
+                         provider=provider)
+
 
 def _line(text: str, needle: str) -> int | None:
     for n, ln in enumerate(text.splitlines(), start=1):
