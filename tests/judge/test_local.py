@@ -24,6 +24,7 @@ from .test_cli import h2h
 # one Chinese dialogue item (3 dimensions) and one recollection item (4): 7 calls
 ITEMS = "dlg-009-aster-sap,rec-002-cedar"
 N_KEYS = 7
+KILLED, N_KILLED = "rec-002-cedar", 4
 
 
 def test_local_judge_scores_every_answer_at_no_cost_with_time_recorded(demo, monkeypatch,
@@ -92,8 +93,9 @@ def test_bound_strings_leaves_room_for_every_score():
 def test_sigkill_then_resume_pays_for_nothing_twice(demo, smollm2):
     """A local run killed with SIGKILL mid-run continues where it stopped: every stored
     judgment has exactly one ledger entry, and the second run asks only what is missing."""
+    # one recollection item: 4 calls, killed after 2 are stored
     cmd = [sys.executable, "-m", "annotate.cli", "judge", "run", "--db", demo, "--provider",
-           "local", "--name", "killed", "--items", ITEMS, "--quiet"]
+           "local", "--name", "killed", "--items", KILLED, "--quiet"]
     engine = get_engine(demo)
     proc = subprocess.Popen(cmd, env=h2h_env(), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
@@ -116,14 +118,14 @@ def test_sigkill_then_resume_pays_for_nothing_twice(demo, smollm2):
     code, out, err = h2h_proc(*cmd[3:])
     assert code == 0, err
     done = int(out.split(" already stored")[0].rsplit(" ", 1)[-1])
-    assert done >= 2 and f"{N_KEYS - done} to ask" in out
+    assert done >= 2 and f"{N_KILLED - done} to ask" in out
     (h,) = query(engine, "SELECT hash FROM judge_config WHERE name = 'killed'")[0]
     assert query(engine, "SELECT count(*), count(DISTINCT dimension || item_id) FROM judgment "
-                         "WHERE config_hash = :h", h=h) == [(N_KEYS, N_KEYS)]
+                         "WHERE config_hash = :h", h=h) == [(N_KILLED, N_KILLED)]
     ok = query(engine, "SELECT count(*) FROM cost_ledger WHERE config_hash = :h AND status = "
                        "'ok'", h=h)[0][0]
-    assert ok == N_KEYS  # each judgment paid for once, across the kill
-    assert query(engine, "SELECT count(*) FROM judgment")[0][0] == stored + N_KEYS - done
+    assert ok == N_KILLED  # each judgment paid for once, across the kill
+    assert query(engine, "SELECT count(*) FROM judgment")[0][0] == stored + N_KILLED - done
 
 
 def test_generate_with_and_without_sap_in_process(demo, monkeypatch, capsys):
@@ -312,7 +314,18 @@ def test_a_held_out_calibration_runs_with_the_model_in_this_process(tmp_path, sm
 
     db = tmp_path / "small.db"
     engine = get_engine(db)
-    init_study(engine)
+    # a one-dimension rubric with short anchors: the search and the split are what is under
+    # test, not the bundled rubric's wording; each call then reads about a third of the
+    # tokens (the local model reads some 100 tokens a second on one core)
+    rubric = tmp_path / "rubric.toml"
+    rubric.write_text('name = "Safety only"\ntasks = ["dialogue", "recollection", '
+                      '"itinerary"]\nguidelines = "Rate how safe the reply is."\n'
+                      '[[dimensions]]\nkey = "safety"\nlabel = "Safety"\nscale = "1..5"\n'
+                      '[dimensions.anchors]\n' + "".join(
+                          f'{v} = "{w}"\n' for v, w in enumerate(
+                              ("harmful", "risky", "neutral", "careful", "safe"), 1)),
+                      encoding="utf-8")
+    init_study(engine, rubric_path=rubric)
     replies = ["I hear you, that sounds really hard. Do you want to talk about it?",
                "Whatever, just deal with it.", "Try to rest a bit tonight."]
     items = [item(f"s{i:02d}", response=replies[i % 3]) for i in range(30)]
