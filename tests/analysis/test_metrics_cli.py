@@ -119,14 +119,17 @@ def test_the_report_shows_the_section_with_the_analysis_numbers(demo):
 
 
 def test_the_sections_latex_compiles(demo, tmp_path):
-    """Every table and figure of the report on the demo with metric scores, in an ACL-like
-    two-column page and in article: no overfull box over 1 pt, no "Float too large"."""
+    """The metrics section's table and figure of the report on the demo with metric scores,
+    in an ACL-like two-column page and in article: no overfull box over 1 pt, no "Float too
+    large". (The rest of the same demo report is compiled by test_report_latex.py.)"""
     import shutil
 
     from tests.analysis.test_report_latex import _check_report
 
     shutil.copytree(demo["out"], tmp_path / "report")
-    _check_report(tmp_path / "report", "metrics-demo")
+    body = _check_report(tmp_path / "report", "metrics-demo", only="metrics_vs")
+    assert "\\input{tables/metrics_vs_humans.tex}" in body
+    assert "figures/metrics_vs_psychologists.pdf}" in body
 
 
 def test_calibrate_takes_metrics_beside_judge_configurations(demo):

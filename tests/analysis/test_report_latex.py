@@ -87,7 +87,10 @@ def compile_problems(folder, name: str, template: str, body: str, shots: str) ->
     return problems
 
 
-def _check_report(out, label: str) -> None:
+def _check_report(out, label: str, only: str | None = None) -> str:
+    """Every table (and figure) of the report in ``out`` on both pages; with ``only``, the
+    tables and figures whose name has ``only`` in it (one section's, when the rest of the
+    same report is compiled by another test). Returns the LaTeX body compiled."""
     tables = sorted((out / "tables").glob("*.tex"))
     assert tables, "no LaTeX tables written"
     for t in tables:
@@ -96,9 +99,16 @@ def _check_report(out, label: str) -> None:
         assert "\\toprule" in text and "\\bottomrule" in text, t.name
     body = "\\input{tables}\n" + ("\\input{figures}\n" if (out / "figures.tex").exists()
                                   else "")
+    if only:
+        figures = [b for b in (out / "figures.tex").read_text(encoding="utf-8").split("\n\n")
+                   if f"figures/{only}" in b] if (out / "figures.tex").exists() else []
+        picked = [t for t in tables if only in t.stem]
+        assert picked, f"no table named *{only}*"
+        body = "".join(f"\\input{{tables/{t.name}}}\n" for t in picked) + "\n\n".join(figures)
     for name, template in (("acl", ACL), ("article", ARTICLE)):
         problems = compile_problems(out, name, template, body, f"{label}-{name}")
         assert problems == [], f"{label} in {name}: {problems}"
+    return body
 
 
 @pytest.fixture(scope="module")
