@@ -6,7 +6,9 @@ the suite does; the suite runs
 ``--runs`` times; each run's result, duration and failing tests are printed, and the script
 exits 1 if any run failed.
 
-    .venv/bin/python scripts/suite_under_load.py --runs 10 [-- extra pytest arguments]
+    .venv/bin/python scripts/suite_under_load.py --runs 10 [-- pytest arguments]
+
+Without pytest arguments the suite runs as `make test` runs it (two xdist workers).
 """
 
 from __future__ import annotations
@@ -35,8 +37,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--burners", type=int, default=os.cpu_count() or 2,
                     help="busy processes beside the suite (default: one per core)")
-    ap.add_argument("pytest_args", nargs="*", help="passed on to pytest (after --)")
+    ap.add_argument("pytest_args", nargs="*",
+                    help="passed on to pytest (after --); by default the workers `make test` "
+                         "uses: -n 2 --dist loadfile (TEST_JOBS sets the 2)")
     args = ap.parse_args(argv)
+    if not args.pytest_args:  # the suite as make test runs it, not one process
+        args.pytest_args = ["-n", os.environ.get("TEST_JOBS", "2"), "--dist", "loadfile"]
     stop = mp.Event()
     burners = [mp.Process(target=_burn, args=(stop,), daemon=True) for _ in range(args.burners)]
     for b in burners:
