@@ -46,7 +46,7 @@ def _ml(counts, m, ties):
     x0 = np.zeros(m - 1 + (1 if ties else 0))
     res = minimize(nll, x0, method="BFGS", options={"gtol": 1e-11, "xrtol": 1e-12})
     beta = np.concatenate([[0.0], res.x[:m - 1]])
-    return beta - beta.mean(), (math.exp(res.x[m - 1]) if ties else None)
+    return beta - beta.mean(), (math.exp(res.x[m - 1]) if ties else None), -res.fun
 
 
 def _resample_counts(clusters, weights):
@@ -89,26 +89,31 @@ def test_two_players_every_resample_has_the_closed_form_or_none():
          [1, 0, 2, 1],   # l 0, a tie: ν unbounded, left out
          [2, 0, 2, 0],   # l 0, no tie: fallen apart, left out
          [0, 3, 1, 0],   # w 2, l 3: ln(2/3)
-         [0, 0, 0, 4]]   # only ties: ν unbounded, left out
+         [0, 0, 0, 4],   # only ties: ν unbounded, left out
+         [0, 2, 0, 0],   # w 0, no tie: fallen apart (A never won), left out
+         [0, 2, 0, 1]]   # w 0, a tie: ν unbounded, left out
     # max_iter far above what a finite fit needs (under 10), so a resample fitted although
     # it has no finite maximum could not hide behind a fit that does not converge
     r = _fit_clusters(TWO, W, max_iter=1000)
     want = [math.log(3) / 2, math.log(2) / 2, math.log(2) / 2, None, None,
-            math.log(2 / 3) / 2, None]
+            math.log(2 / 3) / 2, None, None, None]
     for row, x in zip(r.boot, want, strict=True):
         if x is None:
             assert np.isnan(row).all()
         else:
             np.testing.assert_allclose(row, [x, -x], atol=1e-7)
-    assert r.n_boot_valid == 4 and r.B == 7
+    assert r.n_boot_valid == 4 and r.B == 9
     ok = np.array([x for x in want if x is not None])
     assert r.low[0] == pytest.approx(np.quantile(ok, 0.025), abs=1e-7)
     assert r.high[0] == pytest.approx(np.quantile(ok, 0.975), abs=1e-7)
     assert r.high[1] == pytest.approx(-np.quantile(ok, 0.025), abs=1e-7)
-    assert any("3 of 7 bootstrap resamples had no finite estimate" in n for n in r.notes)
+    assert any("5 of 9 bootstrap resamples had no finite estimate" in n for n in r.notes)
     # the point estimate: w 3, l 1, t 1 over all scenarios
     assert r.log_strength[0] == pytest.approx(math.log(3) / 2, abs=1e-7)
     assert r.nu == pytest.approx(1 / math.sqrt(3), abs=1e-7)
+    # saturated: the maximised log-likelihood is Σ count · log(share), shares 3/5, 1/5, 1/5
+    assert r.log_likelihood == pytest.approx(3 * math.log(3 / 5) + 2 * math.log(1 / 5),
+                                             abs=1e-9)
 
 
 def test_an_interval_needs_two_resamples_with_an_estimate():
@@ -136,7 +141,8 @@ def test_a_cycle_with_ties_is_fitted_resample_by_resample_like_the_reference():
          [1, 1, 2, 0],   # no tie
          [2, 0, 1, 1],   # B beat nobody: fallen apart
          [1, 2, 1, 1],   # exactly one tie: Davidson
-         [0, 1, 1, 2]]   # nobody beat B: fallen apart
+         [0, 1, 1, 2],   # nobody beat B: fallen apart
+         [1, 1, 0, 1]]   # A > B > C, and C reaches A only through its one tie with A
     r = _fit_clusters(CYCLE, W, max_iter=1000)
     for row, w in zip(r.boot, W, strict=True):
         counts = _resample_counts(CYCLE, w)
@@ -144,12 +150,13 @@ def test_a_cycle_with_ties_is_fitted_resample_by_resample_like_the_reference():
             assert np.isnan(row).all(), w
             continue
         ties = sum(t for _, _, t in counts.values()) > 0
-        ref, _ = _ml(counts, 3, ties)
+        ref, _, _ = _ml(counts, 3, ties)
         np.testing.assert_allclose(row, ref, atol=2e-6, err_msg=str(w))
-    assert r.n_boot_valid == 5
-    ref, nu = _ml(_resample_counts(CYCLE, [1, 1, 1, 1]), 3, True)
+    assert r.n_boot_valid == 6
+    ref, nu, ll = _ml(_resample_counts(CYCLE, [1, 1, 1, 1]), 3, True)
     np.testing.assert_allclose(r.log_strength, ref, atol=2e-6)
     assert r.nu == pytest.approx(nu, abs=1e-5)
+    assert r.log_likelihood == pytest.approx(ll, abs=1e-8)
 
 
 def test_max_iter_bounds_the_bootstrap_fits_too():
@@ -222,10 +229,11 @@ def test_ties_with_a_finite_nu_are_fitted_like_the_reference(name):
             i, j, o = j, i, {"a": "b", "b": "a", "tie": "tie"}[o]
         w, ls, t = counts.get((i, j), (0, 0, 0))
         counts[(i, j)] = (w + k * (o == "a"), ls + k * (o == "b"), t + k * (o == "tie"))
-    ref, nu = _ml(counts, len(r.players), True)
+    ref, nu, ll = _ml(counts, len(r.players), True)
     assert r.converged, name
     np.testing.assert_allclose(r.log_strength, ref, atol=2e-6, err_msg=name)
     assert r.nu == pytest.approx(nu, abs=1e-5)
+    assert r.log_likelihood == pytest.approx(ll, abs=1e-8)
 
 
 # --- the Newton iteration ---------------------------------------------------------------------
@@ -318,3 +326,146 @@ def test_kendall_tau_b_of_one_pair():
     # one untied pair in each ranking: τ_b = ±1 (the denominator is √(1·1) = 1)
     assert kendall_tau_b(np.array([[1.0, 2.0]]), np.array([[3.0, 5.0]]))[0] == 1.0
     assert kendall_tau_b(np.array([[1.0, 2.0]]), np.array([[5.0, 3.0]]))[0] == -1.0
+
+
+def test_step_halving_keeps_the_likelihood_from_falling():
+    # two players, A (free) beat B (held at 0) 6 times and lost twice, started far off at
+    # β_A = -10. With s = β_A / 2, ℓ = (w - l) s - n log(2 cosh s), so ℓ' = (w - l)/2 -
+    # (n/2) tanh s and ℓ'' = -(n/4) sech² s: there the curvature is tiny and the Newton step
+    # is about 16,500, which overshoots; it is halved until ℓ does not fall (the first such
+    # point after nine halvings is β_A ≈ 22.3, which overshoots the other way, and so on)
+    w, ls = 6.0, 2.0
+    n = w + ls
+
+    def ll(x):
+        s = x / 2
+        return (w - ls) * s - n * (abs(s) + math.log1p(math.exp(-2 * abs(s))))
+
+    x = -10.0
+    for k in (1, 2, 3):
+        s = x / 2
+        step = ((w - ls) / 2 - n / 2 * math.tanh(s)) / (n / 4 / math.cosh(s) ** 2)
+        scale = 1.0
+        while ll(x + scale * step) < ll(x):
+            scale /= 2
+        x += scale * step
+        beta, _, conv, it = fit_weighted(np.array([[[w, ls, 0.0]]]), np.array([[0, 1]]), 2,
+                                         np.array([True, False]), ties=False, max_iter=k,
+                                         start=(np.array([-10.0, 0.0]), 0.0))
+        assert it == k and not conv[0]
+        assert beta[0, 0] == pytest.approx(x, rel=1e-9), k
+        if k == 1:
+            assert 22 < x < 23  # -10 + 16,520 / 2⁹
+
+
+
+def test_each_data_set_converges_on_its_own():
+    # a split 4:4 is at its maximum from the start (β = 0): converged after one step; 6:2
+    # needs several. Allowed two steps, the first has converged and the second not.
+    counts = np.array([[[4.0, 4.0, 0.0]], [[6.0, 2.0, 0.0]]])
+    beta, _, conv, it = fit_weighted(counts, np.array([[0, 1]]), 2, np.array([True, False]),
+                                     ties=False, max_iter=2)
+    assert conv.tolist() == [True, False] and it == 2
+    assert beta[0].tolist() == [0.0, 0.0]
+
+
+def test_nothing_to_estimate_converges_at_once():
+    beta, _, conv, it = fit_weighted(np.array([[[6.0, 2.0, 0.0]]]), np.array([[0, 1]]), 2,
+                                     np.array([False, False]), ties=False)
+    assert conv[0] and it == 1 and not beta.any()
+
+
+def test_a_looser_tolerance_stops_earlier():
+    a, b, o = _expand([("A", "B", "a", 3), ("A", "B", "b", 1)])
+    tight, loose = bradley_terry(a, b, o, B=0), bradley_terry(a, b, o, B=0, tol=0.1)
+    assert tight.converged and loose.converged and loose.iterations < tight.iterations
+    assert tight.log_strength[0] == pytest.approx(math.log(3) / 2, abs=1e-10)
+
+
+# --- groups -----------------------------------------------------------------------------------
+
+def test_a_chain_of_single_wins_is_ranked_without_strengths():
+    # A beat B once, B beat C once: three groups of one, each never lost to the next, so a
+    # total order (ranks 1, 2, 3) but no strength and no interval for anyone
+    r = bradley_terry(["A", "B"], ["B", "C"], ["a", "a"], B=0)
+    assert r.groups == (("A",), ("B",), ("C",)) and r.rank == (1, 2, 3)
+    assert set(r.log_strength) == {None}
+    assert [(x.above, x.below, x.kind) for x in r.relations] == [
+        (("A",), ("B",), "dominates"), (("B",), ("C",), "dominates")]
+
+
+def test_a_single_win_of_the_second_player_orders_the_groups():
+    # B beat A once (A is the pair's first player): {B} above {A}
+    r = bradley_terry(["A"], ["B"], ["b"], B=0)
+    assert r.groups == (("B",), ("A",)) and r.rank == (2, 1)
+    assert [(x.above, x.below, x.kind) for x in r.relations] == [(("B",), ("A",), "dominates")]
+
+
+def test_a_group_above_a_model_it_beat():
+    # A and B split their games (one group), B beat C twice: {A, B} above {C}
+    a, b, o = _expand([("A", "B", "a", 1), ("A", "B", "b", 1), ("B", "C", "a", 2)])
+    r = bradley_terry(a, b, o, B=0)
+    assert r.groups == (("A", "B"), ("C",))
+    assert r.rank[2] == 3 and sorted(r.rank[:2]) == [1, 2]
+    assert [(x.above, x.below, x.kind) for x in r.relations] == [
+        (("A", "B"), ("C",), "dominates")]
+
+
+def test_groups_that_are_not_ordered_are_listed_in_player_order():
+    # A beat C; B and D were never compared with anyone. A has never lost, B and D neither:
+    # after A, the groups ready to be listed are B, C and D, listed in the players' order
+    r = bradley_terry(["A"], ["C"], ["a"], players=["A", "B", "C", "D"], B=0)
+    assert r.groups == (("A",), ("B",), ("C",), ("D",))
+    assert r.rank == (None,) * 4
+    assert [(x.above, x.below, x.kind) for x in r.relations] == [
+        (("A",), ("B",), "never compared"), (("A",), ("C",), "dominates"),
+        (("A",), ("D",), "never compared"), (("B",), ("C",), "never compared"),
+        (("B",), ("D",), "never compared"), (("C",), ("D",), "never compared")]
+
+
+def test_no_comparisons_at_all():
+    r = bradley_terry([], [], [], B=0)
+    assert (r.players, r.groups, r.rank, r.n) == ((), (), (), 0)
+    # only a comparison of a model with itself: nothing left to fit
+    r = bradley_terry(["A"], ["A"], ["a"], players=["A", "B"], B=10)
+    assert r.n == 0 and r.dropped_self == 1 and r.log_strength == (None, None)
+    assert r.groups == (("A",), ("B",)) and r.n_boot_valid == 0
+
+
+def test_weights_of_the_wrong_shape_are_refused():
+    with pytest.raises(ValueError, match=r"weights must be \(B, clusters\)"):
+        _fit_clusters(TWO, [[1, 1, 1, 1, 1]])
+    with pytest.raises(ValueError, match=r"weights must be \(B, clusters\)"):
+        _fit_clusters(TWO, [1, 1, 1, 1])
+
+
+def test_a_model_above_a_group_leaves_the_group_s_resamples_as_they_were():
+    # the cycle of CYCLE plus D, who beat A in every scenario: {D} (never lost) is a group of
+    # its own above {A, B, C}; the resamples of {A, B, C} are those of the cycle alone, and
+    # D never has a strength
+    clusters = [c + [(0, 3, "b")] for c in CYCLE]
+    W = [[1, 1, 1, 1], [2, 1, 1, 0], [2, 0, 1, 1], [1, 1, 0, 1], [0, 1, 1, 2]]
+    r = _fit_clusters(clusters, W, max_iter=1000)
+    assert r.groups == (("D",), ("A", "B", "C")) and r.rank[3] == 1
+    for row, w in zip(r.boot, W, strict=True):
+        assert np.isnan(row[3])
+        if w in ([2, 0, 1, 1], [0, 1, 1, 2]):
+            assert np.isnan(row).all(), w
+        else:
+            ref, _, _ = _ml(_resample_counts(CYCLE, w), 3, True)
+            np.testing.assert_allclose(row[:3], ref, atol=2e-6, err_msg=str(w))
+
+
+def test_a_resample_without_a_pair_can_leave_nu_unbounded():
+    # A beat and tied B, B beat and tied C (one scenario each); A and C split two games in a
+    # third. Without the third (w = [1, 1, 0]), x = (2, 1, 0) is level for every pair that was
+    # compared (δ_AB = δ_BC = 1): ν runs off. With it A and C won both ways: finite.
+    clusters = [[(0, 1, "a"), (0, 1, "tie")], [(1, 2, "a"), (1, 2, "tie")],
+                [(0, 2, "a"), (0, 2, "b")]]
+    W = [[1, 1, 0], [1, 1, 1], [2, 1, 1]]
+    r = _fit_clusters(clusters, W, max_iter=1000)
+    assert np.isnan(r.boot[0]).all()
+    for row, w in zip(r.boot[1:], W[1:], strict=True):
+        ref, _, _ = _ml(_resample_counts(clusters, w), 3, True)
+        np.testing.assert_allclose(row, ref, atol=2e-6)
+    assert r.n_boot_valid == 2
