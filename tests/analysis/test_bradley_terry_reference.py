@@ -102,7 +102,7 @@ def test_two_players_every_resample_has_the_closed_form_or_none():
             assert np.isnan(row).all()
         else:
             np.testing.assert_allclose(row, [x, -x], atol=1e-7)
-    assert r.n_boot_valid == 4 and r.B == 9
+    assert r.n_boot_valid == 4 and r.B == 9 and r.n_scenarios == 4
     ok = np.array([x for x in want if x is not None])
     assert r.low[0] == pytest.approx(np.quantile(ok, 0.025), abs=1e-7)
     assert r.high[0] == pytest.approx(np.quantile(ok, 0.975), abs=1e-7)
@@ -122,7 +122,7 @@ def test_an_interval_needs_two_resamples_with_an_estimate():
     # two: the percentile interval of two values, numpy's linear interpolation between them
     r = _fit_clusters(TWO, [[1, 1, 1, 1], [0, 3, 1, 0]], ci=0.9)
     lo, hi = math.log(2 / 3) / 2, math.log(3) / 2
-    assert r.n_boot_valid == 2
+    assert r.n_boot_valid == 2 and r.ci == 0.9
     assert r.low[0] == pytest.approx(lo + 0.05 * (hi - lo), abs=1e-7)
     assert r.high[0] == pytest.approx(lo + 0.95 * (hi - lo), abs=1e-7)
 
@@ -429,7 +429,7 @@ def test_no_comparisons_at_all():
     # only a comparison of a model with itself: nothing left to fit
     r = bradley_terry(["A"], ["A"], ["a"], players=["A", "B"], B=10)
     assert r.n == 0 and r.dropped_self == 1 and r.log_strength == (None, None)
-    assert r.groups == (("A",), ("B",)) and r.n_boot_valid == 0
+    assert r.groups == (("A",), ("B",)) and r.n_boot_valid == 0 and r.n_scenarios == 0
 
 
 def test_weights_of_the_wrong_shape_are_refused():
@@ -469,3 +469,48 @@ def test_a_resample_without_a_pair_can_leave_nu_unbounded():
         ref, _, _ = _ml(_resample_counts(clusters, w), 3, True)
         np.testing.assert_allclose(row, ref, atol=2e-6)
     assert r.n_boot_valid == 2
+
+
+def test_balanced_wins_and_ties_by_hand():
+    # A and B each won once and tied once: e^{β_A - β_B} = w / l = 1 and ν = t / √(w l) = 1
+    r = bradley_terry(["A"] * 3, ["B"] * 3, ["a", "b", "tie"], B=0)
+    assert r.log_strength == pytest.approx((0.0, 0.0), abs=1e-12)
+    assert r.nu == pytest.approx(1.0, abs=1e-9) and r.rank == (1, 2)
+    # the defaults: 1,000 resamples with seed 0, and no resampling here: no draws kept
+    assert (r.B, r.seed, r.boot, r.n_scenarios) == (0, 0, None, 3)
+    d = bradley_terry(["A"] * 3, ["B"] * 3, ["a", "b", "tie"])
+    assert (d.B, d.seed, d.ci) == (1000, 0, 0.95)
+
+
+def test_one_scenario_resamples_to_itself():
+    a, b, o = _expand([("A", "B", "a", 3), ("A", "B", "b", 1)])
+    r = bradley_terry(a, b, o, clusters=["s"] * 4, B=5)
+    assert r.n_scenarios == 1 and r.n_boot_valid == 5
+    assert r.low[0] == pytest.approx(math.log(3) / 2) and r.high[0] == pytest.approx(r.low[0])
+    assert not any("bootstrap resamples" in n for n in r.notes)
+
+
+def test_a_fit_that_is_not_estimable_neither_converged_nor_iterated():
+    r = bradley_terry(["A", "B"], ["B", "C"], ["tie", "tie"], B=0)
+    assert (r.converged, r.iterations, r.log_likelihood) == (False, 0, None)
+    assert not any("did not converge" in n for n in r.notes)
+
+
+def test_bad_input_names_what_is_wrong():
+    with pytest.raises(ValueError, match=r"not \['left'\]"):
+        bradley_terry(["A"], ["B"], ["left"])
+    with pytest.raises(ValueError, match=r"players not listed: \['B'\]"):
+        bradley_terry(["A"], ["B"], ["a"], players=["A"])
+    with pytest.raises(ValueError, match=r"clusters not in cluster_levels: \['s2'\]"):
+        bradley_terry(["A", "A"], ["B", "B"], ["a", "b"], clusters=["s1", "s2"],
+                      cluster_levels=["s1"])
+
+
+def test_players_are_sorted_by_their_names_as_text():
+    r = bradley_terry([1, 2], [10, 1], ["a", "b"], B=0)
+    assert r.players == (1, 10, 2)
+
+
+def test_ties_are_counted_for_both_players():
+    r = bradley_terry(["A", "A", "B"], ["B", "B", "A"], ["tie", "a", "tie"], B=0)
+    assert r.ties == ((0, 2), (2, 0)) and r.wins == ((0, 1), (0, 0))
