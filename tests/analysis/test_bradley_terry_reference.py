@@ -132,20 +132,25 @@ def test_an_interval_needs_two_resamples_with_an_estimate():
 # log-strengths, a level direction would need x_A - x_B >= 1 and x_B - x_C >= 1 (the wins)
 # and x_C - x_A >= 1 or |x_A - x_C| <= 1 (C's win or the tie): they add up to a contradiction.
 CYCLE = [[(0, 1, "a")], [(1, 2, "a")], [(0, 2, "b")], [(0, 2, "tie")]]
+FLIP = {"a": "b", "b": "a", "tie": "tie"}
 
 
-def test_a_cycle_with_ties_is_fitted_resample_by_resample_like_the_reference():
+@pytest.mark.parametrize("reverse", [False, True])
+def test_a_cycle_with_ties_is_fitted_resample_by_resample_like_the_reference(reverse):
+    # reversed, the cycle runs the other way: in [1, 1, 0, 1] A then reaches C only through
+    # the tie (before, C reached A only through it)
+    cycle = [[(i, j, FLIP[o] if reverse else o) for i, j, o in c] for c in CYCLE]
     W = [[1, 1, 1, 1],   # the cycle and one tie: Davidson
          [2, 1, 1, 0],   # no tie: Bradley-Terry (ν = 0)
          [1, 1, 0, 2],   # A > B > C, two ties A-C: Davidson, finite
          [1, 1, 2, 0],   # no tie
-         [2, 0, 1, 1],   # B beat nobody: fallen apart
+         [2, 0, 1, 1],   # B beat nobody (reversed: nobody beat B): fallen apart
          [1, 2, 1, 1],   # exactly one tie: Davidson
-         [0, 1, 1, 2],   # nobody beat B: fallen apart
+         [0, 1, 1, 2],   # nobody beat B (reversed: B beat nobody): fallen apart
          [1, 1, 0, 1]]   # A > B > C, and C reaches A only through its one tie with A
-    r = _fit_clusters(CYCLE, W, max_iter=1000)
+    r = _fit_clusters(cycle, W, max_iter=1000)
     for row, w in zip(r.boot, W, strict=True):
-        counts = _resample_counts(CYCLE, w)
+        counts = _resample_counts(cycle, w)
         if w in ([2, 0, 1, 1], [0, 1, 1, 2]):
             assert np.isnan(row).all(), w
             continue
@@ -153,7 +158,7 @@ def test_a_cycle_with_ties_is_fitted_resample_by_resample_like_the_reference():
         ref, _, _ = _ml(counts, 3, ties)
         np.testing.assert_allclose(row, ref, atol=2e-6, err_msg=str(w))
     assert r.n_boot_valid == 6
-    ref, nu, ll = _ml(_resample_counts(CYCLE, [1, 1, 1, 1]), 3, True)
+    ref, nu, ll = _ml(_resample_counts(cycle, [1, 1, 1, 1]), 3, True)
     np.testing.assert_allclose(r.log_strength, ref, atol=2e-6)
     assert r.nu == pytest.approx(nu, abs=1e-5)
     assert r.log_likelihood == pytest.approx(ll, abs=1e-8)
