@@ -1,0 +1,238 @@
+"""The active-labelling planner's edges and its record, by hand: the spread fit's blocks and
+weights, the inputs it refuses, probabilities when the budget caps items or covers every
+unrated item, the notes, and every field of `plan_draw`'s plan (the ± halfwidth rows from
+the rated items' own moments)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.active import fit_spread, needed_for_halfwidth, plan_arrays, plan_draw
+from analysis.ppi import labelled_for_halfwidth
+from analysis.scales import Scale
+
+M, RATED = 200, 40
+
+
+def _study(k_models: int = 1, sd0: float = 0.2, sd1: float = 1.0):
+    """Per model (as in test_active): judge values 2, 2, 4, 4, ...; residuals ±sd (λ = 1,
+    offset 0); items 0-99 have spread 0 and residual SD sd0, items 100-199 spread 0.8 and SD
+    sd1; the first 20 of each half are rated."""
+    yh = np.tile([2.0, 2.0, 4.0, 4.0], M // 4)
+    sign = np.tile([1.0, -1.0], M // 2)
+    sd = np.where(np.arange(M) < M // 2, sd0, sd1)
+    spread = np.where(np.arange(M) < M // 2, 0.0, 0.8)
+    rated = (np.arange(M) % (M // 2)) < RATED // 2
+    y = np.where(rated, yh + sign * sd, np.nan)
+    model = np.repeat(np.arange(k_models), M)
+    return (model, np.tile(rated, k_models), np.tile(y, k_models), np.tile(yh, k_models),
+            np.tile(spread, k_models))
+
+
+# --- the spread → residual fit ----------------------------------------------------------------
+
+def test_blocks_keep_equal_spreads_together_and_fold_a_short_tail_in():
+    # nine spreads of 0, two of 1, ten of 2, blocks of at least 10: the first block runs on
+    # past the tenth pair to keep both 1s (11 pairs), the second has the ten 2s
+    u = np.r_[np.zeros(9), np.ones(2), np.full(10, 2.0)]
+    r2 = np.r_[np.full(9, 0.01), np.full(2, 0.04), np.ones(10)]
+    f = fit_spread(u, r2, np.array([]))
+    assert f.spread == pytest.approx((2 / 11, 2.0))
+    assert f.sd == pytest.approx((math.sqrt(0.17 / 11), 1.0))
+    # 25 distinct spreads: 10, then 15 (the last 5 are too few for a block of their own)
+    f = fit_spread(np.arange(25.0), np.arange(25.0), np.array([]))
+    assert f.spread == pytest.approx((4.5, 17.0))
+
+
+def test_violating_blocks_are_pooled_by_their_sizes():
+    # block means 1.0 (10 pairs) then 0.4 (20 pairs) fall: pooled, weighted by size,
+    # (10 · 1.0 + 20 · 0.4) / 30 = 0.6 (unweighted it would be 0.7)
+    f = fit_spread(np.r_[np.zeros(10), np.ones(20)], np.r_[np.ones(10), np.full(20, 0.4)],
+                   np.array([]))
+    assert f.sd == pytest.approx((math.sqrt(0.6), math.sqrt(0.6)))
+
+
+def test_two_pairs_are_enough_and_ten_unscored_pairs_have_their_own_sd():
+    f = fit_spread(np.array([0.0, 1.0]), np.array([1.0, 4.0]), np.full(10, 0.81))
+    assert f.spread == (0.5,) and f.sd == pytest.approx((math.sqrt(2.5),))
+    assert f.unscored_sd == pytest.approx(0.9) and f.n == 2
+
+
+# --- plan_arrays ------------------------------------------------------------------------------
+
+def test_a_budget_of_one_picks_one_item():
+    model, rated, y, yh, spread = _study(k_models=2)
+    plan = plan_arrays(model, rated, y, yh, spread, budget=1, rng=np.random.default_rng(0))
+    assert plan.picked.sum() == 1 and plan.allocation.sum() == 1
+    assert plan.notes == ()
+    with pytest.raises(ValueError, match="budget must be 1 or more"):
+        plan_arrays(model, rated, y, yh, spread, budget=0, rng=np.random.default_rng(0))
+
+
+def test_the_floor_is_a_share_in_zero_to_one():
+    model, rated, y, yh, spread = _study()
+    for bad in (0.0, 1.5):
+        with pytest.raises(ValueError, match="floor must be in"):
+            plan_arrays(model, rated, y, yh, spread, budget=10, rng=np.random.default_rng(0),
+                        floor=bad)
+    # a floor of 1 is the uniform draw: 10 of the 160 unrated items each
+    plan = plan_arrays(model, rated, y, yh, spread, budget=10, rng=np.random.default_rng(0),
+                       floor=1.0)
+    assert plan.probability[~rated] == pytest.approx(10 / 160)
+
+
+def test_no_items_at_all_is_refused_with_the_reason():
+    with pytest.raises(ValueError, match="no model has three or more"):
+        plan_arrays(np.array([], int), np.array([], bool), np.array([]), np.array([]),
+                    np.array([]), budget=1, rng=np.random.default_rng(0))
+
+
+def test_a_model_with_few_ratings_is_named_in_a_note():
+    model, rated, y, yh, spread = _study(k_models=2)
+    few = (model == 1) & rated & (np.arange(2 * M) % 100 >= 4)  # model 1 keeps 8 ratings
+    rated = rated & ~few
+    y = np.where(few, np.nan, y)
+    plan = plan_arrays(model, rated, y, yh, spread, budget=10, rng=np.random.default_rng(0),
+                       names=["alpha", "beta"])
+    assert plan.notes == ("beta: fewer than 10 rated items; its residual spread is taken "
+                          "from all models together",)
+
+
+def test_a_fully_rated_model_gets_nothing_and_the_next_is_still_planned():
+    model, rated, y, yh, spread = _study(k_models=2)
+    rated = rated | (model == 0)
+    y = np.where(model == 0, yh + 0.1, y)
+    plan = plan_arrays(model, rated, y, yh, spread, budget=20, rng=np.random.default_rng(0))
+    assert plan.allocation.tolist() == [0, 20] and plan.picked[model == 1].sum() == 20
+    assert (plan.probability[model == 1][~rated[model == 1]] > 0).all()
+
+
+def test_a_judge_that_is_never_wrong_gives_a_uniform_draw():
+    # every residual 0: no item is expected to be better than another
+    model, rated, y, yh, spread = _study(sd0=0.0, sd1=0.0)
+    plan = plan_arrays(model, rated, y, yh, spread, budget=16, rng=np.random.default_rng(0))
+    assert plan.probability[~rated] == pytest.approx(16 / 160)
+
+
+def test_more_budget_than_unrated_items_takes_them_all_and_says_so():
+    model, rated, y, yh, spread = _study()
+    plan = plan_arrays(model, rated, y, yh, spread, budget=500, rng=np.random.default_rng(0))
+    assert plan.picked.sum() == 160 and (plan.probability[~rated] == 1.0).all()
+    assert plan.notes == ("only 160 unrated items are left; the budget was 500",)
+    # the rated items: the weight they would have had, (1 - 0.2) σ / mean σ + 0.2 with σ
+    # 0.2 and 1.0 (times √(40/38), which cancels) and mean σ over the unrated 0.6, capped at 1
+    p = plan.probability[rated]
+    low = rated & (spread == 0)
+    assert p[low[rated]] == pytest.approx(0.8 * 0.2 / 0.6 + 0.2)
+    assert (p[~low[rated]] == 1.0).all()
+
+
+def test_items_capped_at_one_leave_the_rest_to_share_the_budget():
+    # 130 of 160 unrated: weights 0.46667 (80 items, spread 0) and 1.53333 (80, spread 0.8);
+    # 130 · 1.53333 / 160 > 1, so those 80 are certain and the other 50 picks are shared by
+    # the 80 low-weight items: 0.625 each. A rated item's probability uses the same scale,
+    # 50 / (80 · 0.46667): 0.625 for a low-weight one, capped at 1 for the others
+    model, rated, y, yh, spread = _study()
+    plan = plan_arrays(model, rated, y, yh, spread, budget=130, rng=np.random.default_rng(0))
+    p = plan.probability
+    assert p[~rated & (spread > 0)] == pytest.approx(1.0)
+    assert p[~rated & (spread == 0)] == pytest.approx(0.625)
+    assert p[rated & (spread == 0)] == pytest.approx(0.625)
+    assert p[rated & (spread > 0)] == pytest.approx(1.0)
+
+
+# --- needed_for_halfwidth and plan_draw's record ----------------------------------------------
+
+def _moments_needed(y, yh, halfwidth, level=0.95):
+    """The reference: the sample variance of every rated value, the sample variance of every
+    judge value, their sample covariance on the items with both (ddof 1 throughout)."""
+    has = ~np.isnan(y)
+    both = has & ~np.isnan(yh)
+    vy = np.var(y[has], ddof=1)
+    vh = np.var(yh[~np.isnan(yh)], ddof=1)
+    yb, hb = y[both], yh[both]
+    cov = np.sum((yb - yb.mean()) * (hb - hb.mean())) / (both.sum() - 1)
+    return labelled_for_halfwidth(vy, vh, cov, y.size, halfwidth, level=level)
+
+
+def test_needed_for_halfwidth_takes_the_moments_of_the_rated_items():
+    rng = np.random.default_rng(3)
+    yh = rng.normal(3, 1, 400)
+    y = np.where(np.arange(400) < 30, 0.5 * yh + rng.normal(0, 1.0, 400), np.nan)
+    yh[5] = np.nan      # rated, not scored: in Var(Y), not in the covariance
+    yh[200] = np.nan    # neither
+    want = _moments_needed(y, yh, 0.15)
+    assert needed_for_halfwidth(y, yh, 0.15) == want and 30 < want < 400
+    assert needed_for_halfwidth(y, yh, 0.15, level=0.8) == _moments_needed(y, yh, 0.15, 0.8)
+    assert needed_for_halfwidth(y, yh, 0.15, level=0.8) < want
+    # two rated and scored items are enough to say; one is not
+    two = np.where(np.arange(400) < 2, y, np.nan)
+    assert needed_for_halfwidth(two, yh, 0.5) == _moments_needed(two, yh, 0.5)
+    assert needed_for_halfwidth(np.where(np.arange(400) < 1, y, np.nan), yh, 0.5) is None
+
+
+def _frames(k_models=2):
+    model, rated, y, yh, spread = _study(k_models=k_models)
+    ids = [f"{'ab'[m]}{i:03d}" for m, i in zip(model, np.tile(np.arange(M), k_models),
+                                                strict=True)]
+    items = pd.DataFrame({"item_id": ids, "model": np.array(["alpha", "beta"])[model]})
+    human = pd.DataFrame({"item_id": np.array(ids)[rated], "dimension": "empathy",
+                          "value": y[rated]})
+    judge = pd.DataFrame({"item_id": ids, "dimension": "empathy", "value": yh,
+                          "spread": spread})
+    return items, human, judge, (model, rated, y, yh, spread)
+
+
+ORDINAL = Scale("ordinal", (1.0, 2.0, 3.0, 4.0, 5.0))
+
+
+def test_plan_draw_keeps_every_field_and_the_rows_of_the_needed_ratings():
+    items, human, judge, (model, rated, y, yh, spread) = _frames()
+    # beta loses all but 8 of its ratings; a second dimension "warmth" (listed first) has
+    # exactly two ratings for alpha; a binary and a nominal dimension are left out
+    drop = human["item_id"].str.startswith("b") & (human.index % 5 != 0)
+    human = human[~drop]
+    warm = pd.DataFrame({"item_id": ["a000", "a001"], "dimension": "warmth",
+                         "value": [3.0, 4.0]})
+    wj = judge.assign(dimension="warmth")
+    scales = {"warmth": ORDINAL, "empathy": ORDINAL,
+              "safe": Scale("ordinal", (0.0, 1.0), binary=True),
+              "topic": Scale("nominal", (1.0, 2.0))}
+    plan = plan_draw(items, pd.concat([human, warm]), pd.concat([judge, wj]), scales,
+                     budget=30, seed=4, halfwidth=0.1, level=0.9)
+    assert (plan.budget, plan.seed, plan.halfwidth) == (30, 4, 0.1)
+    assert plan.rated_before == {"alpha": 0.2, "beta": 8 / 200}
+    assert plan.notes == ("beta: fewer than 10 rated items; its residual spread is taken "
+                          "from all models together",)
+    assert plan.fit.n > 0 and len(plan.fit.sd) >= 1
+    ya = np.full(M, np.nan)
+    ya[:2] = [3.0, 4.0]
+    a_emp = np.where(rated[:M], y[:M], np.nan)
+    b_emp = np.where(np.isin(items["item_id"][M:], human["item_id"]), y[M:], np.nan)
+    rows = [("alpha", "warmth", ya, yh[:M]), ("alpha", "empathy", a_emp, yh[:M]),
+            ("beta", "empathy", b_emp, yh[M:])]
+    want = []
+    for m, d, yy, hh in rows:
+        need = _moments_needed(yy, hh, 0.1, 0.9)
+        have = int((~np.isnan(yy)).sum())
+        want.append({"model": m, "dimension": d, "rated": have, "needed": need,
+                     "more": None if need is None else max(0, need - have)})
+    assert list(plan.needed) == want
+    # warmth's two ratings say a number; ± 0.1 on empathy is out of reach even with every item
+    assert want[0]["rated"] == 2 and want[0]["more"] > 0 and want[1]["needed"] is None
+
+
+def test_plan_draw_defaults_and_refusals():
+    items, human, judge, _ = _frames(k_models=1)
+    plan = plan_draw(items, human, judge, {"empathy": ORDINAL}, budget=1)
+    assert (plan.seed, plan.halfwidth, plan.budget, len(plan.picked)) == (0, 0.1, 1, 1)
+    assert plan == plan_draw(items, human, judge, {"empathy": ORDINAL}, budget=1, seed=0,
+                             halfwidth=0.1)
+    with pytest.raises(ValueError, match="budget must be 1 or more"):
+        plan_draw(items, human, judge, {"empathy": ORDINAL}, budget=0)
+    with pytest.raises(ValueError, match="no model has three or more"):
+        plan_draw(items, human.iloc[:0], judge, {"empathy": ORDINAL}, budget=5)
