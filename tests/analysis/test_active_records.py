@@ -199,10 +199,14 @@ def test_plan_draw_keeps_every_field_and_the_rows_of_the_needed_ratings():
     warm = pd.DataFrame({"item_id": ["a000", "a001"], "dimension": "warmth",
                          "value": [3.0, 4.0]})
     wj = judge.assign(dimension="warmth")
+    # the binary and the nominal dimension have ratings and scores too, all ignored
+    other = [human.assign(dimension=d, value=v) for d, v in (("safe", 1.0), ("topic", 2.0))]
+    other_j = [judge.assign(dimension=d, value=v) for d, v in (("safe", 0.0), ("topic", 1.0))]
     scales = {"warmth": ORDINAL, "empathy": ORDINAL,
               "safe": Scale("ordinal", (0.0, 1.0), binary=True),
               "topic": Scale("nominal", (1.0, 2.0))}
-    plan = plan_draw(items, pd.concat([human, warm]), pd.concat([judge, wj]), scales,
+    plan = plan_draw(items, pd.concat([human, warm, *other]), pd.concat([judge, wj, *other_j]),
+                     scales,
                      budget=30, seed=4, halfwidth=0.1, level=0.9)
     assert (plan.budget, plan.seed, plan.halfwidth) == (30, 4, 0.1)
     assert plan.rated_before == {"alpha": 0.2, "beta": 8 / 200}
@@ -236,3 +240,52 @@ def test_plan_draw_defaults_and_refusals():
         plan_draw(items, human, judge, {"empathy": ORDINAL}, budget=0)
     with pytest.raises(ValueError, match="no model has three or more"):
         plan_draw(items, human.iloc[:0], judge, {"empathy": ORDINAL}, budget=5)
+
+
+# --- the residuals a cell (model × dimension) gives the fit ------------------------------------
+
+X = np.tile([1.0, 2.0, 3.0, 4.0], 5)  # 20 rated judge values: mean 2.5, variance 1.25
+
+
+def _fit_sd(y_rated, x=X, lone=None):
+    """One model: 20 rated and scored items (judge ``x``, humans ``y_rated``, spread 0),
+    ``lone`` rated items the judge did not score, 40 unrated items; the fitted SD."""
+    n_lone = 0 if lone is None else len(lone)
+    y = np.r_[y_rated, [] if lone is None else lone, np.full(40, np.nan)]
+    yh = np.r_[x, np.full(n_lone, np.nan), np.tile([1.0, 2.0, 3.0, 4.0], 10)]
+    spread = np.where(np.isnan(yh), np.nan, 0.0)
+    plan = plan_arrays(np.zeros(y.size, int), ~np.isnan(y), y, yh, spread, budget=5,
+                       rng=np.random.default_rng(0))
+    return plan.fit
+
+
+def test_lambda_is_clipped_to_zero_and_one_and_the_residuals_scaled_by_n_over_n_minus_2():
+    c = 20 / 18  # n / (n - 2): λ and the offset
+    # humans twice the judge: λ = 2 clipped to 1, residual y - x = x, variance 1.25
+    assert _fit_sd(2 * X).sd == pytest.approx((math.sqrt(1.25 * c),))
+    # humans against the judge: λ clipped to 0, residual y itself, variance 1.25
+    assert _fit_sd(10 - X).sd == pytest.approx((math.sqrt(1.25 * c),))
+    # half the judge plus e = (1, -1, -1, 1), which has covariance 0 with x: λ = 0.5, r = e
+    e = np.tile([1.0, -1.0, -1.0, 1.0], 5)
+    assert _fit_sd(0.5 * X + e).sd == pytest.approx((math.sqrt(c),))
+    # a constant judge: λ = 0, residual y, variance 1.25
+    assert _fit_sd(X, x=np.full(20, 3.0)).sd == pytest.approx((math.sqrt(1.25 * c),))
+
+
+def test_rated_items_the_judge_did_not_score_have_their_own_residual_sd():
+    # twelve of them, 1, 3, 1, 3, ...: (t - mean)² = 1 times 12 / 11 (their mean)
+    f = _fit_sd(X + np.tile([0.5, -0.5], 10), lone=np.tile([1.0, 3.0], 6))
+    assert f.unscored_sd == pytest.approx(math.sqrt(12 / 11))
+
+
+def test_two_unscored_or_three_scored_ratings_in_a_cell_count():
+    # five models, each with 3 rated and scored items (λ and the offset leave one degree of
+    # freedom) and 2 rated but unscored ones, 1 and 3: (±1)² · 2 / 1 = 2 each, ten in all
+    K = 5
+    y = np.tile(np.r_[[1.0, 2.0, 4.0], [1.0, 3.0], np.full(10, np.nan)], K)
+    yh = np.tile(np.r_[[1.0, 2.0, 3.0], [np.nan, np.nan], np.tile([1.0, 3.0], 5)], K)
+    spread = np.where(np.isnan(yh), np.nan, 0.0)
+    plan = plan_arrays(np.repeat(np.arange(K), 15), ~np.isnan(y), y, yh, spread, budget=5,
+                       rng=np.random.default_rng(0))
+    assert plan.fit.n == 15
+    assert plan.fit.unscored_sd == pytest.approx(math.sqrt(2.0))
