@@ -452,3 +452,24 @@ def test_probabilities_outside_zero_one_and_a_zero_half_width_are_refused():
             active_mean([1.0, 2.0, 3.0], [1.0, 2.0, 3.0], [True, True, True], prob)
     with pytest.raises(ValueError, match="halfwidth must be positive"):
         labelled_for_halfwidth(1.0, 1.0, 0.5, 100, 0.0)
+
+
+def test_a_stratum_whose_judge_runs_against_the_humans_gets_lambda_zero():
+    # humans 6 - judge on the rated items: the least-squares lambda is negative, clipped to 0;
+    # with one stratum and pi = n/M for all, the offset cancels and theta is the rated
+    # items' mean, (5 + 3 + 1) / 3 = 3 (a lambda of -1 would give -mean(yhat) + mean(y +
+    # yhat) = -3.5 + 6 = 2.5 instead)
+    yhat = [1.0, 3.0, 5.0, 5.0, 4.0, 3.0]
+    y = [5.0, 3.0, 1.0, np.nan, np.nan, np.nan]
+    r = active_mean(yhat, y, [True, True, True, False, False, False], [0.5] * 6)
+    assert r.lam == 0.0
+    assert r.estimate == pytest.approx(3.0, abs=1e-12)
+
+
+def test_labelled_for_halfwidth_with_one_item_left_to_the_judge_and_with_a_constant_judge():
+    # total 3: two rated leave N = 1 to the judge; vy = vh = 1, cov 0.9: lambda = cov /
+    # ((1 + n/N) vh) = 0.3 and Var(2) = 0.3² · 1 / 1 + (1 - 2 · 0.3 · 0.9 + 0.09) / 2 = 0.365,
+    # under a target of 0.4 (the humans alone would give 1/2); rating all 3 gives 1/3
+    assert labelled_for_halfwidth(1.0, 1.0, 0.9, 3, norm.ppf(0.975) * 0.4 ** 0.5) == 2
+    # a judge without variance: the humans alone, z² Var(Y) / h² = 384.1 -> 385
+    assert labelled_for_halfwidth(1.0, 0.0, 0.0, 10_000, 0.1) == 385
