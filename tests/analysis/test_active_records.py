@@ -11,8 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import analysis.active as active
 from analysis.active import fit_spread, needed_for_halfwidth, plan_arrays, plan_draw
-from analysis.ppi import labelled_for_halfwidth
+from analysis.ppi import allocate_budget, labelled_for_halfwidth
 from analysis.scales import Scale
 
 M, RATED = 200, 40
@@ -169,6 +170,10 @@ def test_needed_for_halfwidth_takes_the_moments_of_the_rated_items():
     assert needed_for_halfwidth(y, yh, 0.15) == want and 30 < want < 400
     assert needed_for_halfwidth(y, yh, 0.15, level=0.8) == _moments_needed(y, yh, 0.15, 0.8)
     assert needed_for_halfwidth(y, yh, 0.15, level=0.8) < want
+    # a small model, where the degrees of freedom of the judge's variance show: every ± h
+    small_y, small_h = y[:45].copy(), yh[:45].copy()
+    for h in np.linspace(0.3, 0.9, 25):
+        assert needed_for_halfwidth(small_y, small_h, h) == _moments_needed(small_y, small_h, h)
     # two rated and scored items are enough to say; one is not
     two = np.where(np.arange(400) < 2, y, np.nan)
     assert needed_for_halfwidth(two, yh, 0.5) == _moments_needed(two, yh, 0.5)
@@ -289,3 +294,77 @@ def test_two_unscored_or_three_scored_ratings_in_a_cell_count():
                        rng=np.random.default_rng(0))
     assert plan.fit.n == 15
     assert plan.fit.unscored_sd == pytest.approx(math.sqrt(2.0))
+
+
+# --- the judge's share of each model's SE, as the allocation receives it ----------------------
+
+PAT = np.tile([2.0, 2.0, 4.0, 4.0], M // 4)   # variance 1 over all 200 items
+E = np.tile([1.0, -1.0, -1.0, 1.0], M // 4)   # covariance 0 with PAT on any 4k items
+
+
+def test_the_judge_s_share_of_each_model_reaches_the_allocation(monkeypatch):
+    # per cell λ² Var(judge over its scored items), averaged over the dimensions, over M.
+    # Humans 0.5 · judge + e on the 40 rated items: λ = 0.5.
+    #   model 0: judge PAT (var 1) and 2 · PAT (var 4): (0.25 · 1 + 0.25 · 4) / 2 = 0.625
+    #   model 1: PAT, and a dimension with only 2 rated items (no λ: 0): 0.25 / 2 = 0.125
+    #   model 2: a judge constant (3) on the rated items, PAT elsewhere (λ = 0: 0), and PAT
+    rated = np.arange(M) < 40
+    cells = {0: [(PAT, rated), (2 * PAT, rated)],
+             1: [(PAT, rated), (PAT, np.arange(M) < 2)],
+             2: [(np.where(rated, 3.0, PAT), rated), (PAT, rated)]}
+    yh = np.vstack([np.column_stack([x for x, _ in cells[k]]) for k in range(3)])
+    y = np.vstack([np.column_stack([np.where(r, 0.5 * x + E, np.nan) for x, r in cells[k]])
+                   for k in range(3)])
+    seen = {}
+
+    def spy(n0, q, s2, jv, caps, budget):
+        seen["jv"] = np.asarray(jv)
+        return allocate_budget(n0, q, s2, jv, caps, budget)
+
+    monkeypatch.setattr(active, "allocate_budget", spy)
+    plan_arrays(np.repeat(np.arange(3), M), ~np.isnan(y).all(axis=1), y, yh,
+                np.zeros_like(yh), budget=30, rng=np.random.default_rng(0))
+    assert seen["jv"] * M == pytest.approx([0.625, 0.125, 0.125])
+
+
+def test_a_model_s_factor_needs_ten_ratings_and_tiny_residuals_count():
+    # model 1's residuals are three times model 0's, all tiny (SD 0.02 and 0.06, a sum of
+    # squares far below 1): the factor still says 3. Model 2 has exactly 10 rated items:
+    # enough for a factor of its own, so no note.
+    model, rated, y, yh, spread = _study(k_models=3, sd0=0.02, sd1=0.02)
+    y = np.where(model == 1, yh + 3 * (y - yh), y)
+    ten = (model == 2) & rated & (np.arange(3 * M) % 100 < 5)  # keep 5 + 5 of model 2's
+    rated = rated & ~((model == 2) & ~ten)
+    y = np.where((model == 2) & ~ten, np.nan, y)
+    plan = plan_arrays(model, rated, y, yh, spread, budget=30, rng=np.random.default_rng(0))
+    assert rated[model == 2].sum() == 10 and plan.notes == ()
+    assert plan.model_factor[1] / plan.model_factor[0] == pytest.approx(3.0)
+
+
+def test_a_model_with_one_unrated_item_can_still_have_it_picked():
+    model, rated, y, yh, spread = _study(k_models=2)
+    last = (model == 0) & (np.arange(2 * M) % M == M - 1)
+    rated = rated | ((model == 0) & ~last)
+    y = np.where((model == 0) & ~last & np.isnan(y), yh + 0.1 * E[np.arange(2 * M) % M], y)
+    plan = plan_arrays(model, rated, y, yh, spread, budget=161, rng=np.random.default_rng(0))
+    assert plan.allocation.tolist() == [1, 160]
+    assert plan.picked[last].all() and plan.probability[last] == pytest.approx([1.0])
+
+
+def test_a_spread_without_a_judge_value_is_not_used():
+    items, human, judge, _ = _frames(k_models=1)
+    unscored = judge["item_id"] == "a150"
+    a = plan_draw(items, human, judge.assign(value=judge["value"].where(~unscored),
+                                             spread=judge["spread"].where(~unscored)),
+                  {"empathy": ORDINAL}, budget=10)
+    b = plan_draw(items, human, judge.assign(value=judge["value"].where(~unscored)),
+                  {"empathy": ORDINAL}, budget=10)
+    assert a == b
+
+
+def test_enough_ratings_already_need_no_more():
+    # ± 1 on empathy: the 40 rated items are more than enough
+    items, human, judge, _ = _frames(k_models=1)
+    plan = plan_draw(items, human, judge, {"empathy": ORDINAL}, budget=1, halfwidth=1.0)
+    (row,) = plan.needed
+    assert row["rated"] == 40 and row["needed"] < 40 and row["more"] == 0
