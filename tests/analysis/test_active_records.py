@@ -117,6 +117,7 @@ def test_a_judge_that_is_never_wrong_gives_a_uniform_draw():
     model, rated, y, yh, spread = _study(sd0=0.0, sd1=0.0)
     plan = plan_arrays(model, rated, y, yh, spread, budget=16, rng=np.random.default_rng(0))
     assert plan.probability[~rated] == pytest.approx(16 / 160)
+    assert (plan.sigma == 0).all() and plan.model_factor.tolist() == [1.0]
 
 
 def test_more_budget_than_unrated_items_takes_them_all_and_says_so():
@@ -171,8 +172,8 @@ def test_needed_for_halfwidth_takes_the_moments_of_the_rated_items():
     assert needed_for_halfwidth(y, yh, 0.15, level=0.8) == _moments_needed(y, yh, 0.15, 0.8)
     assert needed_for_halfwidth(y, yh, 0.15, level=0.8) < want
     # a small model, where the degrees of freedom of the judge's variance show: every ± h
-    small_y, small_h = y[:45].copy(), yh[:45].copy()
-    for h in np.linspace(0.3, 0.9, 25):
+    small_y, small_h = y[:36].copy(), yh[:36].copy()
+    for h in np.linspace(0.3, 1.2, 46):
         assert needed_for_halfwidth(small_y, small_h, h) == _moments_needed(small_y, small_h, h)
     # two rated and scored items are enough to say; one is not
     two = np.where(np.arange(400) < 2, y, np.nan)
