@@ -15,23 +15,14 @@ import analysis.active as active
 from analysis.active import fit_spread, needed_for_halfwidth, plan_arrays, plan_draw
 from analysis.ppi import allocate_budget, labelled_for_halfwidth
 from analysis.scales import Scale
-
-M, RATED = 200, 40
+from tests.analysis.test_active import M
+from tests.analysis.test_active import _study as _models_study
 
 
 def _study(k_models: int = 1, sd0: float = 0.2, sd1: float = 1.0):
-    """Per model (as in test_active): judge values 2, 2, 4, 4, ...; residuals ±sd (λ = 1,
-    offset 0); items 0-99 have spread 0 and residual SD sd0, items 100-199 spread 0.8 and SD
-    sd1; the first 20 of each half are rated."""
-    yh = np.tile([2.0, 2.0, 4.0, 4.0], M // 4)
-    sign = np.tile([1.0, -1.0], M // 2)
-    sd = np.where(np.arange(M) < M // 2, sd0, sd1)
-    spread = np.where(np.arange(M) < M // 2, 0.0, 0.8)
-    rated = (np.arange(M) % (M // 2)) < RATED // 2
-    y = np.where(rated, yh + sign * sd, np.nan)
-    model = np.repeat(np.arange(k_models), M)
-    return (model, np.tile(rated, k_models), np.tile(y, k_models), np.tile(yh, k_models),
-            np.tile(spread, k_models))
+    """test_active's study (judge values 2, 2, 4, 4, ...; residuals ±sd, λ = 1, offset 0;
+    spreads 0 and 0.8; the first 20 of each half rated), one model unless told."""
+    return _models_study(k_models=k_models, sd0=sd0, sd1=sd1)
 
 
 # --- the spread → residual fit ----------------------------------------------------------------
