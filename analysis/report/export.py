@@ -251,3 +251,34 @@ def _kill_group(proc) -> None:
     except (ProcessLookupError, PermissionError):
         proc.kill()
     proc.wait(timeout=30)
+    _wait_group_gone(proc.pid, timeout=30)
+
+
+def _wait_group_gone(pgid: int, timeout: float) -> None:
+    """SIGKILL is delivered at once but a browser with many threads takes a while to die on
+    a loaded machine (CI once saw it still running right after the wrapper was reaped): wait,
+    bounded, until no process of the group is left but zombies (which the init process reaps)."""
+    import time
+    deadline = time.monotonic() + timeout
+    while _group_running(pgid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def _group_running(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    procfs = Path("/proc")
+    if not procfs.is_dir():  # no way to tell zombies apart: the signal was sent, go on
+        return False
+    for stat in procfs.glob("[0-9]*/stat"):
+        try:
+            state, _ppid, pgrp = stat.read_text().rsplit(")", 1)[1].split()[:3]
+        except (OSError, IndexError, ValueError):
+            continue  # gone meanwhile
+        if int(pgrp) == pgid and state != "Z":
+            return True
+    return False

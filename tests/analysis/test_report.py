@@ -712,3 +712,37 @@ def test_a_browser_that_never_closes_is_killed_and_the_report_goes_on(monkeypatc
     assert proc.poll() is not None  # the wrapper and the browser are gone, not left behind
     assert not Path(f"/proc/{browser}").exists() or \
         "Z" in Path(f"/proc/{browser}/stat").read_text().split(")")[1][:3]
+
+
+def test_closing_waits_for_every_process_of_the_killed_group_not_only_the_wrapper():
+    """CI once found the browser still running ("R") right after its wrapper was killed and
+    reaped: a SIGKILLed Chromium with many threads takes a while to die on a loaded machine.
+    The kill now waits, bounded, until the group holds nothing but zombies."""
+    import os
+    import subprocess
+    import time
+    from pathlib import Path
+
+    from analysis.report.export import _group_running, _wait_group_gone
+
+    wrapper = subprocess.Popen(["sh", "-c", "sleep 60 & wait"], start_new_session=True)
+    try:
+        deadline = time.monotonic() + 10
+        while not Path(f"/proc/{wrapper.pid}/task/{wrapper.pid}/children").read_text().split():
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        child = int(Path(f"/proc/{wrapper.pid}/task/{wrapper.pid}/children").read_text().split()[0])
+        assert _group_running(wrapper.pid)
+        t0 = time.monotonic()
+        _wait_group_gone(wrapper.pid, timeout=0.5)  # a group still alive is waited for
+        assert time.monotonic() - t0 >= 0.5
+        os.kill(child, 9)  # the wrapper reaped; the group's last member gone
+        wrapper.wait(timeout=10)
+        t0 = time.monotonic()
+        _wait_group_gone(wrapper.pid, timeout=10)
+        assert time.monotonic() - t0 < 5
+        assert not _group_running(wrapper.pid)
+    finally:
+        if wrapper.poll() is None:
+            os.killpg(wrapper.pid, 9)
+            wrapper.wait()
