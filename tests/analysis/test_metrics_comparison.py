@@ -234,3 +234,25 @@ def test_order_of_dimensions_and_of_the_items_frame_changes_nothing():
     yes_no = metric_comparison(ratings, two, metrics, judges=judges, items=items, options=opt)
     assert not any("nominal" in n for n in yes_no.dimensions["tone"].notes)
     assert any("nominal" in n for n in ref.dimensions["tone"].notes)
+
+
+def test_an_item_whose_scenario_is_unknown_is_left_out_of_the_system_level():
+    """The system level resamples scenarios: an item with its model but no scenario cannot
+    be placed and is left out (mutation testing found `|` for `&` there unnoticed)."""
+    ratings, scales, metrics, judges, items = _frames()
+    items.loc[items["item_id"] == "i00", "scenario"] = None
+    res = metric_comparison(ratings, scales, metrics, judges=judges, items=items, options=OPT)
+    emp = res.dimensions["empathy"]
+    sys_items = [k for k in range(13) if k not in (0, 11)]  # i11 has no BLEU
+    ratings_of = {k: [h[k] for h in (H1, H2, H3) if k < len(h)] for k in sys_items}
+    human = np.array([np.mean(ratings_of[k]) for k in sys_items])
+    per_item = {"j1": np.array([min(s) for s in J1], float),
+                "bleu": np.array([np.nan if s is None else s for s in BLEU], float),
+                "chrf": np.array(CHRF)}
+    ref = system_agreement(human, {n: per_item[n][sys_items] for n in ("j1", "bleu", "chrf")},
+                           np.array(MODEL)[sys_items], np.array(SCENARIO)[sys_items], B=60,
+                           seed=7, ci=0.9)
+    assert emp.system.n_items == 11
+    assert emp.system.to_dict() == {**ref.to_dict(), "kinds": {"j1": "judge", "bleu": "metric",
+                                                               "chrf": "metric"}}
+    assert emp.system.human_means["A"] == pytest.approx(np.mean(human[:3]))
