@@ -31,6 +31,23 @@ def _study(k_models: int = 2, sd0: float = 0.2, sd1: float = 1.0, spread1: float
             np.tile(spread, k_models))
 
 
+def _frames(k_models=2):
+    """The study as the frames `plan_draw` reads: items (a000…, b000…; models alpha, beta),
+    the human ratings of the rated items and the judge's values with their spreads."""
+    model, rated, y, yh, spread = _study(k_models=k_models)
+    ids = [f"{'ab'[m]}{i:03d}" for m, i in zip(model, np.tile(np.arange(M), k_models),
+                                                strict=True)]
+    items = pd.DataFrame({"item_id": ids, "model": np.array(["alpha", "beta"])[model]})
+    human = pd.DataFrame({"item_id": np.array(ids)[rated], "dimension": "empathy",
+                          "value": y[rated]})
+    judge = pd.DataFrame({"item_id": ids, "dimension": "empathy", "value": yh,
+                          "spread": spread})
+    return items, human, judge, (model, rated, y, yh, spread)
+
+
+ORDINAL = Scale("ordinal", (1.0, 2.0, 3.0, 4.0, 5.0))
+
+
 def test_probabilities_follow_the_estimated_residual_sd_given_the_spread_with_a_floor():
     model, rated, y, yh, spread = _study()
     plan = plan_arrays(model, rated, y, yh, spread, budget=40, rng=np.random.default_rng(0))
@@ -90,16 +107,10 @@ def test_models_share_the_budget_by_the_sum_of_their_standard_errors():
 
 
 def test_the_frames_path_is_the_array_path():
-    model, rated, y, yh, spread = _study(k_models=2)
-    ids = [f"{'ab'[m]}{i}" for m, i in zip(model, np.tile(np.arange(M), 2), strict=True)]
-    items = pd.DataFrame({"item_id": ids, "model": np.array(["alpha", "beta"])[model]})
-    human = pd.DataFrame({"item_id": np.array(ids)[rated], "dimension": "empathy",
-                          "value": y[rated]})
-    judge = pd.DataFrame({"item_id": ids, "dimension": "empathy", "value": yh,
-                          "agree": spread == 0, "spread": spread})
-    plan = plan_draw(items, human, judge, {"empathy": Scale("ordinal", (1.0, 2.0, 3.0, 4.0,
-                                                                         5.0))},
-                     budget=40, seed=5)
+    items, human, judge, (model, rated, y, yh, spread) = _frames(k_models=2)
+    ids = items["item_id"].tolist()
+    judge = judge.assign(agree=spread == 0)  # a column the plan does not read
+    plan = plan_draw(items, human, judge, {"empathy": ORDINAL}, budget=40, seed=5)
     core = plan_arrays(model, rated, y, yh, spread, budget=40, rng=np.random.default_rng(5))
     assert plan.probability == dict(zip(ids, core.probability.tolist(), strict=True))
     assert plan.picked == tuple(sorted(np.array(ids)[core.picked]))

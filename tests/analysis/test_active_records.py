@@ -15,15 +15,7 @@ import analysis.active as active
 from analysis.active import fit_spread, needed_for_halfwidth, plan_arrays, plan_draw
 from analysis.ppi import allocate_budget, labelled_for_halfwidth
 from analysis.scales import Scale
-from tests.analysis.test_active import M
-from tests.analysis.test_active import _study as _models_study
-
-
-def _study(k_models: int = 1, sd0: float = 0.2, sd1: float = 1.0):
-    """test_active's study (judge values 2, 2, 4, 4, ...; residuals ±sd, λ = 1, offset 0;
-    spreads 0 and 0.8; the first 20 of each half rated), one model unless told."""
-    return _models_study(k_models=k_models, sd0=sd0, sd1=sd1)
-
+from tests.analysis.test_active import ORDINAL, M, _frames, _study
 
 # --- the spread → residual fit ----------------------------------------------------------------
 
@@ -66,7 +58,7 @@ def test_a_budget_of_one_picks_one_item():
 
 
 def test_the_floor_is_a_share_in_zero_to_one():
-    model, rated, y, yh, spread = _study()
+    model, rated, y, yh, spread = _study(k_models=1)
     for bad in (0.0, 1.5):
         with pytest.raises(ValueError, match="floor must be in"):
             plan_arrays(model, rated, y, yh, spread, budget=10, rng=np.random.default_rng(0),
@@ -105,14 +97,14 @@ def test_a_fully_rated_model_gets_nothing_and_the_next_is_still_planned():
 
 def test_a_judge_that_is_never_wrong_gives_a_uniform_draw():
     # every residual 0: no item is expected to be better than another
-    model, rated, y, yh, spread = _study(sd0=0.0, sd1=0.0)
+    model, rated, y, yh, spread = _study(k_models=1, sd0=0.0, sd1=0.0)
     plan = plan_arrays(model, rated, y, yh, spread, budget=16, rng=np.random.default_rng(0))
     assert plan.probability[~rated] == pytest.approx(16 / 160)
     assert (plan.sigma == 0).all() and plan.model_factor.tolist() == [1.0]
 
 
 def test_more_budget_than_unrated_items_takes_them_all_and_says_so():
-    model, rated, y, yh, spread = _study()
+    model, rated, y, yh, spread = _study(k_models=1)
     plan = plan_arrays(model, rated, y, yh, spread, budget=500, rng=np.random.default_rng(0))
     assert plan.picked.sum() == 160 and (plan.probability[~rated] == 1.0).all()
     assert plan.notes == ("only 160 unrated items are left; the budget was 500",)
@@ -129,7 +121,7 @@ def test_items_capped_at_one_leave_the_rest_to_share_the_budget():
     # 130 · 1.53333 / 160 > 1, so those 80 are certain and the other 50 picks are shared by
     # the 80 low-weight items: 0.625 each. A rated item's probability uses the same scale,
     # 50 / (80 · 0.46667): 0.625 for a low-weight one, capped at 1 for the others
-    model, rated, y, yh, spread = _study()
+    model, rated, y, yh, spread = _study(k_models=1)
     plan = plan_arrays(model, rated, y, yh, spread, budget=130, rng=np.random.default_rng(0))
     p = plan.probability
     assert p[~rated & (spread > 0)] == pytest.approx(1.0)
@@ -172,23 +164,8 @@ def test_needed_for_halfwidth_takes_the_moments_of_the_rated_items():
     assert needed_for_halfwidth(np.where(np.arange(400) < 1, y, np.nan), yh, 0.5) is None
 
 
-def _frames(k_models=2):
-    model, rated, y, yh, spread = _study(k_models=k_models)
-    ids = [f"{'ab'[m]}{i:03d}" for m, i in zip(model, np.tile(np.arange(M), k_models),
-                                                strict=True)]
-    items = pd.DataFrame({"item_id": ids, "model": np.array(["alpha", "beta"])[model]})
-    human = pd.DataFrame({"item_id": np.array(ids)[rated], "dimension": "empathy",
-                          "value": y[rated]})
-    judge = pd.DataFrame({"item_id": ids, "dimension": "empathy", "value": yh,
-                          "spread": spread})
-    return items, human, judge, (model, rated, y, yh, spread)
-
-
-ORDINAL = Scale("ordinal", (1.0, 2.0, 3.0, 4.0, 5.0))
-
-
 def test_plan_draw_keeps_every_field_and_the_rows_of_the_needed_ratings():
-    items, human, judge, (model, rated, y, yh, spread) = _frames()
+    items, human, judge, (_, rated, y, yh, _) = _frames()
     # beta loses all but 8 of its ratings; a second dimension "warmth" (listed first) has
     # exactly two ratings for alpha; a binary and a nominal dimension are left out
     drop = human["item_id"].str.startswith("b") & (human.index % 5 != 0)

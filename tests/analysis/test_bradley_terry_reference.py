@@ -24,6 +24,23 @@ def _expand(rows):
     return a, b, o
 
 
+def _davidson_ll(beta, nu, counts, half_ties=False):
+    """Davidson's log-likelihood written from its probabilities (see `_ml`); ``counts`` maps
+    (i, j) to (i's wins, j's wins, ties). With ``half_ties`` (a fit without ν) a tie counts
+    as half a win and half a loss."""
+    out = 0.0
+    for (i, j), (w, ls, t) in counts.items():
+        pi, pj = math.exp(beta[i]), math.exp(beta[j])
+        tie = nu * math.sqrt(pi * pj)
+        den = pi + pj + tie
+        out += w * math.log(pi / den) + ls * math.log(pj / den)
+        if t and half_ties:
+            out += t * 0.5 * (math.log(pi / den) + math.log(pj / den))
+        elif t:
+            out += t * math.log(tie / den)
+    return out
+
+
 def _ml(counts, m, ties):
     """The maximum-likelihood log-strengths (centred) and ν of Davidson's model, written from
     its probabilities (Davidson 1970): with π = exp(β),
@@ -32,16 +49,7 @@ def _ml(counts, m, ties):
     maximised by BFGS over (β_1 .. β_{m-1}, log ν) with β_0 = 0."""
     def nll(x):
         beta = np.concatenate([[0.0], x[:m - 1]])
-        nu = math.exp(x[m - 1]) if ties else 0.0
-        out = 0.0
-        for (i, j), (w, ls, t) in counts.items():
-            pi, pj = math.exp(beta[i]), math.exp(beta[j])
-            tie = nu * math.sqrt(pi * pj)
-            den = pi + pj + tie
-            out -= w * math.log(pi / den) + ls * math.log(pj / den)
-            if t:
-                out -= t * math.log(tie / den)
-        return out
+        return -_davidson_ll(beta, math.exp(x[m - 1]) if ties else 0.0, counts)
 
     x0 = np.zeros(m - 1 + (1 if ties else 0))
     res = minimize(nll, x0, method="BFGS", options={"gtol": 1e-11, "xrtol": 1e-12})
@@ -227,14 +235,11 @@ def test_ties_without_a_finite_nu_give_no_strengths(name):
 def test_ties_with_a_finite_nu_are_fitted_like_the_reference(name):
     r = bradley_terry(*_expand(BOUNDED[name]), B=0)
     idx = {p: k for k, p in enumerate(r.players)}
-    counts = {}
+    rows = []  # one cluster: every comparison k times, the lower index first
     for x, y, o, k in BOUNDED[name]:
         i, j = idx[x], idx[y]
-        if i > j:
-            i, j, o = j, i, {"a": "b", "b": "a", "tie": "tie"}[o]
-        w, ls, t = counts.get((i, j), (0, 0, 0))
-        counts[(i, j)] = (w + k * (o == "a"), ls + k * (o == "b"), t + k * (o == "tie"))
-    ref, nu, ll = _ml(counts, len(r.players), True)
+        rows += [(i, j, o) if i < j else (j, i, FLIP[o])] * k
+    ref, nu, ll = _ml(_resample_counts([rows], [1]), len(r.players), True)
     assert r.converged, name
     np.testing.assert_allclose(r.log_strength, ref, atol=2e-6, err_msg=name)
     assert r.nu == pytest.approx(nu, abs=1e-5)
@@ -249,21 +254,14 @@ PAIRS = np.array([[0, 1], [0, 2], [1, 2]])
 FREE = np.array([False, True, True])
 
 
+COUNTS_BY_PAIR = {tuple(p): tuple(c) for p, c in zip(PAIRS.tolist(), COUNTS[0], strict=True)}
+
+
 def _ll_ref(x, ties):
-    """Davidson's log-likelihood from its probabilities, x = (β_B, β_C[, log ν]), β_A = 0."""
-    counts = {tuple(p): tuple(c) for p, c in zip(PAIRS.tolist(), COUNTS[0], strict=True)}
-    beta = [0.0, x[0], x[1]]
-    nu = math.exp(x[2]) if ties else 0.0
-    out = 0.0
-    for (i, j), (w, ls, t) in counts.items():
-        pi, pj = math.exp(beta[i]), math.exp(beta[j])
-        den = pi + pj + nu * math.sqrt(pi * pj)
-        out += w * math.log(pi / den) + ls * math.log(pj / den)
-        if ties:
-            out += t * math.log(nu * math.sqrt(pi * pj) / den)
-        else:  # without ν a tie counts as half a win and half a loss
-            out += t * 0.5 * (math.log(pi / den) + math.log(pj / den))
-    return out
+    """Davidson's log-likelihood of COUNTS, x = (β_B, β_C[, log ν]), β_A = 0; without ν a tie
+    counts as half a win and half a loss."""
+    return _davidson_ll([0.0, x[0], x[1]], math.exp(x[2]) if ties else 0.0, COUNTS_BY_PAIR,
+                        half_ties=not ties)
 
 
 @pytest.mark.parametrize("ties", [True, False])
@@ -295,7 +293,7 @@ def test_iterations_count_the_newton_steps_the_fit_needed():
     # the reported count is the number of steps: allowed that many the fit converges, allowed
     # one fewer it does not; allowed none, it takes none
     for ties in (True, False):
-        beta, _, conv, it = fit_weighted(COUNTS, PAIRS, 3, FREE, ties=ties)
+        _, _, conv, it = fit_weighted(COUNTS, PAIRS, 3, FREE, ties=ties)
         assert conv[0] and 3 <= it < 10
         _, _, conv_k, it_k = fit_weighted(COUNTS, PAIRS, 3, FREE, ties=ties, max_iter=it)
         _, _, conv_less, _ = fit_weighted(COUNTS, PAIRS, 3, FREE, ties=ties, max_iter=it - 1)

@@ -34,6 +34,23 @@ SCENARIO = [f"s{k % 4}" for k in range(13)]
 OPT = AnalysisOptions(B=60, seed=7, ci=0.9, min_shared_items=5)
 
 
+# each row's score of an item: the judge's lower median of its two samples, the metrics as given
+PER_ITEM = {"j1": np.array([min(s) for s in J1], float),
+            "bleu": np.array([np.nan if s is None else s for s in BLEU], float),
+            "chrf": np.array(CHRF)}
+
+
+def _system_ref(left_out: tuple[int, ...]):
+    """The system level by hand on every item but ``left_out``: the humans' score of an item
+    the mean of all its ratings (h3's too); (those scores, system_agreement on them)."""
+    kept = [k for k in range(13) if k not in left_out]
+    human = np.array([np.mean([h[k] for h in (H1, H2, H3) if k < len(h)]) for k in kept])
+    ref = system_agreement(human, {n: PER_ITEM[n][kept] for n in ("j1", "bleu", "chrf")},
+                           np.array(MODEL)[kept], np.array(SCENARIO)[kept], B=60, seed=7,
+                           ci=0.9)
+    return human, ref
+
+
 def _frames():
     rows = [(i, "h1", "empathy", s) for i, s in zip(ITEMS, H1, strict=True)]
     rows += [(i, "h2", "empathy", s) for i, s in zip(ITEMS, H2, strict=False)]
@@ -99,14 +116,11 @@ def test_every_row_against_the_pairs_written_out_and_the_system_level_by_hand():
         ("chrf", "metric", "ok"), ("ghost", "metric", "no scores"),
         ("zz_ghost", "metric", "no scores")]
     item, x_h, c = _pairs()
-    per_item = {"j1": np.array([min(s) for s in J1], float),
-                "bleu": np.array([np.nan if s is None else s for s in BLEU], float),
-                "chrf": np.array(CHRF)}
     w = item_weights(11, 60, 7)
     ceiling_boots, (lo, hi) = _ci(lambda idx: x_h[idx], item, c, w)
     for row in emp.rows[:4]:
         x_of = (lambda idx: x_h[idx]) if row.kind == "ceiling" else \
-            (lambda idx, s=per_item[row.name]: s[item[idx]])
+            (lambda idx, s=PER_ITEM[row.name]: s[item[idx]])
         boots, _ = _ci(x_of, item, c, w)
         x = x_of(np.arange(22))
         for k, f in SCIPY.items():
@@ -128,12 +142,7 @@ def test_every_row_against_the_pairs_written_out_and_the_system_level_by_hand():
         assert row.spearman.value is None and row.minus_ceiling is None
     # the system level: every item a human rated and every row scored (i11 has no BLEU),
     # the humans' score of an item the mean of all its ratings (h3's too)
-    sys_items = [k for k in range(13) if k != 11]
-    ratings_of = {k: [h[k] for h in (H1, H2, H3) if k < len(h)] for k in sys_items}
-    human = np.array([np.mean(ratings_of[k]) for k in sys_items])
-    ref = system_agreement(human, {n: per_item[n][sys_items] for n in ("j1", "bleu", "chrf")},
-                           np.array(MODEL)[sys_items], np.array(SCENARIO)[sys_items], B=60,
-                           seed=7, ci=0.9)
+    human, ref = _system_ref(left_out=(11,))
     assert emp.system.to_dict() == {**ref.to_dict(), "kinds": {"j1": "judge", "bleu": "metric",
                                                                "chrf": "metric"}}
     assert emp.system.human_means == pytest.approx(
@@ -243,15 +252,7 @@ def test_an_item_whose_scenario_is_unknown_is_left_out_of_the_system_level():
     items.loc[items["item_id"] == "i00", "scenario"] = None
     res = metric_comparison(ratings, scales, metrics, judges=judges, items=items, options=OPT)
     emp = res.dimensions["empathy"]
-    sys_items = [k for k in range(13) if k not in (0, 11)]  # i11 has no BLEU
-    ratings_of = {k: [h[k] for h in (H1, H2, H3) if k < len(h)] for k in sys_items}
-    human = np.array([np.mean(ratings_of[k]) for k in sys_items])
-    per_item = {"j1": np.array([min(s) for s in J1], float),
-                "bleu": np.array([np.nan if s is None else s for s in BLEU], float),
-                "chrf": np.array(CHRF)}
-    ref = system_agreement(human, {n: per_item[n][sys_items] for n in ("j1", "bleu", "chrf")},
-                           np.array(MODEL)[sys_items], np.array(SCENARIO)[sys_items], B=60,
-                           seed=7, ci=0.9)
+    human, ref = _system_ref(left_out=(0, 11))  # i11 has no BLEU
     assert emp.system.n_items == 11
     assert emp.system.to_dict() == {**ref.to_dict(), "kinds": {"j1": "judge", "bleu": "metric",
                                                                "chrf": "metric"}}
