@@ -13,7 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS
+from tests.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, CHROMIUM_FULL
 from tests.helpers import H2HResult, run_h2h
 
 pytestmark = pytest.mark.integration  # left out of `make test-fast`
@@ -570,7 +570,7 @@ def test_figures_are_drawn_by_chromiums_headless_shell_unless_browser_path_says_
         "chromium-headless-shell missing: `make test` installs it"
     with export.FigureExporter() as ex:
         assert browser_of(ex) == "/usr/lib/chromium/chromium-headless-shell"
-    monkeypatch.setenv("BROWSER_PATH", CHROMIUM)
+    monkeypatch.setenv("BROWSER_PATH", CHROMIUM_FULL)
     assert export.browser_path() is None
     with export.FigureExporter() as ex:
         assert Path(browser_of(ex)).name in ("chromium", "chrome"), browser_of(ex)

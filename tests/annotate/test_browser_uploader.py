@@ -14,7 +14,7 @@ from playwright.sync_api import expect, sync_playwright
 
 from data.engine import get_engine
 from data.raters import add_rater, set_language
-from tests.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, served, settled
+from tests.browser import ARTIFACTS, CHROMIUM_ARGS, CHROMIUM_FULL, served, settled
 
 pytestmark = pytest.mark.browser
 ZONE = '[data-testid="stFileUploaderDropzone"]'
@@ -30,7 +30,7 @@ def app(tmp_path_factory, demo_template):
         admin, codes[lang] = add_rater(engine, name, "admin")
         set_language(engine, admin.id, lang)
     with served(db, tmp / "serve.log") as base, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = p.chromium.launch(executable_path=CHROMIUM_FULL, args=CHROMIUM_ARGS)
         yield {"base": base, "browser": browser, "codes": codes}
         browser.close()
     engine.dispose()
