@@ -124,6 +124,14 @@ def smollm2() -> Path:
     return resolve_local_model("smollm2-135m-instruct").path
 
 
+@pytest.fixture(scope="session")
+def smollm2_shallow(smollm2, tmp_path_factory) -> Path:
+    """SmolLM2 with its first 2 of 30 blocks (tests/local_model.py): a real GGUF model
+    that reads a prompt ten times faster, for the tests of what surrounds the model."""
+    from tests.local_model import shallow_copy
+    return shallow_copy(smollm2, tmp_path_factory.mktemp("shallow") / "smollm2-2-blocks.gguf")
+
+
 @pytest.fixture
 def demo(tmp_path, demo_template) -> str:
     """A fresh copy of the demo study (simulated raters and judges) for this test."""
