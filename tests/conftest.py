@@ -68,17 +68,19 @@ def pytest_collection_modifyitems(config, items):
 # file collected last (tests/judge/ sorts after the rest) kept one worker busy while the
 # other had nothing left to do. Longest first is the classic packing; the order of the tests
 # inside a file, and of every other file, is unchanged. A file missing here is just not first.
-LONGEST_FILES = (
-    "tests/judge/test_local.py",                    # 135 s: the model in this process
-    "tests/annotate/test_browser_rating_page.py",   # 87 s
-    "tests/judge/test_llama_server.py",             # 83 s: llama.cpp's server
-    "tests/annotate/test_browser_app.py",           # 56 s
-    "tests/analysis/test_report.py",                # 47 s
-    "tests/annotate/test_browser_quality.py",       # 47 s
-    "tests/annotate/test_two_servers.py",           # 45 s
-    "tests/annotate/test_browser_training_page.py",  # 44 s
-    "tests/analysis/test_report_latex.py",          # 40 s
-    "tests/annotate/test_hostile_text_pages.py",    # 35 s
+LONGEST_FILES = (  # seconds in a whole quiet run (two workers), dae3adf
+    "tests/annotate/test_browser_rating_page.py",   # 70 s
+    "tests/judge/test_local.py",                    # 69 s: the model in this process
+    "tests/annotate/test_browser_quality.py",       # 42 s
+    "tests/annotate/test_browser_app.py",           # 41 s
+    "tests/analysis/test_report.py",                # 40 s
+    "tests/analysis/test_report_latex.py",          # 38 s
+    "tests/annotate/test_browser_training_page.py",  # 36 s
+    "tests/annotate/test_hostile_text_pages.py",    # 29 s
+    "tests/annotate/test_two_servers.py",           # 28 s
+    "tests/judge/test_llama_server.py",             # 25 s: llama.cpp's server
+    "tests/data/test_backup.py",                    # 22 s
+    "tests/annotate/test_autocal.py",               # 21 s
 )
 
 
