@@ -166,6 +166,19 @@ class FigureExporter:
 
         return asyncio.run_coroutine_threadsafe(run(), self._loop)
 
+    def wait(self, job: Future) -> int:
+        """The result of :meth:`submit`, waited for at most ``_TIMEOUT`` seconds: a browser
+        that stops answering (frozen, or starved far beyond its share of the CPU) ends the
+        wait with a TimeoutError that says so, instead of holding the report for good."""
+        try:
+            return job.result(timeout=_TIMEOUT)
+        except TimeoutError as exc:
+            ours = not job.done()  # else kaleido's own wait for the browser ran out first
+            job.cancel()
+            said = f"for {_TIMEOUT:.0f} s" if ours else "in time"
+            raise TimeoutError(f"the browser drawing the figures did not answer {said}"
+                               ) from exc
+
     async def _tab(self, k):
         """The tab that prints and photographs figures: a blank page of ours, loaded once,
         in front (a tab behind draws no frames, and the page waits for one)."""

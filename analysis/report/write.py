@@ -88,7 +88,7 @@ def write_report(bundle: ReportBundle, out: str | Path, *, figures: bool = True,
         if figures:
             t0 = time.perf_counter()
             for job in pending:
-                job.result()
+                exporter.wait(job)
             (out / "figures.tex").write_text(_figures_tex(built, _numbers(built)),
                                              encoding="utf-8")
             timing["figure_export"] = time.perf_counter() - t0  # the wait beyond the rest

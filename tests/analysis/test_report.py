@@ -746,3 +746,53 @@ def test_closing_waits_for_every_process_of_the_killed_group_not_only_the_wrappe
         if wrapper.poll() is None:
             os.killpg(wrapper.pid, 9)
             wrapper.wait()
+
+
+def test_a_browser_that_stops_answering_mid_export_ends_the_report_with_a_message(
+        tmp_path, demo_template, monkeypatch):
+    """A frozen browser (here: its whole process group stopped with SIGSTOP right after it
+    started) never answers a drawing command. `h2h report` waited for the figures without
+    a limit, so it never ended (seen under a profiler: a worker held for good). Now the wait
+    is bounded: the report's tables and HTML are written, the command exits 1 and says the
+    figures could not be exported and what to do, and the browser is killed, not left."""
+    import os
+    import signal
+    import threading
+
+    from analysis.report import export
+
+    monkeypatch.setattr(export, "_TIMEOUT", 3.0)
+    monkeypatch.setattr(export, "_CLOSE_TIMEOUT", 1.0)
+    groups = []
+    opened = export.FigureExporter._open
+
+    async def open_then_freeze(self, tabs):
+        k = await opened(self, tabs)
+        groups.append(k.subprocess.pid)
+        os.killpg(k.subprocess.pid, signal.SIGSTOP)
+        return k
+
+    monkeypatch.setattr(export.FigureExporter, "_open", open_then_freeze)
+    db = demo_template.copy_to(tmp_path)
+    out = tmp_path / "report"
+    done = []
+    runner = threading.Thread(target=lambda: done.append(run_h2h(
+        "report", "--db", str(db), "--out", str(out), "--bootstrap", "50", check=False)),
+        daemon=True)
+    runner.start()
+    runner.join(timeout=120)
+    try:
+        assert done, "h2h report still waiting for a browser that does not answer"
+        res = done[0]
+        assert res.returncode == 1, res.stdout + res.stderr
+        assert "but its figures could not be exported" in res.stderr
+        assert "did not answer for 3 s" in res.stderr and "--no-figures" in res.stderr
+        assert "Traceback" not in res.stdout + res.stderr
+        assert (out / "report.html").exists() and (out / "report.md").exists()
+        assert groups and not export._group_running(groups[0])  # killed, not left stopped
+    finally:
+        for g in groups:
+            try:
+                os.killpg(g, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
