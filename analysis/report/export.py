@@ -115,7 +115,7 @@ class FigureExporter:
               formats: Iterable[str] = FORMATS) -> int:
         """Write each ``(figure, path without suffix)`` in each format (pdf, svg, png; PNG at
         300 dpi); returns how many files were written."""
-        return self.submit(figures, formats).result(timeout=_TIMEOUT)
+        return self.wait(self.submit(figures, formats))
 
     def submit(self, figures: Iterable[tuple[object, Path]],
                formats: Iterable[str] = FORMATS) -> Future:
