@@ -31,7 +31,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, free_port  # noqa: E402,F401
+# the browser people use (the tests drive its headless shell; see tests/browser.py)
+from tests.browser import CHROMIUM_ARGS, CHROMIUM_FULL, free_port  # noqa: E402,F401
 
 POTATO_VERSION = "2.12.1"
 POTATO_VENV = ROOT / ".bench" / "potato"
@@ -328,4 +329,4 @@ def pct(xs: list[float], q: float) -> float:
 
 
 def launch_browser(p):
-    return p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    return p.chromium.launch(executable_path=CHROMIUM_FULL, args=CHROMIUM_ARGS)

@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, served, settled  # noqa: E402
+from tests.browser import CHROMIUM_ARGS, CHROMIUM_FULL, served, settled  # noqa: E402
 
 RATER_PAGES = [("rate", None, "rate"), ("guidelines", "guidelines", "guidelines"),
                ("norming", "norming", "norming")]
@@ -112,7 +112,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="h2h-shots-") as tmp:
         db, admin, rater, trainee = build(Path(tmp))
         with served(db, Path(tmp) / "serve.log") as base, sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            browser = p.chromium.launch(executable_path=CHROMIUM_FULL, args=CHROMIUM_ARGS)
             made = []
             for lang in ("en", "zh"):
                 page = browser.new_page(viewport=size)  # the sign-in page itself
