@@ -154,7 +154,7 @@ class FigureExporter:
                         if page is not None:
                             await drawn.put(page)
                 finally:
-                    await drawn.put(None)
+                    drawn.put_nowait(None)  # no await: this also runs while being cancelled
 
             async def finish() -> None:
                 while (page := await drawn.get()) is not None:
@@ -245,9 +245,28 @@ class FigureExporter:
                     if proc is not None and proc.poll() is None:
                         _kill_group(proc)
         finally:
+            self._unwind()
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(timeout=60)
             self._tmp.cleanup()
+
+    def _unwind(self) -> None:
+        """Cancel what still runs in the exporter's loop (drawings given up on after a
+        browser stopped answering) and let it end there, before the loop stops: a drawing
+        left suspended was later closed by the garbage collector, on a closed loop, and
+        printed "Event loop is closed" into whatever ran then."""
+        async def cancel_the_rest() -> None:
+            me = asyncio.current_task()
+            rest = [t for t in asyncio.all_tasks() if t is not me]
+            for t in rest:
+                t.cancel()
+            await asyncio.gather(*rest, return_exceptions=True)
+
+        try:
+            asyncio.run_coroutine_threadsafe(cancel_the_rest(), self._loop).result(
+                timeout=_CLOSE_TIMEOUT)
+        except TimeoutError:
+            pass  # a task that will not end: the loop is stopped all the same
 
     def __enter__(self) -> FigureExporter:
         return self
