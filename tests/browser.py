@@ -49,6 +49,23 @@ def settled(page, timeout: int = 60_000) -> None:
                   "requestAnimationFrame(r)))")
 
 
+def session_cookie(context, timeout: float = 30.0) -> dict:
+    """The study's session cookie, once the browser holds it. The app has it set by a script
+    after the first signed-in page is drawn (an ``HttpOnly`` cookie can be set only by an
+    HTTP response: annotate/cookies.py), so a reload, a typed address or a second tab at once
+    after sign-in can come before it and land on the sign-in page (seen with three test
+    workers on two cores). A person takes longer than that; a test waits for it."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = [c for c in context.cookies()
+                 if c["name"].startswith("h2h_session_") and c["value"]]
+        if found:
+            return found[0]
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no session cookie {timeout:.0f} s after sign-in")
+        time.sleep(0.05)
+
+
 @contextmanager
 def served(db: str | Path, log: Path, *options: str) -> Iterator[str]:
     """Run `h2h serve` (with ``options``) on a free port; yields the base URL; stops it

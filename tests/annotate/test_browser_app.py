@@ -16,7 +16,8 @@ from data.items import ItemRecord
 from data.models import Assignment
 from data.quality import release
 from data.raters import add_rater
-from tests.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, served, settled, sniffer
+from tests.browser import (ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, served, session_cookie, settled,
+                           sniffer)
 
 pytestmark = pytest.mark.browser
 MODEL_WORDS = ("aster-70b", "birch-8b", "cedar-1b", "baseline")
@@ -196,6 +197,7 @@ def test_rater_stays_in_their_lane(app):
     page = app["browser"].new_page(viewport={"width": 1400, "height": 1000})
     _sign_in(page, app["base"], app["rater_code"])
     _progress(page)
+    session_cookie(page.context)
     # an admin page typed directly: not served to a rater (the session cookie signs her in)
     page.goto(f"{app['base']}/admin_raters")
     _progress(page)  # lands back on the rater's own page
@@ -313,6 +315,7 @@ def test_session_token_stays_out_of_the_address_bar_and_dies_at_sign_out(app):
     page = ctx.new_page()
     _sign_in(page, app["base"], app["rater_code"])
     _progress(page)
+    session_cookie(ctx)
     page.reload()
     _progress(page)  # a reload keeps the session
     cookies = [c for c in ctx.cookies() if c["name"].startswith("h2h_session_")]

@@ -21,7 +21,7 @@ import sqlalchemy as sa
 from playwright.sync_api import expect, sync_playwright
 
 from data.engine import get_engine
-from tests.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, served
+from tests.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, served, session_cookie
 from tests.conftest import _fresh_pg_url
 from tests.helpers import item, jsonl, run_h2h
 
@@ -125,6 +125,7 @@ def test_a_session_continues_on_the_other_server_and_sign_out_ends_it_on_both(se
     on_a = ctx.new_page()
     _sign_in(on_a, servers["a"], servers["codes"]["pat"])
     assert _progress(on_a).startswith("0 of ")
+    session_cookie(ctx)
     on_b = ctx.new_page()
     on_b.goto(servers["b"])  # no code typed: the session from server A carries over
     assert _progress(on_b).startswith("0 of ")
@@ -153,6 +154,7 @@ def test_a_deactivated_rater_is_refused_by_both_servers(servers):
     on_a = ctx.new_page()
     _sign_in(on_a, servers["a"], servers["codes"]["kim"])
     _progress(on_a)
+    session_cookie(ctx)
     on_b = ctx.new_page()
     on_b.goto(servers["b"])
     _progress(on_b)
