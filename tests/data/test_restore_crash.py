@@ -51,7 +51,9 @@ def _after_backup(engine, study) -> None:
 
 def _restore_killed_at(backup_file: Path, db: str, point: str) -> None:
     """Run `h2h restore --force` until it reports ``point``, then kill -9 it."""
-    env = {**os.environ, PAUSE_ENV: point}
+    # a killed restore leaves its private copy behind (h2h-restore-*): in this test's
+    # folder, not in the machine's temp (in memory, /dev/shm, for the whole suite)
+    env = {**os.environ, PAUSE_ENV: point, "TMPDIR": str(backup_file.parent)}
     proc = subprocess.Popen([sys.executable, "-m", "annotate.cli", "restore", str(backup_file),
                              "--db", db, "--force"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env)
