@@ -30,6 +30,34 @@ def pytest_configure(config):
         os.environ["TMPDIR"] = shm
         tempfile.tempdir = None  # computed again from TMPDIR
     _scan_installed_components_once()
+    _build_the_command_tree_once()
+
+
+def _build_the_command_tree_once() -> None:
+    """Typer builds `h2h`'s whole command tree (57 commands, every signature's annotations
+    evaluated) on each call of the app: 52 ms, once per process for a person, but the suite
+    calls `h2h` in its own process about a thousand times (run_h2h, CliRunner) - some 50 s of
+    CPU in a whole run, measured with cProfile in both workers. The tree of a Typer app does
+    not change once its commands are registered, so it is built once per app object and the
+    same click objects run every call, each with its own context, as in a process of its own;
+    every command still goes through Typer's own entry point and error handling."""
+    import typer.main
+    import typer.testing
+
+    build = typer.main.get_command
+    if getattr(build, "_h2h_once", False):
+        return
+    built: dict[int, tuple] = {}
+
+    def once(typer_instance):
+        hit = built.get(id(typer_instance))
+        if hit is None or hit[0] is not typer_instance:
+            hit = built[id(typer_instance)] = (typer_instance, build(typer_instance))
+        return hit[1]
+
+    once._h2h_once = True  # type: ignore[attr-defined]
+    typer.main.get_command = once
+    typer.testing._get_command = once  # CliRunner took its own reference at import
 
 
 def _scan_installed_components_once() -> None:
