@@ -91,24 +91,42 @@ def pytest_collection_modifyitems(config, items):
     _longest_files_first(items)
 
 
-# The files that take longest (seconds of `--durations=0`, quiet, 5 December 2026), given out
-# first: xdist's `--dist loadfile` hands files to the workers in collection order, so a long
-# file collected last (tests/judge/ sorts after the rest) kept one worker busy while the
-# other had nothing left to do. Longest first is the classic packing; the order of the tests
-# inside a file, and of every other file, is unchanged. A file missing here is just not first.
-LONGEST_FILES = (  # seconds in a whole quiet run (two workers), dae3adf
-    "tests/annotate/test_browser_rating_page.py",   # 70 s
-    "tests/judge/test_local.py",                    # 69 s: the model in this process
-    "tests/annotate/test_browser_quality.py",       # 42 s
-    "tests/annotate/test_browser_app.py",           # 41 s
-    "tests/analysis/test_report.py",                # 40 s
-    "tests/analysis/test_report_latex.py",          # 38 s
-    "tests/annotate/test_browser_training_page.py",  # 36 s
-    "tests/annotate/test_hostile_text_pages.py",    # 29 s
-    "tests/annotate/test_two_servers.py",           # 28 s
+# The files that take longest (seconds of `--durations=0`, quiet, two workers), given out
+# first: the longest file given out last kept one worker busy while the other had nothing
+# left to do. Longest first is the classic packing; the order of the tests inside a file, and
+# of every other file (all shorter than these), is unchanged. xdist would otherwise reorder
+# the files by their number of tests (its --loadscope-reorder, on by default; turned off in
+# pyproject.toml's addopts), which put the browser files, few tests each, at the end.
+LONGEST_FILES = (  # whole quiet run, two workers, e7055ef
+    "tests/annotate/test_browser_rating_page.py",   # 66 s
+    "tests/judge/test_local.py",                    # 52 s: the model in this process
+    "tests/analysis/test_report.py",                # 44 s
+    "tests/annotate/test_browser_quality.py",       # 39 s
+    "tests/annotate/test_browser_app.py",           # 37 s
+    "tests/annotate/test_browser_training_page.py",  # 34 s
+    "tests/analysis/test_report_latex.py",          # 31 s
+    "tests/annotate/test_two_servers.py",           # 27 s
+    "tests/annotate/test_hostile_text_pages.py",    # 27 s
     "tests/judge/test_llama_server.py",             # 25 s: llama.cpp's server
+    "tests/annotate/test_revocation_load.py",       # 22 s
     "tests/data/test_backup.py",                    # 22 s
-    "tests/annotate/test_autocal.py",               # 21 s
+    "tests/data/test_upgrades.py",                  # 20 s
+    "tests/annotate/test_autocal.py",               # 20 s
+    "tests/annotate/test_browser_pairs_page.py",    # 19 s
+    "tests/analysis/test_metrics_cli.py",           # 16 s
+    "tests/annotate/test_cli.py",                   # 15 s
+    "tests/data/test_hostile_files.py",             # 15 s
+    "tests/data/test_import_stream.py",             # 14 s
+    "tests/annotate/test_browser_admin_charts.py",  # 14 s
+    "tests/annotate/test_i18n_pages.py",            # 13 s
+    "tests/annotate/test_drift.py",                 # 12 s
+    "tests/judge/test_run_summary.py",              # 10 s
+    "tests/annotate/test_startup_imports.py",       # 10 s
+    "tests/annotate/test_calibrate.py",             # 9 s
+    "tests/data/test_concurrency.py",               # 9 s
+    "tests/data/test_restore_crash.py",             # 8 s
+    "tests/annotate/test_browser_uploader.py",      # 8 s
+    "tests/judge/test_run_anthropic.py",            # 8 s
 )
 
 
