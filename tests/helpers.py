@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import io
 import json
 import os
 import subprocess
 import sys
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,6 +36,24 @@ class H2HResult:
     returncode: int
     stdout: str
     stderr: str
+
+
+def built_once_per_run(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Path:
+    """A folder ``name`` that ``build(folder)`` fills once per test run, whichever worker asks
+    first; the other worker waits for it (a lock file) instead of building its own. For what
+    takes seconds to make and is only read afterwards (the demo study every test copies, the
+    2-block local model). Outside xdist, once per process."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the run's folder, above each worker's own
+    folder = root / name
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not (folder / ".built").exists():
+            folder.mkdir(exist_ok=True)
+            build(folder)
+            (folder / ".built").touch()
+    return folder
 
 
 def h2h_env(**extra: str) -> dict[str, str]:

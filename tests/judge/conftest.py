@@ -128,8 +128,13 @@ def smollm2() -> Path:
 def smollm2_shallow(smollm2, tmp_path_factory) -> Path:
     """SmolLM2 with its first 2 of 30 blocks (tests/local_model.py): a real GGUF model
     that reads a prompt ten times faster, for the tests of what surrounds the model."""
+    from tests.helpers import built_once_per_run
     from tests.local_model import shallow_copy
-    return shallow_copy(smollm2, tmp_path_factory.mktemp("shallow") / "smollm2-2-blocks.gguf")
+
+    def build(folder: Path) -> None:
+        shallow_copy(smollm2, folder / "smollm2-2-blocks.gguf")
+
+    return built_once_per_run(tmp_path_factory, "shallow", build) / "smollm2-2-blocks.gguf"
 
 
 @pytest.fixture
