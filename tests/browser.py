@@ -49,20 +49,27 @@ def settled(page, timeout: int = 60_000) -> None:
                   "requestAnimationFrame(r)))")
 
 
-def session_cookie(context, timeout: float = 30.0) -> dict:
-    """The study's session cookie, once the browser holds it. The app has it set by a script
-    after the first signed-in page is drawn (an ``HttpOnly`` cookie can be set only by an
-    HTTP response: annotate/cookies.py), so a reload, a typed address or a second tab at once
-    after sign-in can come before it and land on the sign-in page (seen with three test
-    workers on two cores). A person takes longer than that; a test waits for it."""
+def session_cookie(context, timeout: float = 30.0, *, gone: bool = False) -> dict | None:
+    """The study's session cookie, once the browser holds it; with ``gone``, None once it
+    has none any more. The app has the cookie set and deleted by a script on the page (an
+    ``HttpOnly`` cookie can be set or deleted only by an HTTP response: annotate/cookies.py),
+    after the page that needs it is drawn: a reload, a typed address or a second tab at once
+    after sign-in can come before it and land on the sign-in page, and the sign-in page after
+    a sign-out is drawn before the cookie is deleted (both seen with two workers on two busy
+    cores). The session itself ends in the database at sign-out, before either. A person
+    takes longer than that; a test waits for it."""
     deadline = time.monotonic() + timeout
     while True:
         found = [c for c in context.cookies()
                  if c["name"].startswith("h2h_session_") and c["value"]]
-        if found:
+        if found and not gone:
             return found[0]
+        if gone and not found:
+            return None
         if time.monotonic() > deadline:
-            raise AssertionError(f"no session cookie {timeout:.0f} s after sign-in")
+            raise AssertionError(f"the session cookie is {'still there' if gone else 'missing'}"
+                                 f" {timeout:.0f} s after "
+                                 f"{'sign-out' if gone else 'sign-in'}")
         time.sleep(0.05)
 
 
