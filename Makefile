@@ -69,18 +69,21 @@ demo-keep: $(STAMP)
 # Two workers (pytest-xdist), a test file at a time each (--dist loadfile): a file's module
 # fixtures (a served app, a built study) are made once, and every worker has its own
 # PostgreSQL cluster, Streamlit servers and browsers on free ports.
+# Python as it runs by default, writing bytecode: with PYTHONDONTWRITEBYTECODE set (as some
+# shells and containers have it), each of the suite's ~150 `h2h` processes and app servers
+# compiled h2htalk's modules again, and each worker pytest's rewritten tests.
 TEST_JOBS ?= 2
 test: $(STAMP) $(EMBED_STAMP) system-deps $(LOCAL_STAMP)
 	$(PY) -m ruff check .
 	$(VENV)/bin/lint-imports
-	$(PY) -m pytest -n $(TEST_JOBS) --dist loadfile
+	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -n $(TEST_JOBS) --dist loadfile
 
 # The inner loop: the unit tests of the statistics, the data layer and the judge's parsing and
 # prompts (no browser, PostgreSQL, local model, report or whole-command tests), in seconds.
 FAST_TESTS := tests/analysis tests/data tests/judge/test_parse.py tests/judge/test_prompts.py \
 	analysis data judge/parse.py judge/prompts.py
 test-fast: $(STAMP)
-	$(PY) -m pytest -n $(TEST_JOBS) --dist loadfile -m "not integration and not browser and not postgres" $(FAST_TESTS)
+	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -n $(TEST_JOBS) --dist loadfile -m "not integration and not browser and not postgres" $(FAST_TESTS)
 
 # The benchmarks' side-by-side reference, Potato (GPL), in its own venv: never a dependency of
 # h2htalk. When it cannot be installed the benchmarks print h2htalk's figures alone.
