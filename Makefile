@@ -73,17 +73,18 @@ demo-keep: $(STAMP)
 # shells and containers have it), each of the suite's ~150 `h2h` processes and app servers
 # compiled h2htalk's modules again, and each worker pytest's rewritten tests.
 TEST_JOBS ?= 2
+PYTEST := env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -n $(TEST_JOBS) --dist loadfile
 test: $(STAMP) $(EMBED_STAMP) system-deps $(LOCAL_STAMP)
 	$(PY) -m ruff check .
 	$(VENV)/bin/lint-imports
-	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -n $(TEST_JOBS) --dist loadfile
+	$(PYTEST)
 
 # The inner loop: the unit tests of the statistics, the data layer and the judge's parsing and
 # prompts (no browser, PostgreSQL, local model, report or whole-command tests), in seconds.
 FAST_TESTS := tests/analysis tests/data tests/judge/test_parse.py tests/judge/test_prompts.py \
 	analysis data judge/parse.py judge/prompts.py
 test-fast: $(STAMP)
-	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -n $(TEST_JOBS) --dist loadfile -m "not integration and not browser and not postgres" $(FAST_TESTS)
+	$(PYTEST) -m "not integration and not browser and not postgres" $(FAST_TESTS)
 
 # The benchmarks' side-by-side reference, Potato (GPL), in its own venv: never a dependency of
 # h2htalk. When it cannot be installed the benchmarks print h2htalk's figures alone.

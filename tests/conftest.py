@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -44,18 +45,9 @@ def _build_the_command_tree_once() -> None:
     import typer.main
     import typer.testing
 
-    build = typer.main.get_command
-    if getattr(build, "_h2h_once", False):
-        return
-    built: dict[int, tuple] = {}
-
-    def once(typer_instance):
-        hit = built.get(id(typer_instance))
-        if hit is None or hit[0] is not typer_instance:
-            hit = built[id(typer_instance)] = (typer_instance, build(typer_instance))
-        return hit[1]
-
-    once._h2h_once = True  # type: ignore[attr-defined]
+    if hasattr(typer.main.get_command, "cache_info"):
+        return  # done already in this process
+    once = functools.cache(typer.main.get_command)  # keyed by the app object
     typer.main.get_command = once
     typer.testing._get_command = once  # CliRunner took its own reference at import
 
