@@ -144,9 +144,40 @@ def _prompts(fake) -> list[str]:
             if m["role"] == "user"]
 
 
-def test_the_held_out_qwk_rises_and_no_exemplar_comes_from_dev_or_test(db, fake):
-    res = auto(db, fake, "--shots", "0,4", "--reason-first", "off", "--samples", "1", "--json")
-    doc = json.loads(res.stdout)
+SEARCH = ("--shots", "0,4", "--reason-first", "off", "--samples", "1", "--json")
+
+
+@pytest.fixture(scope="module")
+def searched(_template, tmp_path_factory) -> dict:
+    """One search (the base and k4) on a copy of the study, shared by the tests that read its
+    result or start from it (each on its own copy of the study it left): the study file,
+    the JSON, and the prompts the judge was sent."""
+    path = tmp_path_factory.mktemp("searched") / "study.db"
+    shutil.copyfile(_template, path)
+    f = FakeServer("openai", api_key=None)
+    f.reader = reader
+    try:
+        doc = json.loads(auto(str(path), f, *SEARCH).stdout)
+        prompts = _prompts(f)
+    finally:
+        f.close()
+    get_engine(path).dispose()
+    _engine_for.cache_clear()
+    return {"path": path, "doc": doc, "prompts": prompts}
+
+
+@pytest.fixture
+def searched_db(tmp_path, searched) -> str:
+    """A copy of the study the shared search left."""
+    path = tmp_path / "study.db"
+    shutil.copyfile(searched["path"], path)
+    yield str(path)
+    get_engine(path).dispose()
+    _engine_for.cache_clear()
+
+
+def test_the_held_out_qwk_rises_and_no_exemplar_comes_from_dev_or_test(searched):
+    doc = searched["doc"]
     assert list(doc) >= ["split", "candidates", "selected", "test"]
     split = doc["split"]
     # a scenario-level split: no scenario in two parts, every rated item in one
@@ -157,7 +188,7 @@ def test_the_held_out_qwk_rises_and_no_exemplar_comes_from_dev_or_test(db, fake)
     assert sorted(split["train"] + split["dev"] + split["test"]) == sorted(
         f"s{s:02d}-{m}" for s in range(N_SCENARIOS) for m in "abc")
     # every prompt's exemplars come from train; dev and test items never appear
-    shown = [iid for p in _prompts(fake) for iid, _ in _exemplars(p)]
+    shown = [iid for p in searched["prompts"] for iid, _ in _exemplars(p)]
     assert shown and set(shown) <= set(split["train"])
     assert not set(shown) & (set(split["dev"]) | set(split["test"]))
     # the exemplars' scores are the humans' medians (a reply of quality q has median q here
@@ -184,13 +215,12 @@ def test_the_held_out_qwk_rises_and_no_exemplar_comes_from_dev_or_test(db, fake)
     assert set(conf["exemplar_items"]) <= set(split["train"])
 
 
-def test_a_second_run_with_the_same_seed_sends_nothing_and_gives_the_same_split(db, fake):
-    first = json.loads(auto(db, fake, "--shots", "0,2", "--reason-first", "off", "--samples",
-                            "1", "--json").stdout)
-    n = len(fake.log)
-    again = json.loads(auto(db, fake, "--shots", "0,2", "--reason-first", "off", "--samples",
-                            "1", "--json").stdout)
-    assert len(fake.log) == n  # no request at all (not even the key check)
+def test_a_second_run_with_the_same_seed_sends_nothing_and_gives_the_same_split(searched,
+                                                                              searched_db,
+                                                                              fake):
+    db, first = searched_db, searched["doc"]
+    again = json.loads(auto(db, fake, *SEARCH).stdout)
+    assert fake.log == []  # no request at all (not even the key check)
     assert again["split"] == first["split"] and again["test"] == first["test"]
     # another seed would be another split: the stored one is frozen
     res = run_h2h("calibrate", "auto", "--db", db, "--provider", "openai", "--model",
@@ -238,11 +268,11 @@ def _q(db, sql, **p):
         return c.execute(sa.text(sql), p).all()
 
 
-def test_the_result_needs_a_name_of_its_own(db, fake):
-    base = json.loads(auto(db, fake, "--shots", "0,2", "--reason-first", "off", "--samples",
-                           "1", "--json").stdout)["candidates"][0]["config"]
-    res = auto(db, fake, "--name", base, "--shots", "0,2", check=False)
+def test_the_result_needs_a_name_of_its_own(searched, searched_db, fake):
+    base = searched["doc"]["candidates"][0]["config"]
+    res = auto(searched_db, fake, "--name", base, "--shots", "0,2", check=False)
     assert res.returncode == 1 and "is the base configuration's name" in res.stderr
+    assert fake.log == []
 
 
 def test_the_dry_run_prices_the_whole_search_and_stores_nothing(db, fake):
