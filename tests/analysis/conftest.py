@@ -2,7 +2,38 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import pytest
+
+from tests.helpers import built_once_per_run, run_h2h
+
+DEMO_REPORT = ("--bootstrap", "300", "--seed", "9", "--severity-adjusted")
+"""The options of the demo study's report that test_report.py reads and test_report_latex.py
+compiles."""
+
+
+@pytest.fixture(scope="session")
+def _demo_report_once(tmp_path_factory, demo_template) -> Path:
+    """`h2h report` of the demo study (:data:`DEMO_REPORT`, figures drawn), written once per
+    test run by whichever worker asks first (a report with its figures takes seconds); its
+    folder holds the study (demo.db), the report (report/) and what the command printed."""
+    def build(folder: Path) -> None:
+        db = demo_template.copy_to(folder)
+        proc = run_h2h("report", "--db", str(db), "--out", str(folder / "report"),
+                       *DEMO_REPORT)
+        (folder / "report.out").write_text(proc.stdout, encoding="utf-8")
+
+    return built_once_per_run(tmp_path_factory, "demo-report", build)
+
+
+def copy_of_demo_report(once: Path, into: Path) -> tuple[Path, Path, str]:
+    """A copy of the demo study and its report in ``into`` (a test may write beside the
+    report, or open the study); (study, report folder, what `h2h report` printed)."""
+    shutil.copyfile(once / "demo.db", into / "demo.db")
+    shutil.copytree(once / "report", into / "report")
+    return into / "demo.db", into / "report", (once / "report.out").read_text(encoding="utf-8")
 
 
 @pytest.fixture(scope="session")

@@ -13,6 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from tests.analysis.conftest import copy_of_demo_report
 from tests.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, CHROMIUM_FULL
 from tests.helpers import H2HResult, run_h2h
 
@@ -24,15 +25,13 @@ def h2h(*args: str) -> H2HResult:
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory, demo_template):
-    tmp = tmp_path_factory.mktemp("report")
-    db = demo_template.copy_to(tmp)
-    out = tmp / "report"
-    proc = h2h("report", "--db", str(db), "--out", str(out), "--bootstrap", "300",
-               "--seed", "9", "--severity-adjusted")
+def report(tmp_path_factory, _demo_report_once):
+    """The demo study's report (B = 300, seed 9, severity-adjusted), and its analysis with the
+    same options."""
+    db, out, stdout = copy_of_demo_report(_demo_report_once, tmp_path_factory.mktemp("report"))
     analysis = json.loads(h2h("analyze", "--db", str(db), "--bootstrap", "300", "--seed", "9",
                               "--json").stdout)
-    return {"db": db, "out": out, "stdout": proc.stdout, "analysis": analysis}
+    return {"db": db, "out": out, "stdout": stdout, "analysis": analysis}
 
 
 def test_every_output_is_written(report):

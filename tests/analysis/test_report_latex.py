@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from analysis.report.latex import tex
+from tests.analysis.conftest import copy_of_demo_report
 from tests.browser import ARTIFACTS
 from tests.helpers import H2HResult, run_h2h
 
@@ -112,12 +113,9 @@ def _check_report(out, label: str, only: str | None = None) -> str:
 
 
 @pytest.fixture(scope="module")
-def demo_report(tmp_path_factory, demo_template):
-    tmp = tmp_path_factory.mktemp("latex")
-    demo_template.copy_to(tmp)
-    out = tmp / "report"
-    h2h("report", "--db", str(tmp / "demo.db"), "--out", str(out), "--bootstrap", "200")
-    return out
+def demo_report(tmp_path_factory, _demo_report_once):
+    """A copy of the demo study's report (the one test_report.py reads)."""
+    return copy_of_demo_report(_demo_report_once, tmp_path_factory.mktemp("latex"))[1]
 
 
 def test_demo_tables_and_figures_fit_an_acl_page_and_an_article(demo_report):
