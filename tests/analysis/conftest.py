@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -14,26 +15,32 @@ DEMO_REPORT = ("--bootstrap", "300", "--seed", "9", "--severity-adjusted")
 compiles."""
 
 
+@dataclass(frozen=True)
+class DemoReport:
+    """The demo study and its report as `h2h report` wrote them (:data:`DEMO_REPORT`)."""
+
+    folder: Path  # demo.db, report/, and report.out: what the command printed
+
+    def copy_to(self, into: Path) -> tuple[Path, Path, str]:
+        """The study and the report copied into ``into`` (a test may write beside the report
+        or open the study); (study, report folder, what `h2h report` printed)."""
+        shutil.copyfile(self.folder / "demo.db", into / "demo.db")
+        shutil.copytree(self.folder / "report", into / "report")
+        return (into / "demo.db", into / "report",
+                (self.folder / "report.out").read_text(encoding="utf-8"))
+
+
 @pytest.fixture(scope="session")
-def _demo_report_once(tmp_path_factory, demo_template) -> Path:
-    """`h2h report` of the demo study (:data:`DEMO_REPORT`, figures drawn), written once per
-    test run by whichever worker asks first (a report with its figures takes seconds); its
-    folder holds the study (demo.db), the report (report/) and what the command printed."""
+def demo_report_template(tmp_path_factory, demo_template) -> DemoReport:
+    """The demo study's report with its figures, written once per test run by whichever
+    worker asks first (it takes seconds); tests take copies of it."""
     def build(folder: Path) -> None:
         db = demo_template.copy_to(folder)
         proc = run_h2h("report", "--db", str(db), "--out", str(folder / "report"),
                        *DEMO_REPORT)
         (folder / "report.out").write_text(proc.stdout, encoding="utf-8")
 
-    return built_once_per_run(tmp_path_factory, "demo-report", build)
-
-
-def copy_of_demo_report(once: Path, into: Path) -> tuple[Path, Path, str]:
-    """A copy of the demo study and its report in ``into`` (a test may write beside the
-    report, or open the study); (study, report folder, what `h2h report` printed)."""
-    shutil.copyfile(once / "demo.db", into / "demo.db")
-    shutil.copytree(once / "report", into / "report")
-    return into / "demo.db", into / "report", (once / "report.out").read_text(encoding="utf-8")
+    return DemoReport(built_once_per_run(tmp_path_factory, "demo-report", build))
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,6 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.analysis.conftest import copy_of_demo_report
 from tests.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, CHROMIUM_FULL
 from tests.helpers import H2HResult, run_h2h
 
@@ -25,10 +24,10 @@ def h2h(*args: str) -> H2HResult:
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory, _demo_report_once):
+def report(tmp_path_factory, demo_report_template):
     """The demo study's report (B = 300, seed 9, severity-adjusted), and its analysis with the
     same options."""
-    db, out, stdout = copy_of_demo_report(_demo_report_once, tmp_path_factory.mktemp("report"))
+    db, out, stdout = demo_report_template.copy_to(tmp_path_factory.mktemp("report"))
     analysis = json.loads(h2h("analyze", "--db", str(db), "--bootstrap", "300", "--seed", "9",
                               "--json").stdout)
     return {"db": db, "out": out, "stdout": stdout, "analysis": analysis}

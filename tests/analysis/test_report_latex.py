@@ -18,7 +18,6 @@ import numpy as np
 import pytest
 
 from analysis.report.latex import tex
-from tests.analysis.conftest import copy_of_demo_report
 from tests.browser import ARTIFACTS
 from tests.helpers import H2HResult, run_h2h
 
@@ -113,9 +112,9 @@ def _check_report(out, label: str, only: str | None = None) -> str:
 
 
 @pytest.fixture(scope="module")
-def demo_report(tmp_path_factory, _demo_report_once):
+def demo_report(tmp_path_factory, demo_report_template):
     """A copy of the demo study's report (the one test_report.py reads)."""
-    return copy_of_demo_report(_demo_report_once, tmp_path_factory.mktemp("latex"))[1]
+    return demo_report_template.copy_to(tmp_path_factory.mktemp("latex"))[1]
 
 
 def test_demo_tables_and_figures_fit_an_acl_page_and_an_article(demo_report):

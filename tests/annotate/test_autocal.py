@@ -15,6 +15,8 @@ import json
 import random
 import re
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -80,13 +82,21 @@ def _template(tmp_path_factory):
     return path
 
 
+@contextmanager
+def _copy_of(study: Path, path: Path) -> Iterator[str]:
+    """``study`` copied to ``path``; its engine disposed afterwards."""
+    shutil.copyfile(study, path)
+    try:
+        yield str(path)
+    finally:
+        get_engine(path).dispose()
+        _engine_for.cache_clear()
+
+
 @pytest.fixture
-def db(tmp_path, _template) -> str:
-    path = tmp_path / "study.db"
-    shutil.copyfile(_template, path)
-    yield str(path)
-    get_engine(path).dispose()
-    _engine_for.cache_clear()
+def db(tmp_path, _template) -> Iterator[str]:
+    with _copy_of(_template, tmp_path / "study.db") as path:
+        yield path
 
 
 _BLOCK = re.compile(r"^### Example \d+ .*?(?=^### Example |^## Now the reply to rate)", re.M | re.S)
@@ -125,12 +135,21 @@ def reader(prompt: str, item_id: str, dim: str) -> int:
     return best
 
 
-@pytest.fixture
-def fake():
+@contextmanager
+def _judge_server() -> Iterator[FakeServer]:
+    """The scripted judge (:func:`reader`) behind an OpenAI-compatible server."""
     f = FakeServer("openai", api_key=None)
     f.reader = reader
-    yield f
-    f.close()
+    try:
+        yield f
+    finally:
+        f.close()
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeServer]:
+    with _judge_server() as f:
+        yield f
 
 
 def auto(db, fake, *more, check=True):
@@ -152,28 +171,17 @@ def searched(_template, tmp_path_factory) -> dict:
     """One search (the base and k4) on a copy of the study, shared by the tests that read its
     result or start from it (each on its own copy of the study it left): the study file,
     the JSON, and the prompts the judge was sent."""
-    path = tmp_path_factory.mktemp("searched") / "study.db"
-    shutil.copyfile(_template, path)
-    f = FakeServer("openai", api_key=None)
-    f.reader = reader
-    try:
-        doc = json.loads(auto(str(path), f, *SEARCH).stdout)
-        prompts = _prompts(f)
-    finally:
-        f.close()
-    get_engine(path).dispose()
-    _engine_for.cache_clear()
-    return {"path": path, "doc": doc, "prompts": prompts}
+    with _copy_of(_template, tmp_path_factory.mktemp("searched") / "study.db") as path, \
+            _judge_server() as f:
+        doc = json.loads(auto(path, f, *SEARCH).stdout)
+        return {"path": Path(path), "doc": doc, "prompts": _prompts(f)}
 
 
 @pytest.fixture
-def searched_db(tmp_path, searched) -> str:
+def searched_db(tmp_path, searched) -> Iterator[str]:
     """A copy of the study the shared search left."""
-    path = tmp_path / "study.db"
-    shutil.copyfile(searched["path"], path)
-    yield str(path)
-    get_engine(path).dispose()
-    _engine_for.cache_clear()
+    with _copy_of(searched["path"], tmp_path / "study.db") as path:
+        yield path
 
 
 def test_the_held_out_qwk_rises_and_no_exemplar_comes_from_dev_or_test(searched):
