@@ -13,7 +13,9 @@
 # 722.0 CPU-s and 402 s under Debian's 3.11.2, the same tests passing.
 # An existing .venv is kept as it is (rm -r .venv to make it again).
 SYSTEM_PYTHON := /usr/bin/python3
-PYTHON ?= $(shell $(SYSTEM_PYTHON) -c 'import sys, ensurepip, venv; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1 && echo $(SYSTEM_PYTHON) || echo python3)
+ifeq ($(origin PYTHON),undefined)  # chosen once (a ?= would ask Python at every use)
+PYTHON := $(shell $(SYSTEM_PYTHON) -c 'import sys, ensurepip, venv; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1 && echo $(SYSTEM_PYTHON) || echo python3)
+endif
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed

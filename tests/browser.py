@@ -49,6 +49,14 @@ def settled(page, timeout: int = 60_000) -> None:
                   "requestAnimationFrame(r)))")
 
 
+def upload_file(page, label: str, path: str | Path) -> None:
+    """Put ``path`` into the file uploader labelled ``label`` (e.g. "Items file"): by its
+    label, since a page can hold several uploaders, and while a run is drawing the next one
+    the last is still on the page, faded."""
+    page.get_by_label(label, exact=True).get_by_test_id(
+        "stFileUploaderDropzoneInput").set_input_files(str(path))
+
+
 def session_cookie(context, timeout: float = 30.0, *, gone: bool = False) -> dict | None:
     """The study's session cookie, once the browser holds it; with ``gone``, None once it
     has none any more. The app has the cookie set and deleted by a script on the page (an

@@ -24,6 +24,7 @@ from tests.browser import (
     session_cookie,
     settled,
     sniffer,
+    upload_file,
 )
 
 pytestmark = pytest.mark.browser
@@ -268,8 +269,7 @@ def test_admin_pages_and_bad_upload(app, tmp_path):
                    '"context": {"turns": []}, "response": "x"}\n', encoding="utf-8")
     page.get_by_role("link", name="Import").click()
     page.get_by_role("heading", name="Import").wait_for()
-    page.get_by_label("Items file", exact=True).get_by_test_id(  # the items' uploader
-        "stFileUploaderDropzoneInput").set_input_files(str(bad))
+    upload_file(page, "Items file", bad)
     page.get_by_text("bad.jsonl").first.wait_for()
     page.get_by_role("button", name="Import", exact=True).click()
     err = page.get_by_text("bad.jsonl was rejected; nothing was imported.")
@@ -305,10 +305,9 @@ def test_a_new_rubric_shows_at_once_after_an_admin_imports_it(app, tmp_path):
     page.get_by_text(re.compile(r"Rubric file")).wait_for()  # the uploader for rubrics
     page.get_by_text(re.compile(r"TOML")).first.wait_for()
     # the run that draws it has ended: until then the items' uploader is still on the page,
-    # faded (seen under load: two file inputs); and the rubric's uploader by its label
+    # faded (seen under load: two file inputs)
     settled(page)
-    page.get_by_label("Rubric file", exact=True).get_by_test_id(
-        "stFileUploaderDropzoneInput").set_input_files(str(new))
+    upload_file(page, "Rubric file", new)
     page.get_by_text("companion_v2.toml").first.wait_for()
     page.get_by_role("button", name="Import", exact=True).click()
     page.get_by_text(re.compile(r"Rubric 'H2HTalk companion rubric' version \w+ is now "

@@ -36,7 +36,7 @@ from data.study import init_study, set_rubric
 from judge.simulate import add_simulated_judges
 from tests.annotate.hostile_corpus import MARK, one_line
 from tests.annotate.hostile_corpus import text as corpus_text
-from tests.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, served, settled, sniffer
+from tests.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, served, settled, sniffer, upload_file
 
 pytestmark = pytest.mark.browser
 
@@ -223,8 +223,7 @@ def test_admin_pages_render_file_text_inert(hostile):
     page.get_by_role("link", name="Import", exact=True).click()
     upload = hostile["tmp"] / f"{MARK}-upload ![u]({MARK}-upload.png) <b>x<b>.jsonl"
     upload.write_text('{"id": "a", "task": "poetry"}\n', encoding="utf-8")
-    page.get_by_label("Items file", exact=True).get_by_test_id(  # the items' uploader
-        "stFileUploaderDropzoneInput").set_input_files(str(upload))
+    upload_file(page, "Items file", upload)
     page.get_by_text("x<b>.jsonl").first.wait_for(timeout=30_000)  # the name, shortened
     page.get_by_role("button", name="Import", exact=True).click()
     page.get_by_text("was rejected; nothing was imported").wait_for(timeout=60_000)
