@@ -61,7 +61,7 @@ def llama_server(smollm2_shallow, tmp_path_factory) -> Iterator[str]:
                 pass
             assert proc.poll() is None, log.read_text()
             assert time.monotonic() < deadline, log.read_text()
-            time.sleep(0.2)
+            time.sleep(0.05)
         yield url
     finally:
         proc.terminate()
