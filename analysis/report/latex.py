@@ -338,7 +338,10 @@ def _spec(t: PaperTable, j: int) -> str:
         opts.append("print-zero-integer=false")
     if col.signed:
         opts.append("retain-explicit-plus")
-    opts.append("detect-weight, mode=text")
+    # Bold best values keep their weight: in text mode that is all detect-weight does, and
+    # detect-weight's font checks were about half of a wide report's compile time (siunitx
+    # 3.2; benchmarks/bench_latex_tables.py).
+    opts.append("reset-text-series=false, mode=text")
     return "S[" + ", ".join(opts) + "]"
 
 
@@ -378,7 +381,7 @@ def _record(r: tuple, cols: list[int], t: PaperTable, lay: _Layout) -> list[list
             continue
         lines = [_cell(c, col, t.mark(c, col))]
         if isinstance(c, Est) and (ci := _ci_text(c, col)):
-            lines.append("{" + lay.ci_size + " " + tex(ci) + "}")
+            lines.append(_ci_cell(lay.ci_size + " " + tex(ci), j, cols, t))
         elif sub:
             lines.append(lay.ci_size + " " + tex(sub))
         per_col[j] = lines
@@ -388,6 +391,17 @@ def _record(r: tuple, cols: list[int], t: PaperTable, lay: _Layout) -> list[list
         per_col[j] = [rf"\htname{{{body}}}", rf"\htnamerest{{{body}}}"] if two else [body]
     n = max(len(x) for x in per_col.values())
     return [[per_col[j][i] if i < len(per_col[j]) else "" for j in cols] for i in range(n)]
+
+
+def _ci_cell(text: str, j: int, cols: list[int], t: PaperTable) -> str:
+    """A CI under its estimate, centred in the number's column as siunitx centres text. In an
+    ``S`` column it is set outside siunitx (a one-column ``\\multicolumn`` keeping the table's
+    outer ``@{}``): siunitx examined every CI in each of tabularx's trial runs, a sixth of a
+    wide report's compile time, for text it sets centred anyway."""
+    if t.cols[j].kind in ("wrap", "text", "count"):  # not an S column (see _spec)
+        return "{" + text + "}"
+    spec = ("@{}" if j == cols[0] else "") + "c" + ("@{}" if j == cols[-1] else "")
+    return rf"\multicolumn{{1}}{{{spec}}}{{{text}}}"
 
 
 def _wrap_room(t: PaperTable, lay: _Layout, cols: list[int]) -> float | None:

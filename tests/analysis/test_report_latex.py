@@ -351,3 +351,46 @@ def test_a_ci_stays_under_its_estimate_when_a_long_name_wraps(tmp_path):
     assert text.count("(SAP,") == 1 and "run)" in text
     assert "[+0.03," in text and "+0.51]" in text
     assert "[−0.41," in text or "[-0.41," in text
+
+
+def _word_boxes(pdf) -> dict[str, tuple[float, float]]:
+    """Each word of the PDF's first page (its first occurrence) with its box's x from/to."""
+    xml = subprocess.run([shutil.which("pdftotext") or "pdftotext", "-f", "1", "-l", "1",
+                          "-bbox", str(pdf), "-"], capture_output=True, text=True,
+                         check=True).stdout
+    boxes: dict[str, tuple[float, float]] = {}
+    for x0, x1, w in re.findall(r'<word xMin="([\d.]+)" yMin="[\d.]+" xMax="([\d.]+)"'
+                                r'[^>]*>([^<]*)</word>', xml):
+        boxes.setdefault(w, (float(x0), float(x1)))
+    return boxes
+
+
+@pytest.mark.parametrize("page", ["article", "acl"])
+def test_best_values_are_bold_and_each_ci_is_centred_under_its_estimate(tmp_path, page):
+    """The numbers' columns (siunitx ``S``) keep a best value's bold, and a CI line sits
+    centred under its estimate, in the table's first number column and in its last (whose
+    outer edge has no padding). pdffonts reads the fonts set; pdftotext the words' boxes."""
+    from analysis.report.latex import PREAMBLE, table_tex
+    from analysis.report.paper import Col, Est, PaperTable
+
+    t = PaperTable("best", "A table", "Caption.",
+                   (Col("Model", "wrap"), Col("n", "count"),
+                    Col("Empathy and validation", "points"), Col("Safety", "points")),
+                   (("m1", 61, Est(4.41, 4.2, 4.62, bold=True), Est(3.17, 2.93, 3.36)),
+                    ("m2", 43, Est(3.38, 3.21, 3.57), Est(3.29, 3.04, 3.55, bold=True))))
+    (tmp_path / "preamble.tex").write_text(PREAMBLE, encoding="utf-8")
+    (tmp_path / "best.tex").write_text(table_tex(t), encoding="utf-8")
+    template = ARTICLE if page == "article" else ACL.replace(r"\section{Results}", "")
+    assert compile_problems(tmp_path, page, template, "\\input{best}", f"best-{page}") == []
+    fonts = subprocess.run([shutil.which("pdffonts") or "pdffonts",
+                            str(tmp_path / f"{page}.pdf")],
+                           capture_output=True, text=True, check=True).stdout
+    # Computer Modern's bold is CMBX, Times's (newtx or mathptmx) NimbusRomNo9L-Medi or a
+    # "Bold" face: nothing else in the table is bold
+    assert re.search(r"CMBX|Bold|-Medi\b", fonts), fonts
+    boxes = _word_boxes(tmp_path / f"{page}.pdf")
+    for est, ci_low, ci_high in (("4.41", "[4.20,", "4.62]"), ("3.38", "[3.21,", "3.57]"),
+                                 ("3.17", "[2.93,", "3.36]"), ("3.29", "[3.04,", "3.55]")):
+        mid = sum(boxes[est]) / 2
+        ci_mid = (boxes[ci_low][0] + boxes[ci_high][1]) / 2
+        assert abs(mid - ci_mid) < 0.6, (page, est, boxes[est], boxes[ci_low], boxes[ci_high])
