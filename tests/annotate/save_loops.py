@@ -54,9 +54,14 @@ class Loop:
     ended: str | None = None
     error: BaseException | None = None
 
-    def run(self, engine, stop: threading.Event) -> None:
+    def run(self, engine, stop: threading.Event, warm: threading.Event) -> None:
         k = 0
         while not stop.is_set():
+            if k == WARM_UP:
+                # Warmed up: wait for the others. SQLite's busy handler backs off ever longer,
+                # so a loop that lost the write lock a few times could wait seconds behind
+                # seven that kept it (thousands of saves before all eight had stored three).
+                warm.wait(60)
             view = self.views[k % len(self.views)]
             score = 1 + k % 5  # every save changes the scores: one revision each
             began = time.monotonic()
@@ -120,14 +125,18 @@ def revoke_under_load(engine, how: str, loops: int = LOOPS) -> Revocation:
     running = [Loop(shared if how == "sign_out" else sign_in(engine, code),
                     [queue.item_at(engine, pat.id, i * ITEMS + j, rubric)
                      for j in range(ITEMS)]) for i in range(loops)]
-    stop = threading.Event()
-    threads = [threading.Thread(target=lp.run, args=(engine, stop)) for lp in running]
+    stop, warm = threading.Event(), threading.Event()
+    threads = [threading.Thread(target=lp.run, args=(engine, stop, warm)) for lp in running]
     for t in threads:
         t.start()
     try:
         deadline = time.monotonic() + 60
         while min(len(lp.stored) for lp in running) < WARM_UP and time.monotonic() < deadline:
-            time.sleep(0.01)
+            time.sleep(0.005)
+        warm.set()  # all at full speed again: the revocation meets eight loops saving
+        flowing = sum(len(lp.stored) for lp in running) + loops
+        while sum(len(lp.stored) for lp in running) < flowing and time.monotonic() < deadline:
+            time.sleep(0.002)
         busy = sum(1 for lp in running if lp.stored)
         began = time.monotonic()
         if how == "deactivate":
@@ -139,6 +148,7 @@ def revoke_under_load(engine, how: str, loops: int = LOOPS) -> Revocation:
         committed = time.monotonic()
         at_commit = _revisions(engine)
     finally:
+        warm.set()  # no loop is left waiting, whatever went wrong above
         for t in threads:
             t.join(timeout=60)
         stop.set()
