@@ -241,6 +241,7 @@ class FigureExporter:
                     # A browser that never answers "Browser.close" (seen once on a machine
                     # loaded far beyond its cores: a report whose files were all written
                     # failed after 300 s) is killed: everything it drew is on disk already.
+                    # One that exited without its answer being read is not waited for.
                     done.cancel()
                     if proc is not None and proc.poll() is None:
                         _kill_group(proc)

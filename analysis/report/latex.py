@@ -319,14 +319,15 @@ def _head(col: Col, align: str) -> str:
     return "{" + body + "}" if col.numeric else body
 
 
+_PLAIN_SPECS = {"wrap": r">{\raggedright\arraybackslash}X", "text": "l", "count": "r"}
+
+
 def _spec(t: PaperTable, j: int) -> str:
+    """The column's alignment: text and counts as :data:`_PLAIN_SPECS`, every other kind a
+    siunitx ``S`` column aligned on the decimal point."""
     col = t.cols[j]
-    if col.kind == "wrap":
-        return r">{\raggedright\arraybackslash}X"
-    if col.kind == "text":
-        return "l"
-    if col.kind == "count":
-        return "r"
+    if col.kind in _PLAIN_SPECS:
+        return _PLAIN_SPECS[col.kind]
     vals = [c.value if isinstance(c, Est) else c for r in t.rows if not isinstance(r, Group)
             for c in (r[j],)]
     nums = [_num(v, col) for v in vals if not is_missing(v) and not isinstance(v, str)]
@@ -398,7 +399,7 @@ def _ci_cell(text: str, j: int, cols: list[int], t: PaperTable) -> str:
     ``S`` column it is set outside siunitx (a one-column ``\\multicolumn`` keeping the table's
     outer ``@{}``): siunitx examined every CI in each of tabularx's trial runs, a sixth of a
     wide report's compile time, for text it sets centred anyway."""
-    if t.cols[j].kind in ("wrap", "text", "count"):  # not an S column (see _spec)
+    if t.cols[j].kind in _PLAIN_SPECS:  # not an S column
         return "{" + text + "}"
     spec = ("@{}" if j == cols[0] else "") + "c" + ("@{}" if j == cols[-1] else "")
     return rf"\multicolumn{{1}}{{{spec}}}{{{text}}}"

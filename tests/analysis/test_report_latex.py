@@ -310,17 +310,22 @@ def test_a_tiny_study_with_nothing_estimable_and_hostile_names(tmp_path):
     _check_report(out, "tiny")
 
 
-def _pdf_lines(pdf) -> list[list[str]]:
-    """The words of the PDF's first page by line, top to bottom (pdftotext's word boxes)."""
+def _pdf_words(pdf) -> list[tuple[float, float, float, str]]:
+    """The words of the PDF's first page as (x from, y, x to, word): pdftotext's word boxes."""
     pdftotext = shutil.which("pdftotext")
     assert pdftotext, "pdftotext missing: `make test` installs Debian's poppler-utils"
     xml = subprocess.run([pdftotext, "-f", "1", "-l", "1", "-bbox", str(pdf), "-"],
                          capture_output=True, text=True, check=True).stdout
-    words = [(round(float(y)), w) for y, w in
-             re.findall(r'<word xMin="[\d.]+" yMin="([\d.]+)"[^>]*>([^<]*)</word>', xml)]
+    return [(float(x0), float(y), float(x1), w) for x0, y, x1, w in
+            re.findall(r'<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)"[^>]*>([^<]*)'
+                       r'</word>', xml)]
+
+
+def _pdf_lines(pdf) -> list[list[str]]:
+    """The words of the PDF's first page by line, top to bottom."""
     lines: dict[int, list[str]] = {}
-    for y, w in words:
-        key = next((k for k in lines if abs(k - y) <= 2), y)
+    for _, y, _, w in _pdf_words(pdf):
+        key = next((k for k in lines if abs(k - round(y)) <= 2), round(y))
         lines.setdefault(key, []).append(w)
     return [lines[k] for k in sorted(lines)]
 
@@ -355,13 +360,9 @@ def test_a_ci_stays_under_its_estimate_when_a_long_name_wraps(tmp_path):
 
 def _word_boxes(pdf) -> dict[str, tuple[float, float]]:
     """Each word of the PDF's first page (its first occurrence) with its box's x from/to."""
-    xml = subprocess.run([shutil.which("pdftotext") or "pdftotext", "-f", "1", "-l", "1",
-                          "-bbox", str(pdf), "-"], capture_output=True, text=True,
-                         check=True).stdout
     boxes: dict[str, tuple[float, float]] = {}
-    for x0, x1, w in re.findall(r'<word xMin="([\d.]+)" yMin="[\d.]+" xMax="([\d.]+)"'
-                                r'[^>]*>([^<]*)</word>', xml):
-        boxes.setdefault(w, (float(x0), float(x1)))
+    for x0, _, x1, w in _pdf_words(pdf):
+        boxes.setdefault(w, (x0, x1))
     return boxes
 
 
