@@ -20,6 +20,7 @@ from data.study import current_rubric
 from messages import Msg
 
 __all__ = ["item_of", "rater_progress", "progress_by_day", "dimension_progress", "live_agreement",
+           "AgreementInputs", "agreement_inputs", "agreement_of",
            "Disagreement", "RATER_PROGRESS_COLUMNS", "DIMENSION_PROGRESS_COLUMNS",
            "disagreements", "save_adjudication", "ratings_frame", "scores_table"]
 
@@ -103,10 +104,18 @@ def ratings_frame(engine: Engine) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["item_id", "rater", "dimension", "score"])
 
 
-def live_agreement(engine: Engine, B: int = 500, seed: int = 0,
-                   judges: bool = False) -> StudyAnalysis | None:
-    """The analysis package's human agreement on the current ratings; with ``judges``, the
-    study's stored LLM judges too (each against the human ceiling); None without ratings."""
+@dataclass(frozen=True, eq=False)
+class AgreementInputs:
+    """What the live agreement is computed from: every rating (long), the rubric's scales,
+    and the stored judges' scores (None without judges)."""
+    ratings: pd.DataFrame
+    scales: dict
+    judges: pd.DataFrame | None
+
+
+def agreement_inputs(engine: Engine, judges: bool = False) -> AgreementInputs | None:
+    """The study's ratings and scales (with ``judges``, its stored LLM judges too); None
+    without ratings. Cheap reads: :func:`agreement_of` is the costly part."""
     df = ratings_frame(engine)
     if df.empty:
         return None
@@ -117,7 +126,21 @@ def live_agreement(engine: Engine, B: int = 500, seed: int = 0,
 
         jdf = study_judges(engine)
         jdf = None if jdf is None or jdf.empty else jdf
-    return analyze(df, scales, judges=jdf, options=AnalysisOptions(B=B, seed=seed))
+    return AgreementInputs(df, scales, jdf)
+
+
+def agreement_of(inputs: AgreementInputs, B: int = 500, seed: int = 0) -> StudyAnalysis:
+    """The analysis package's human agreement (and each judge against the human ceiling)."""
+    return analyze(inputs.ratings, inputs.scales, judges=inputs.judges,
+                   options=AnalysisOptions(B=B, seed=seed))
+
+
+def live_agreement(engine: Engine, B: int = 500, seed: int = 0,
+                   judges: bool = False) -> StudyAnalysis | None:
+    """The analysis package's human agreement on the current ratings; with ``judges``, the
+    study's stored LLM judges too (each against the human ceiling); None without ratings."""
+    inputs = agreement_inputs(engine, judges=judges)
+    return None if inputs is None else agreement_of(inputs, B=B, seed=seed)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import pandas as pd
 from sqlalchemy import func
 from sqlalchemy.engine import Engine
 from sqlmodel import select
@@ -30,7 +31,8 @@ from data.errors import H2HError
 from data.models import PAIRWISE_MODES, JudgeConfigRow, Judgment
 from messages import Msg
 
-__all__ = ["calibration_items", "compare_configs", "compare_metrics", "split_names",
+__all__ = ["calibration_items", "compare_configs", "CalibrationInputs", "calibration_inputs",
+           "compare_inputs", "compare_metrics", "split_names",
            "verdict_rows", "VERDICT_COLUMNS", "Disagreement",
            "largest_disagreements",
            "config_names", "template_of", "write_template", "start_prompt_version",
@@ -111,12 +113,40 @@ def calibration_items(engine: Engine, sample: int | None = None, seed: int = 0) 
     return items
 
 
+@dataclass(frozen=True, eq=False)
+class CalibrationInputs:
+    """What the calibration is computed from: the ratings (long) and scales, every stored
+    judgment (without each judge's own exemplar items), how many exemplar items were left out
+    per (judge, dimension), and each item's reply length."""
+    ratings: pd.DataFrame
+    scales: dict
+    judges: pd.DataFrame
+    exemplars: dict[tuple[str, str], int]
+    lengths: pd.Series
+
+
+def calibration_inputs(engine: Engine) -> CalibrationInputs:
+    """The study's ratings and stored judgments as :func:`compare_inputs` reads them."""
+    ratings, scales, _ = study_frames(engine)
+    judges, exemplars = held_against(study_judges(engine, candidates=True))
+    lengths = study_items(engine).set_index("item_id")["length"]
+    return CalibrationInputs(ratings, scales, judges, exemplars, lengths)
+
+
 def compare_configs(engine: Engine, configs: list[str], *, items: list[str] | None = None,
                     options: AnalysisOptions = AnalysisOptions()
                     ) -> dict[str, DimensionCalibration]:
     """Per dimension, every named configuration against the humans and each other."""
-    ratings, scales, _ = study_frames(engine)
-    judges, exemplars = held_against(study_judges(engine, candidates=True))
+    return compare_inputs(calibration_inputs(engine), configs, items=items, options=options)
+
+
+def compare_inputs(inputs: CalibrationInputs, configs: list[str], *,
+                   items: list[str] | None = None,
+                   options: AnalysisOptions = AnalysisOptions()
+                   ) -> dict[str, DimensionCalibration]:
+    """:func:`compare_configs` on inputs read already (the costly part: the bootstraps)."""
+    ratings, scales, judges = inputs.ratings, inputs.scales, inputs.judges
+    exemplars, lengths = inputs.exemplars, inputs.lengths
     known = set(judges["judge"].unique())
     missing = [c for c in configs if c not in known]
     if missing:
@@ -128,7 +158,6 @@ def compare_configs(engine: Engine, configs: list[str], *, items: list[str] | No
         ratings = ratings[ratings["item_id"].isin(items)]
         judges = judges[judges["item_id"].isin(items)]
     judges = judges[judges["judge"].isin(configs)]
-    lengths = study_items(engine).set_index("item_id")["length"]
     per_dim: dict[str, DimensionCalibration] = {}
     for dim, sc in scales.items():
         sub = ratings[ratings["dimension"] == dim].dropna(subset=["score"])

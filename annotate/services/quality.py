@@ -25,7 +25,8 @@ from data.study import current_rubric
 from messages import Msg, join_msgs
 
 __all__ = ["rater_quality", "quality_display", "attention_failures", "attention_counts",
-           "rater_models", "gold_table", "checks_table", "QUALITY_COLUMNS", "QUALIFICATION_NAMES"]
+           "rater_models", "rater_model_inputs", "gold_table", "checks_table",
+           "QUALITY_COLUMNS", "QUALIFICATION_NAMES"]
 
 # a rater's qualification as the pages and `h2h quality status` name it
 QUALIFICATION_NAMES = {"training": Msg("training"), "passed": Msg("passed"),
@@ -225,10 +226,15 @@ def checks_table(engine: Engine, labels: Mapping[str, str] | None = None) -> pd.
     return message_frame(rows, ["item", "kind", "tolerance", "expected"])
 
 
-def rater_models(engine: Engine) -> dict[str, RaterModel]:
-    """The many-facet Rasch model fitted to the study's ratings, per dimension."""
+def rater_model_inputs(engine: Engine) -> tuple[pd.DataFrame, dict[str, tuple]]:
+    """What the rater model is fitted to: every rating (long), and per dimension its values
+    and whether they are ordered."""
     rubric = current_rubric(engine)
-    ratings = ratings_frame(engine)
     scales = {d.key: (d.values, d.level != "nominal" or d.kind == "binary")
               for d in rubric.dimensions}
-    return fit_dimensions(ratings, scales)
+    return ratings_frame(engine), scales
+
+
+def rater_models(engine: Engine) -> dict[str, RaterModel]:
+    """The many-facet Rasch model fitted to the study's ratings, per dimension."""
+    return fit_dimensions(*rater_model_inputs(engine))

@@ -4,14 +4,18 @@ active-labelling suggestion (as `h2h assign --to-shrink`). Streamlit-free."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from sqlalchemy.engine import Engine
 
 from analysis.ppi_board import BoardOptions, ppi_leaderboard
-from analysis.ppi_study import board_frames, draws_info, study_draws
+from analysis.ppi_study import BoardFrames, board_frames, draws_info, study_draws
 from analysis.report.format import fmt_est
 from annotate.services.i18n import N_
 
-__all__ = ["board", "table_rows", "forest", "COLUMNS", "suggestion", "deal"]
+__all__ = ["board", "BoardInputs", "board_inputs", "board_of", "table_rows", "forest", "COLUMNS",
+           "suggestion", "deal"]
 
 COLUMNS = {N_("Dimension"): ("Dimension", "text"), N_("Model"): ("Model", "text"),
            N_("Human-rated"): ("Human-rated", "count"), N_("Judged"): ("Judged", "count"),
@@ -20,16 +24,37 @@ COLUMNS = {N_("Dimension"): ("Dimension", "text"), N_("Model"): ("Model", "text"
            N_("Combined"): ("Combined", "text"), N_("Rank"): ("Rank", "text")}
 
 
+@dataclass(frozen=True, eq=False)
+class BoardInputs:
+    """What a judge's leaderboard is computed from: the study's frames for that judge, the
+    active-labelling draws recorded for it (None: none), and their summary."""
+    frames: BoardFrames
+    draws: Any
+    active_draws: Any
+
+
+def board_inputs(engine: Engine, judge: str) -> BoardInputs:
+    """The study's frames and draws for ``judge``'s leaderboard (cheap reads)."""
+    frames = board_frames(engine, judge=judge)
+    h = frames.context["judge"].get("hash")
+    return BoardInputs(frames, study_draws(engine, h, frames.items), draws_info(engine, h))
+
+
+def board_of(inputs: BoardInputs, *, estimator: str = "ppi++", B: int = 1000,
+             seed: int = 0) -> dict:
+    """The prediction-powered leaderboard of :func:`board_inputs` (the costly part)."""
+    f = inputs.frames
+    return ppi_leaderboard(f.items, f.human, f.judge, f.scales,
+                           options=BoardOptions(estimator=estimator,  # type: ignore[arg-type]
+                                                B=B, seed=seed),
+                           draws=inputs.draws,
+                           context={**f.context, "active_draws": inputs.active_draws})
+
+
 def board(engine: Engine, judge: str, *, estimator: str = "ppi++", B: int = 1000,
           seed: int = 0) -> dict:
     """The leaderboard JSON of `h2h leaderboard --judge JUDGE --json`."""
-    frames = board_frames(engine, judge=judge)
-    h = frames.context["judge"].get("hash")
-    return ppi_leaderboard(frames.items, frames.human, frames.judge, frames.scales,
-                           options=BoardOptions(estimator=estimator,  # type: ignore[arg-type]
-                                                B=B, seed=seed),
-                           draws=study_draws(engine, h, frames.items),
-                           context={**frames.context, "active_draws": draws_info(engine, h)})
+    return board_of(board_inputs(engine, judge), estimator=estimator, B=B, seed=seed)
 
 
 def table_rows(res: dict, labels: dict[str, str]) -> list[dict]:

@@ -4,13 +4,12 @@ against the ceiling, and rater severity (many-facet Rasch model)."""
 
 import streamlit as st
 
+from annotate import computed
 from annotate.components.charts import plotly_chart
 from annotate.i18n import _, language, tr
 from annotate.resources import cached_rubric, engine
 from annotate.services import charts
-from annotate.services.admin import live_agreement
 from annotate.services.agreement_view import agreement_view, judge_view, severity_view
-from annotate.services.quality import rater_models
 from annotate.services.render import md_table, md_text
 from annotate.session import require
 
@@ -28,7 +27,7 @@ st.title(_("Agreement"))
 B = st.select_slider(_("Bootstrap resamples"), [200, 500, 1000, 2000], value=500,
                      help=_("More resamples give steadier confidence intervals and take longer."))
 labels = {d.key: d.label for d in cached_rubric(engine(), language()).dimensions}
-res = live_agreement(engine(), B=B, seed=0, judges=True)
+res = computed.agreement(engine(), B=B, seed=0, judges=True)
 view = agreement_view(res, labels)
 st.subheader(_("Humans, per dimension"))
 if not view.keys:
@@ -54,7 +53,7 @@ if judges is not None:
             st.caption(md_text(note.say(tr)))
 
 st.subheader(_("Rater severity (many-facet Rasch model)"))
-sev = severity_view(rater_models(engine()), labels)
+sev = severity_view(computed.rater_models(engine()), labels)
 if sev.points:
     plotly_chart(charts.severity_chart(sev.points, sev.dimensions, _), key="h2h_sev_chart")
 st.caption(_("Severity in logits (positive = harsher than the average rater) with its standard "

@@ -7,7 +7,7 @@ import streamlit as st
 
 from analysis.options import AnalysisOptions
 from analysis.report.figures import calibration_figure
-from annotate import state
+from annotate import computed, state
 from annotate.components.charts import plotly_chart
 from annotate.components.heldout_calibration import held_out_section
 from annotate.components.pairwise_calibration import pairwise_section
@@ -50,9 +50,9 @@ labels = {d.key: d.label for d in cached_rubric(engine(), language()).dimensions
 if chosen:
     try:
         items = cal.calibration_items(engine(), int(sample) or None, int(seed))
-        res = cal.compare_configs(engine(), chosen, items=items,
-                                  options=AnalysisOptions(B=B, seed=int(seed),
-                                                          margin=float(margin)))
+        res = computed.calibration(engine(), chosen, items=items,
+                                   options=AnalysisOptions(B=B, seed=int(seed),
+                                                           margin=float(margin)))
     except H2HError as exc:
         st.error(md_text(tr(exc)))
         st.stop()

@@ -3,6 +3,7 @@ and which items the psychologists should rate next (active labelling)."""
 
 import streamlit as st
 
+from annotate import computed
 from annotate.components.charts import plotly_chart
 from annotate.components.tables import rows_frame, show_table
 from annotate.i18n import _, language, tr
@@ -28,7 +29,7 @@ B = c[2].select_slider("B", [200, 500, 1000, 2000], value=500, key="h2h_rank_B")
 seed = int(c[3].number_input(_("Seed"), 0, 2**31 - 1, 0, key="h2h_rank_seed"))
 labels = {d.key: d.label for d in cached_rubric(engine(), language()).dimensions}
 try:
-    res = ranking.board(engine(), judge, estimator=estimator, B=B, seed=seed)
+    res = computed.board(engine(), judge, estimator=estimator, B=B, seed=seed)
 except H2HError as exc:
     st.error(md_text(tr(exc)))
     st.stop()

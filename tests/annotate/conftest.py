@@ -20,6 +20,15 @@ from judge.simulate import add_simulated_judges
 APP_DIR = Path(__file__).resolve().parents[2] / "annotate"
 
 
+@pytest.fixture(autouse=True)
+def _nothing_computed_yet():
+    """Each test starts with none of the admin pages' results kept (annotate.computed): a
+    result kept from another test's equal study would hide what this test patches."""
+    from annotate.computed import forget
+
+    forget()
+
+
 @pytest.fixture(scope="session")
 def _demo_db_template(tmp_path_factory):
     """The page tests' study, built once per test process (a few seconds); each test gets a

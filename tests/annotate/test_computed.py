@@ -1,0 +1,177 @@
+"""What the admin pages compute is kept while its inputs stay the same (annotate.computed):
+a rerun, a second admin's visit or a look at another disagreement computes nothing again, and
+one changed score, a judge's new judgment or another B computes again at once."""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import pandas as pd
+import pytest
+import sqlalchemy as sa
+from streamlit.testing.v1 import AppTest
+
+from annotate import computed, state
+from tests.annotate.conftest import APP_DIR
+from tests.annotate.test_ranking_page import _thin_out
+
+
+def _page(name: str, who) -> AppTest:
+    at = AppTest.from_file(str(APP_DIR / "views" / name), default_timeout=90)
+    at.session_state[state.IDENTITY] = who
+    return at.run()
+
+
+def _counting(monkeypatch, module, name: str) -> list[int]:
+    """Count the calls of ``module.name`` (the real function still runs)."""
+    real, calls = getattr(module, name), []
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, counted)
+    return calls
+
+
+def _ratings(n_items: int, raters: int = 3, dims: int = 2, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    rows = [(f"item-{i:05d}", f"r{r}", f"d{d}") for i in range(n_items) for r in range(raters)
+            for d in range(dims)]
+    df = pd.DataFrame(rows, columns=["item_id", "rater", "dimension"])
+    df["score"] = rng.integers(1, 6, len(df)).astype(float)
+    return df
+
+
+def test_one_changed_score_anywhere_in_a_large_study_is_another_key():
+    """60,000 ratings: Streamlit's own argument hashing would look at 10,000 of them (a frame
+    of 50,000 rows or more is sampled), so a change elsewhere would keep the old numbers."""
+    df = _ratings(10_000)
+    assert len(df) == 60_000
+    key = computed.content_key(df)
+    assert computed.content_key(df.copy()) == key  # the same values in other objects
+    keys = set()
+    for row in (0, 7_777, 23_456, 41_000, 59_999):
+        changed = df.copy()
+        changed.loc[row, "score"] = 6.0 - changed.loc[row, "score"] if \
+            changed.loc[row, "score"] != 3.0 else 4.0
+        keys.add(computed.content_key(changed))
+    assert key not in keys and len(keys) == 5
+    # a deleted rating, a cannot-rate answer, a renamed rater
+    assert computed.content_key(df.drop(index=30_000)) != key
+    nan = df.copy()
+    nan.loc[12, "score"] = np.nan
+    assert computed.content_key(nan) != key
+    renamed = df.copy()
+    renamed.loc[5, "rater"] = "r9"
+    assert computed.content_key(renamed) != key
+
+
+@pytest.mark.parametrize("other", [
+    lambda df: df.astype({"score": "int64"}),              # 3 is not 3.0
+    lambda df: df.rename(columns={"score": "value"}),
+    lambda df: df.set_axis(range(1, len(df) + 1)),          # another index
+    lambda df: df[["rater", "item_id", "dimension", "score"]],
+], ids=["dtype", "column name", "index", "column order"])
+def test_the_key_sees_types_names_index_and_column_order(other):
+    df = _ratings(20)
+    assert computed.content_key(other(df)) != computed.content_key(df)
+
+
+def test_arguments_beside_the_frames_are_part_of_the_key():
+    df = _ratings(20)
+    scales = {"d0": (1.0, 2.0, 3.0), "d1": (1.0, 2.0, 3.0)}
+    key = computed.content_key(df, scales, {"B": 500, "seed": 0})
+    assert computed.content_key(df, scales, {"B": 500, "seed": 0}) == key
+    assert computed.content_key(df, scales, {"B": 500, "seed": 1}) != key
+    assert computed.content_key(df, scales, {"B": 200, "seed": 0}) != key
+    assert computed.content_key(df, {**scales, "d1": (1.0, 2.0)}, {"B": 500, "seed": 0}) != key
+    assert computed.content_key(df, scales, {"B": 500.0, "seed": 0}) != key  # int is not float
+    assert computed.content_key([1, 2]) != computed.content_key((1, 2))
+    assert computed.content_key(np.arange(4)) != computed.content_key(np.arange(4.0))
+    assert computed.content_key({"a", "b"}) == computed.content_key({"a", "b"})
+    assert computed.content_key({"a", "b"}) != computed.content_key({"a", "c"})
+
+
+def test_the_agreement_page_computes_once_until_a_score_changes(demo_db, monkeypatch):
+    from annotate.services import admin
+
+    analyses = _counting(monkeypatch, admin, "analyze")
+    fits_page = _counting(monkeypatch, computed, "fit_dimensions")
+    at = _page("admin_agreement.py", demo_db["admin"])
+    assert not at.exception
+    assert len(analyses) == 1 and len(fits_page) == 1
+    first = at.table[0].value.copy()
+    at.run()  # a rerun: nothing computed again, the same numbers
+    other = _page("admin_agreement.py", demo_db["admin"])  # another admin's session
+    assert len(analyses) == 1 and len(fits_page) == 1
+    pd.testing.assert_frame_equal(at.table[0].value, first)
+    pd.testing.assert_frame_equal(other.table[0].value, first)
+
+    # one score changed (a rater went back to an item): computed again, the new numbers
+    with demo_db["engine"].begin() as c:
+        rid, score = c.execute(sa.text(
+            "SELECT id, score FROM rating WHERE dimension = 'empathy' AND score IS NOT NULL "
+            "ORDER BY id LIMIT 1")).one()
+        c.execute(sa.text("UPDATE rating SET score = :s WHERE id = :i"),
+                  {"s": 1.0 if score >= 3 else 5.0, "i": rid})
+    at.run()
+    assert not at.exception
+    assert len(analyses) == 2 and len(fits_page) == 2
+    now = at.table[0].value
+    assert not now.equals(first)
+    row = [i for i, label in enumerate(now.index) if "Empathy" in html.unescape(str(label))]
+    assert row and now.iloc[row[0]].tolist() != first.iloc[row[0]].tolist()
+    # another B: computed again (the caption says which B)
+    at.select_slider[0].set_value(200).run()
+    assert len(analyses) == 3
+    assert any("B = 200" in c.value for c in at.caption)
+
+
+def test_looking_through_the_disagreements_does_not_bootstrap_again(demo_db, monkeypatch):
+    from annotate.services import calibration as cal
+
+    bootstraps = _counting(monkeypatch, cal, "compare_dimension")
+    at = _page("admin_calibrate.py", demo_db["admin"])
+    assert not at.exception
+    per_visit = len(bootstraps)
+    assert per_visit == 5  # one per dimension
+    verdicts = [m.value for m in at.markdown if "best configuration" in m.value]
+    items = at.selectbox(key="h2h_dis_item")
+    assert len(items.options) > 2
+    for pick in (1, 2):
+        at.selectbox(key="h2h_dis_item").select_index(pick).run()
+        assert not at.exception
+    at.selectbox(key="h2h_dis_dim").select_index(1).run()
+    assert len(bootstraps) == per_visit
+    assert [m.value for m in at.markdown if "best configuration" in m.value] == verdicts
+    # a new judgment stored for a chosen configuration: its numbers are computed again
+    with demo_db["engine"].begin() as c:
+        jid, score = c.execute(sa.text(
+            "SELECT id, score FROM judgment WHERE score IS NOT NULL ORDER BY id LIMIT 1")).one()
+        c.execute(sa.text("UPDATE judgment SET score = :s WHERE id = :i"),
+                  {"s": 1.0 if score >= 3 else 5.0, "i": jid})
+    at.run()
+    assert len(bootstraps) == 2 * per_visit
+    # another seed: computed again
+    at.number_input(key="h2h_cal_seed").set_value(1).run()
+    assert len(bootstraps) == 3 * per_visit
+
+
+def test_the_ranking_is_computed_again_once_items_are_dealt(demo_db, monkeypatch):
+    """Dealing the suggested items stores a draw, which the leaderboard reports: the page's
+    next run computes it again (the draw is one of its inputs)."""
+    from annotate.services import ranking
+
+    _thin_out(demo_db["engine"])  # every third item human-rated: there is something to deal
+    boards = _counting(monkeypatch, ranking, "ppi_leaderboard")
+    at = _page("admin_ranking.py", demo_db["admin"])
+    assert not at.exception and len(boards) == 1
+    at.run()
+    assert len(boards) == 1
+    at.button(key="h2h_rank_deal").click().run()
+    assert not at.exception
+    assert "50 items picked" in at.success[0].value
+    at.run()
+    assert len(boards) == 2
