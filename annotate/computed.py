@@ -40,27 +40,60 @@ T = TypeVar("T")
 
 
 def content_key(*parts: Any) -> str:
-    """A digest of ``parts``, value for value: frames and series by every cell (pandas'
-    row hashes), their columns, dtypes and index; arrays by their bytes; dataclasses,
-    mappings and sequences by their members, in order; anything else by its pickle.
+    """A digest of ``parts``, value for value: frames and series column by column (pandas'
+    hash of every cell; an object column that is not all text by the pickle of its values),
+    with every label, dtype (a categorical's categories and order) and the index; arrays by
+    their bytes; dataclasses, mappings and sequences by their members, in order; numbers,
+    text and None by type and value; anything else by its pickle.
 
     Equal values give equal keys whatever objects hold them (two reads of the same ratings);
-    a different value gives another key. A difference in order (two equal mappings built in
-    another order) may give another key: a result computed again, never a wrong one."""
+    a different value gives another key. A difference that is not one of value (two equal
+    mappings built in another order, -0.0 for 0.0) may give another key: a result computed
+    again, never a wrong one."""
     h = hashlib.blake2b(digest_size=20)
     for part in parts:
         _feed(h, part)
     return h.hexdigest()
 
 
+def _feed_values(h, values: pd.Series | pd.Index) -> None:
+    """One column's (or one index level's) values, without their labels."""
+    dtype = values.dtype
+    if isinstance(dtype, pd.CategoricalDtype):  # the codes, then what each code means
+        h.update(b"K%d" % bool(dtype.ordered))
+        _feed_values(h, pd.Index(dtype.categories))
+        _feed(h, np.asarray(pd.Categorical(values).codes))
+        return
+    h.update(repr(dtype).encode())
+    if pd.api.types.is_object_dtype(dtype) and \
+            pd.api.types.infer_dtype(values, skipna=False) != "string":
+        # pandas hashes mixed objects by their text (1 and "1", None and NaN alike)
+        h.update(b"P" + pickle.dumps(list(values), protocol=5))
+        return
+    h.update(pd.util.hash_pandas_object(values, index=False).to_numpy().tobytes())
+
+
+def _feed_index(h, index: pd.Index) -> None:
+    _feed(h, list(index.names))
+    h.update(b"I%d" % index.nlevels)
+    for level in range(index.nlevels):
+        _feed_values(h, index.get_level_values(level))
+
+
 def _feed(h, obj: Any) -> None:
     if isinstance(obj, pd.DataFrame):
-        h.update(b"F" + repr((obj.shape, [str(c) for c in obj.columns],
-                              [str(t) for t in obj.dtypes])).encode())
-        h.update(pd.util.hash_pandas_object(obj, index=True).to_numpy().tobytes())
+        h.update(b"F%d,%d" % obj.shape)
+        _feed_index(h, obj.index)
+        _feed_index(h, obj.columns)  # the labels, with their types (1 is not "1")
+        for i in range(obj.shape[1]):
+            _feed_values(h, obj.iloc[:, i])
     elif isinstance(obj, pd.Series):
-        h.update(b"S" + repr((obj.shape, str(obj.name), str(obj.dtype))).encode())
-        h.update(pd.util.hash_pandas_object(obj, index=True).to_numpy().tobytes())
+        h.update(b"S%d" % len(obj))
+        _feed(h, obj.name)
+        _feed_index(h, obj.index)
+        _feed_values(h, obj)
+    elif isinstance(obj, pd.Index):
+        _feed_index(h, obj)
     elif isinstance(obj, np.ndarray) and obj.dtype != object:
         h.update(b"A" + repr((obj.shape, obj.dtype.str)).encode())
         h.update(np.ascontiguousarray(obj).tobytes())
@@ -86,8 +119,9 @@ def _feed(h, obj: Any) -> None:
 
 # Results are kept as Streamlit keeps cached data: pickled, so every run gets its own copy
 # and a page that changes what it got cannot change what the next run gets. The key says
-# everything (the arguments with a leading underscore are not hashed); a result is dropped
-# after an hour unused only to give its memory back on a server that runs for weeks.
+# everything (the arguments with a leading underscore are not hashed); a result is dropped an
+# hour after it was computed (used or not) only to give its memory back on a server that runs
+# for weeks: at worst, one computation again an hour.
 @st.cache_data(max_entries=32, ttl=3600, show_spinner=False)
 def _computed(key: str, _compute: Callable[[], Any]) -> Any:
     return _compute()

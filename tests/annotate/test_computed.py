@@ -1,6 +1,7 @@
 """What the admin pages compute is kept while its inputs stay the same (annotate.computed):
 a rerun, a second admin's visit or a look at another disagreement computes nothing again, and
-one changed score, a judge's new judgment or another B computes again at once."""
+one changed score, a judge's new judgment, a deal of items or another B, seed or estimator
+computes again at once."""
 
 from __future__ import annotations
 
@@ -73,10 +74,57 @@ def test_one_changed_score_anywhere_in_a_large_study_is_another_key():
     lambda df: df.rename(columns={"score": "value"}),
     lambda df: df.set_axis(range(1, len(df) + 1)),          # another index
     lambda df: df[["rater", "item_id", "dimension", "score"]],
-], ids=["dtype", "column name", "index", "column order"])
+    lambda df: df.rename_axis("row"),                        # an index name
+], ids=["dtype", "column name", "index", "column order", "index name"])
 def test_the_key_sees_types_names_index_and_column_order(other):
     df = _ratings(20)
     assert computed.content_key(other(df)) != computed.content_key(df)
+
+
+def test_a_label_1_is_not_a_label_text_1():
+    df = _ratings(3)
+    assert computed.content_key(df.set_axis(["item_id", "rater", "dimension", 1], axis=1)) != \
+        computed.content_key(df.set_axis(["item_id", "rater", "dimension", "1"], axis=1))
+    s = df["score"]
+    assert computed.content_key(s.rename(1)) != computed.content_key(s.rename("1"))
+
+
+@pytest.mark.parametrize("a, b", [
+    ([1, "a"], ["1", "a"]), ([True, "a"], ["True", "a"]), ([None, "a"], [np.nan, "a"]),
+    ([("a", 1), "b"], ["('a', 1)", "b"]), ([b"a", "b"], ["a", "b"]), ([0.5, "a"], ["0.5", "a"]),
+], ids=["int", "bool", "None", "tuple", "bytes", "float"])
+def test_objects_of_another_type_with_the_same_text_are_another_key(a, b):
+    """pandas hashes the cells of a mixed object column by their text."""
+    frame = lambda values: pd.DataFrame({"x": pd.Series(values, dtype=object)})  # noqa: E731
+    assert computed.content_key(frame(a)) != computed.content_key(frame(b))
+    assert computed.content_key(frame(a)) == computed.content_key(frame(list(a)))
+
+
+def test_a_categorical_is_its_categories_their_order_and_its_codes():
+    def cat(categories, ordered=True, values=("lo", "hi")):
+        return pd.Series(pd.Categorical(list(values), categories=categories, ordered=ordered))
+
+    key = computed.content_key(cat(["lo", "hi"]))
+    assert computed.content_key(cat(["lo", "hi"])) == key
+    assert computed.content_key(cat(["hi", "lo"])) != key            # another order
+    assert computed.content_key(cat(["lo", "hi"], ordered=False)) != key
+    assert computed.content_key(cat(["lo", "hi", "mid"])) != key     # an unused category
+    assert computed.content_key(cat(["lo", "hi"]).astype(object)) != key
+
+
+def test_an_exception_is_raised_every_time_and_never_kept():
+    from data.errors import H2HError
+
+    calls = []
+
+    def refuses(x):
+        calls.append(x)
+        raise H2HError("no judgments stored for j; run them first")
+
+    for _ in range(2):
+        with pytest.raises(H2HError, match="no judgments stored"):
+            computed.cached(refuses, 1)
+    assert calls == [1, 1]
 
 
 def test_arguments_beside_the_frames_are_part_of_the_key():
@@ -123,9 +171,17 @@ def test_the_agreement_page_computes_once_until_a_score_changes(demo_db, monkeyp
     assert not now.equals(first)
     row = [i for i, label in enumerate(now.index) if "Empathy" in html.unescape(str(label))]
     assert row and now.iloc[row[0]].tolist() != first.iloc[row[0]].tolist()
+    # a judge's judgment changed (a run again): computed again
+    with demo_db["engine"].begin() as c:
+        jid, score = c.execute(sa.text(
+            "SELECT id, score FROM judgment WHERE score IS NOT NULL ORDER BY id LIMIT 1")).one()
+        c.execute(sa.text("UPDATE judgment SET score = :s WHERE id = :i"),
+                  {"s": 1.0 if score >= 3 else 5.0, "i": jid})
+    at.run()
+    assert len(analyses) == 3 and len(fits_page) == 2  # the rater model reads no judgments
     # another B: computed again (the caption says which B)
     at.select_slider[0].set_value(200).run()
-    assert len(analyses) == 3
+    assert len(analyses) == 4
     assert any("B = 200" in c.value for c in at.caption)
 
 
@@ -159,9 +215,11 @@ def test_looking_through_the_disagreements_does_not_bootstrap_again(demo_db, mon
     assert len(bootstraps) == 3 * per_visit
 
 
-def test_the_ranking_is_computed_again_once_items_are_dealt(demo_db, monkeypatch):
-    """Dealing the suggested items stores a draw, which the leaderboard reports: the page's
-    next run computes it again (the draw is one of its inputs)."""
+def test_the_ranking_is_computed_again_for_another_estimator_b_seed_or_a_deal(demo_db,
+                                                                             monkeypatch):
+    """Another estimator, B or seed is another leaderboard; dealing the suggested items
+    stores a draw, which the leaderboard reports: the page's next run computes it again (the
+    draw is one of its inputs)."""
     from annotate.services import ranking
 
     _thin_out(demo_db["engine"])  # every third item human-rated: there is something to deal
@@ -170,8 +228,17 @@ def test_the_ranking_is_computed_again_once_items_are_dealt(demo_db, monkeypatch
     assert not at.exception and len(boards) == 1
     at.run()
     assert len(boards) == 1
+    for key, value in (("h2h_rank_estimator", "ppi"), ("h2h_rank_B", 200),
+                       ("h2h_rank_seed", 3)):  # each is part of the key
+        n = len(boards)
+        widget = at.select_slider(key=key) if key == "h2h_rank_B" else \
+            at.number_input(key=key) if key == "h2h_rank_seed" else at.selectbox(key=key)
+        widget.set_value(value).run()
+        assert not at.exception and len(boards) == n + 1, key
+    at.run()
+    boards.clear()
     at.button(key="h2h_rank_deal").click().run()
     assert not at.exception
     assert "50 items picked" in at.success[0].value
     at.run()
-    assert len(boards) == 2
+    assert len(boards) == 1
