@@ -36,6 +36,17 @@ def _counting(monkeypatch, module, name: str) -> list[int]:
     return calls
 
 
+def _flip_one_score(engine, table: str, where: str = "") -> None:
+    """Change the first scored row of ``table`` (``rating`` or ``judgment``) to another
+    score: 1 if it was 3 or more, else 5."""
+    with engine.begin() as c:
+        row, score = c.execute(sa.text(
+            f"SELECT id, score FROM {table} WHERE score IS NOT NULL {where} "
+            "ORDER BY id LIMIT 1")).one()
+        c.execute(sa.text(f"UPDATE {table} SET score = :s WHERE id = :i"),
+                  {"s": 1.0 if score >= 3 else 5.0, "i": row})
+
+
 def _ratings(n_items: int, raters: int = 3, dims: int = 2, seed: int = 0) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     rows = [(f"item-{i:05d}", f"r{r}", f"d{d}") for i in range(n_items) for r in range(raters)
@@ -158,12 +169,7 @@ def test_the_agreement_page_computes_once_until_a_score_changes(demo_db, monkeyp
     pd.testing.assert_frame_equal(other.table[0].value, first)
 
     # one score changed (a rater went back to an item): computed again, the new numbers
-    with demo_db["engine"].begin() as c:
-        rid, score = c.execute(sa.text(
-            "SELECT id, score FROM rating WHERE dimension = 'empathy' AND score IS NOT NULL "
-            "ORDER BY id LIMIT 1")).one()
-        c.execute(sa.text("UPDATE rating SET score = :s WHERE id = :i"),
-                  {"s": 1.0 if score >= 3 else 5.0, "i": rid})
+    _flip_one_score(demo_db["engine"], "rating", "AND dimension = 'empathy'")
     at.run()
     assert not at.exception
     assert len(analyses) == 2 and len(fits_page) == 2
@@ -172,11 +178,7 @@ def test_the_agreement_page_computes_once_until_a_score_changes(demo_db, monkeyp
     row = [i for i, label in enumerate(now.index) if "Empathy" in html.unescape(str(label))]
     assert row and now.iloc[row[0]].tolist() != first.iloc[row[0]].tolist()
     # a judge's judgment changed (a run again): computed again
-    with demo_db["engine"].begin() as c:
-        jid, score = c.execute(sa.text(
-            "SELECT id, score FROM judgment WHERE score IS NOT NULL ORDER BY id LIMIT 1")).one()
-        c.execute(sa.text("UPDATE judgment SET score = :s WHERE id = :i"),
-                  {"s": 1.0 if score >= 3 else 5.0, "i": jid})
+    _flip_one_score(demo_db["engine"], "judgment")
     at.run()
     assert len(analyses) == 3 and len(fits_page) == 2  # the rater model reads no judgments
     # another B: computed again (the caption says which B)
@@ -203,11 +205,7 @@ def test_looking_through_the_disagreements_does_not_bootstrap_again(demo_db, mon
     assert len(bootstraps) == per_visit
     assert [m.value for m in at.markdown if "best configuration" in m.value] == verdicts
     # a new judgment stored for a chosen configuration: its numbers are computed again
-    with demo_db["engine"].begin() as c:
-        jid, score = c.execute(sa.text(
-            "SELECT id, score FROM judgment WHERE score IS NOT NULL ORDER BY id LIMIT 1")).one()
-        c.execute(sa.text("UPDATE judgment SET score = :s WHERE id = :i"),
-                  {"s": 1.0 if score >= 3 else 5.0, "i": jid})
+    _flip_one_score(demo_db["engine"], "judgment")
     at.run()
     assert len(bootstraps) == 2 * per_visit
     # another seed: computed again
