@@ -28,6 +28,7 @@ import pandas as pd
 import streamlit as st
 from sqlalchemy.engine import Engine
 
+from analysis.options import AnalysisOptions
 from analysis.rater_model import fit_dimensions
 from analysis.results import StudyAnalysis
 from annotate.services import admin, ranking
@@ -153,7 +154,7 @@ def rater_models(engine: Engine) -> dict:
 
 
 def calibration(engine: Engine, configs: list[str], *, items: list[str] | None,
-                options) -> dict:
+                options: AnalysisOptions) -> dict:
     """:func:`annotate.services.calibration.compare_configs`, kept while the ratings,
     judgments, chosen configurations, items and options are the same."""
     return cached(cal.compare_inputs, cal.calibration_inputs(engine), list(configs),

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import pandas as pd
 from sqlalchemy.engine import Engine
 
 from analysis.ppi_board import BoardOptions, ppi_leaderboard
@@ -29,8 +30,8 @@ class BoardInputs:
     """What a judge's leaderboard is computed from: the study's frames for that judge, the
     active-labelling draws recorded for it (None: none), and their summary."""
     frames: BoardFrames
-    draws: Any
-    active_draws: Any
+    draws: pd.DataFrame | None
+    active_draws: list[dict[str, Any]]
 
 
 def board_inputs(engine: Engine, judge: str) -> BoardInputs:
