@@ -205,7 +205,7 @@ def arena_cmd(
                                                    "(comma-separated).")] = None,
     bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples of the scenarios (0: "
                                            "no intervals).")] = 1000,
-    seed: Annotated[int, typer.Option(help="Seed of the resampling.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the resampling.")] = 0,
     inconsistent: Annotated[str, typer.Option(help="A pair on which the judge's two orders "
                                               "disagree counts as a tie, or is dropped.")]
     = "tie",

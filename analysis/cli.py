@@ -131,7 +131,7 @@ def analyze_cmd(
     bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples B; 0 = "
                                            "point estimates only (no CIs, no verdicts).")]
     = 1000,
-    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the bootstrap.")] = 0,
     alpha_min: Annotated[float, typer.Option("--alpha-min", help="Report q = P(alpha < this) "
                                              "over the resamples.")] = 0.667,
     ci_method: Annotated[str, typer.Option("--ci-method", help="unit (items) or hk (Hayes & "
@@ -310,7 +310,7 @@ def report_cmd(
     out_dir: Annotated[Path, typer.Option("--out", help="Folder for the report files.")],
     db: Annotated[str | None, typer.Option("--db", help="Study database.")] = None,
     bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples B.")] = 1000,
-    seed: Annotated[int, typer.Option(help="Seed of every bootstrap.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of every bootstrap.")] = 0,
     alpha_min: Annotated[float, typer.Option("--alpha-min")] = 0.667,
     ci_method: Annotated[str, typer.Option("--ci-method", help="unit or hk.")] = "unit",
     alt_epsilon: Annotated[float, typer.Option("--alt-epsilon")] = 0.2,

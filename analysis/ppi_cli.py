@@ -37,7 +37,7 @@ def leaderboard_cmd(
         "value.")] = 10,
     bootstrap: Annotated[int, typer.Option(
         "--bootstrap", help="Bootstrap resamples B for the rank intervals (0: none).")] = 1000,
-    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the bootstrap.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
     out_file: Annotated[Path | None, typer.Option("--out", help="Write the JSON here.")] = None,
 ) -> None:

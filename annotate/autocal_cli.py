@@ -310,7 +310,7 @@ def auto_cmd(
     = None,
     name: Annotated[str | None, typer.Option(help="Name of the improved configuration "
                                              "(default: <base>-auto).")] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the split (made once per study), the "
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the split (made once per study), the "
                                       "exemplars and the bootstrap.")] = 0,
     shots: Annotated[str, typer.Option(help="Numbers of exemplars to try.")] = "0,2,4,8",
     exemplars: Annotated[str, typer.Option(help="How exemplars are chosen: cover (every "

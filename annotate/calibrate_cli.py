@@ -124,7 +124,7 @@ def calibrate_cmd(
     db: data_cli.DbOption = None,
     sample: Annotated[int | None, typer.Option(help="Use a seeded sample of this many "
                                                "human-rated items.")] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the sample and of the bootstrap.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the sample and of the bootstrap.")] = 0,
     bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples B.")] = 1000,
     alt_epsilon: Annotated[float, typer.Option("--alt-epsilon")] = 0.2,
     margin: Annotated[float, typer.Option("--margin", help="Non-inferiority margin on QWK: a "

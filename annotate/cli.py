@@ -54,7 +54,7 @@ APP_FILE = Path(__file__).with_name("h2h_server.py")  # app.py and the cookie en
 def demo(
     db: data_cli.DbOption = None,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing demo file.")] = False,
-    seed: Annotated[int, typer.Option(help="Seed of the simulated raters.")] = 20251,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the simulated raters.")] = 20251,
     serve_after: Annotated[bool, typer.Option("--serve", help="Serve the app afterwards.")]
     = False,
     host: Annotated[str, typer.Option(help="Address to serve on (with --serve).")] = "127.0.0.1",
@@ -133,7 +133,7 @@ def demo(
 def assign(
     db: data_cli.DbOption = None,
     k: Annotated[int, typer.Option("--k", help="Raters per item (overlap).")] = 3,
-    seed: Annotated[int, typer.Option(help="Seed of the dealing and the orders.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the dealing and the orders.")] = 0,
     repeats: Annotated[float, typer.Option(help="Share of each rater's items shown again "
                                            "later as hidden repeats (0-0.5).")] = 0.0,
     min_gap: Annotated[int, typer.Option("--min-gap", help="At least this many items between "

@@ -60,7 +60,7 @@ def drift_cmd(
     db: data_cli.DbOption = None,
     sample: Annotated[int, typer.Option(help="How many of its judged items to judge again.")]
     = 30,
-    seed: Annotated[int, typer.Option(help="Seed of the sample and of the bootstrap.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the sample and of the bootstrap.")] = 0,
     bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples B.")]
     = 1000,
     margin: Annotated[float, typer.Option(help="The largest mean shift (points) still "

@@ -138,7 +138,7 @@ def pairwise_cmd(
     quiet: QuietOpt = False,
     bootstrap: Annotated[int, typer.Option(help="Scenario resamples for the intervals of the "
                                            "summary.")] = 1000,
-    seed: Annotated[int, typer.Option(help="Seed of the --limit sample and of the summary's "
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the --limit sample and of the summary's "
                                            "resampling.")] = 0,
 ) -> None:
     """Judge the study's pairs (`h2h pairs make`) with an LLM, each pair in both orders; both

@@ -75,7 +75,7 @@ def attention_add(n: Annotated[int, typer.Option("--n", help="How many to create
                   score: Annotated[int | None, typer.Option(help="The score they ask for "
                                                             "(default: the scale's second "
                                                             "level).")] = None,
-                  seed: Annotated[int, typer.Option(help="Which items are copied.")] = 0,
+                  seed: Annotated[int, typer.Option(min=0, help="Which items are copied.")] = 0,
                   db: DbOption = None) -> None:
     """Create instructed-response checks: copies of real items whose reply ends with
     "choose N on every dimension".

@@ -301,7 +301,7 @@ def pairs_make(
                                          "(of the same condition); conditions: one model's "
                                          "replies under two conditions (SAP and "
                                          "baseline).")] = "models",
-    seed: Annotated[int, typer.Option(help="Seed of the design.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the design.")] = 0,
 ) -> None:
     """Build pairs of replies to the same scenario for side-by-side rating and pairwise
     judges. Balanced: comparable counts for every model pair, each model as often on the
@@ -328,7 +328,7 @@ def pairs_make(
 def pairs_attention(
     db: DbOption = None,
     n: Annotated[int, typer.Option("--n", help="How many to create.")] = 5,
-    seed: Annotated[int, typer.Option(help="Seed of the choice.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the choice.")] = 0,
 ) -> None:
     """Make attention-check pairs: a copy of a pair with one reply asking to be chosen as
     much better on every dimension (dealt by `h2h assign --pairs --attention`).

@@ -174,3 +174,28 @@ def test_a_write_that_fails_says_why(tmp_path):
 
     with pytest.raises(H2HError, match=r"^--out: cannot write '/proc/version': \w"):
         write_out_text(Path("/proc/version"), "x")
+
+
+# -- --seed -----------------------------------------------------------------------------------
+
+SEED_COMMANDS = [p for p, c in sorted(COMMANDS.items())  # `calibrate` itself has one
+                 if any("--seed" in p_.opts for p_ in c.params)]
+
+
+def test_the_seed_commands_are_the_ones_we_know():
+    assert {" ".join(p) for p in SEED_COMMANDS} == {  # a lost --seed is noticed too
+        "analyze", "arena", "assign", "calibrate", "calibrate auto", "calibrate drift", "demo",
+        "judge pairwise", "judge run", "leaderboard", "pairs attention", "pairs make",
+        "quality attention add", "report"}
+
+
+@pytest.mark.parametrize("path", SEED_COMMANDS, ids=" ".join)
+def test_a_negative_seed_is_refused_by_name_before_any_work(path, study):
+    """numpy's seeds are non-negative: `leaderboard --seed -1` and `arena --seed -1` ended in
+    numpy's traceback, `assign --seed -1` blamed --to-shrink (a user trial). Every --seed is
+    refused at the command line, naming the option, before the study is read."""
+    res = CliRunner().invoke(app, [*path, "--seed", "-1", "--db", study],
+                             env={"COLUMNS": "200"})
+    assert res.exit_code == 2, (res.exit_code, res.output)
+    assert "Invalid value for '--seed'" in res.output and "Traceback" not in res.output
+    assert "greater than or equal to 0" in _flat(res.output)
