@@ -69,6 +69,12 @@ __all__ = ["RaterModel", "fit_rater_model", "fit_dimensions", "fair_scores", "FI
 FIT_RANGE = (0.5, 1.5)
 EXTREME_ADJUSTMENT = 0.3
 _MIN_FIT_N = 5  # fewer ratings than this: infit/outfit are shown but not flagged
+# Where the conditional likelihood has no maximum (the ratings do not pin the severities down:
+# it keeps rising as some raters move apart), BFGS runs the severities off, to where the
+# gradient falls below its tolerance (about 18 logits: e^-18 ~ 1.5e-8) or much further, to
+# overflow. No measurement puts two raters this far apart (a factor of e^15, about 3
+# million, in the odds of every category step), so a severity beyond it is that, not a value.
+_MAX_SEVERITY = 15.0
 
 
 @dataclass(frozen=True)
@@ -124,7 +130,7 @@ def _conv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _cml(x: np.ndarray, ii: np.ndarray, jj: np.ndarray, n_raters: int, m: int
-         ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, bool]:
+         ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, bool] | None:
     """Conditional ML of severities and thresholds (items' θ conditioned away).
 
     For item n with raters R_n and raw score r_n = Σ x_nj, with ψ_jk = exp(−k λ_j − c_k) and
@@ -134,7 +140,8 @@ def _cml(x: np.ndarray, ii: np.ndarray, jj: np.ndarray, n_raters: int, m: int
     computed together; ∂ log γ_r / ∂λ_j = −E(x_j | r) with P(x_j = k | r) =
     ψ_jk γ^(−j)_{r−k} / γ_r, γ^(−j) the product without rater j. Returns severities,
     thresholds, the covariance of the free parameters (inverse observed information) and the
-    conditional log-likelihood.
+    conditional log-likelihood; None if the likelihood has no maximum in the severities
+    (``_MAX_SEVERITY``).
     """
     n_items = int(ii.max()) + 1
     order = np.lexsort((jj, ii))
@@ -213,9 +220,12 @@ def _cml(x: np.ndarray, ii: np.ndarray, jj: np.ndarray, n_raters: int, m: int
     if np.linalg.eigvalsh(h0).min() > 0:
         inv0 = np.linalg.inv(h0)
         opts["hess_inv0"] = (inv0 + inv0.T) / 2
-    res = optimize.minimize(value_grad, p0, jac=True, method="BFGS", options=opts)
-    cov_free = np.linalg.pinv(info(res.x))
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        res = optimize.minimize(value_grad, p0, jac=True, method="BFGS", options=opts)
     la, ta = unpack(res.x)
+    if not np.all(np.isfinite(res.x)) or np.max(np.abs(la)) > _MAX_SEVERITY:
+        return None
+    cov_free = np.linalg.pinv(info(res.x))
     # BFGS may stop on lost precision at the optimum; what matters is a vanishing gradient
     # (relative to the number of ratings the likelihood sums over)
     n_obs = max(1.0, float(keep.sum()))
@@ -350,7 +360,13 @@ def fit_rater_model(long: pd.DataFrame, values: Sequence[float] | None = None, *
         return RaterModel(False, Msg("not estimable: once extreme items are set aside, some "
                                      "used categories occur only in them"))
     x = core["x"].to_numpy()
-    la, ta, cov_free, ll, ok = _cml(x, it_codes, ra_codes, nr, m)
+    fit = _cml(x, it_codes, ra_codes, nr, m)
+    if fit is None:
+        return RaterModel(False, Msg("not estimable: the ratings do not pin the raters' "
+                                     "severities down (the likelihood keeps rising as some "
+                                     "raters move apart); more items rated by several of the "
+                                     "same raters are needed"))
+    la, ta, cov_free, ll, ok = fit
     se_la = _se_sum_zero(cov_free[:nr - 1, :nr - 1], nr)
     cum = np.concatenate([[0.0], np.cumsum(ta)])
     k = np.arange(m + 1)

@@ -3,6 +3,7 @@ misfit flags and the cases where nothing is estimable."""
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -125,6 +126,35 @@ def test_not_estimable_says_why():
     m = fit_rater_model(one_rater, [1, 2, 3])
     assert not m.estimable and "two raters" in m.reason
     assert m.as_dict() == {"estimable": False, "reason": m.reason}
+
+
+# A third of the demo study's items, every rating of them (a user trial): plan quality, 16
+# items, 6 raters, 3 ratings an item; no item is extreme for all its raters, yet the
+# conditional likelihood has no maximum (it rises to 2 log 2 as the severities move apart).
+NO_MAXIMUM = {
+    "iti-001-aster": "r1:5 r5:5 r6:5", "iti-002-cedar": "r2:1 r3:2 r4:1",
+    "iti-003-aster": "r1:5 r5:5 r6:5", "iti-003-cedar": "r1:2 r2:1 r6:1",
+    "iti-004-birch": "r3:4 r4:2 r5:3", "iti-005-cedar": "r1:2 r5:2 r6:2",
+    "iti-006-aster-sap": "r3:4 r4:4 r5:5", "iti-006-cedar": "r4:1 r5:1 r6:1",
+    "iti-007-aster": "r1:5 r2:5 r3:5", "iti-007-birch": "r2:3 r3:4 r4:3",
+    "iti-007-cedar": "r1:1 r2:1 r3:1", "iti-011-aster-sap": "r1:5 r5:5 r6:5",
+    "iti-012-aster": "r2:5 r3:5 r4:5", "iti-012-birch": "r3:4 r4:3 r5:4",
+    "iti-013-cedar": "r3:2 r4:2", "iti-015-birch": "r2:4 r3:4 r4:3",
+}
+
+
+def test_a_likelihood_without_a_maximum_is_not_estimable_not_a_crash():
+    """BFGS ran the severities off to ±10^5 logits and numpy's SVD failed on the information
+    there: `h2h quality model` and `leaderboard --human-value fair` ended in a traceback."""
+    rows = [(item, f"sim-rater-{cell[1]}", int(cell[3]))
+            for item, cells in NO_MAXIMUM.items() for cell in cells.split()]
+    df = pd.DataFrame(rows, columns=["item", "rater", "score"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow warnings on the user's terminal either
+        m = fit_rater_model(df, [1, 2, 3, 4, 5])
+    assert not m.estimable
+    assert m.reason.startswith("not estimable: the ratings do not pin the raters' severities")
+    # the estimable fits of every other test here (R's eRm, known severities) stay so
 
 
 def test_unused_categories_and_disconnected_designs_are_noted():
