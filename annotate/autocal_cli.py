@@ -268,6 +268,18 @@ def _doc(search: Search, o: Outcome) -> dict:
             "notes": list(search.notes)}
 
 
+def _dry_doc(search: Search, calls: int, inp: int, outp: int, cost: float | None,
+             note: str) -> dict:
+    """The --json document of --dry-run: the split and what the search would cost."""
+    return {"dry_run": True,
+            "split": {p: list(search.parts[p]) for p in ("train", "dev", "test")},
+            "candidates": [c.name for c in search.candidates],
+            "calls": calls, "input_tokens": inp, "output_tokens_max": outp,
+            "cost_max_usd": cost, "cost_note": note.strip(" ()") or None,
+            "seed": search.options.seed, "dimensions": list(search.dims),
+            "notes": list(search.notes)}
+
+
 def _print_outcome(search: Search, o: Outcome) -> None:
     _print_candidates(o.candidates, o.selected, search.dims)
     if o.selected == "base":
@@ -370,6 +382,8 @@ def auto_cmd(
     from judge.progress import format_usd
     from judge.providers import make_provider
 
+    if budget is not None and not budget > 0:  # also NaN
+        raise H2HError(f"--budget: {budget:g} is not an amount to spend; give USD above 0")
     engine = get_engine(db)
     spec = _base_spec(engine, base, provider, model, model_file, mode, max_tokens)
     options = SearchOptions(seed=seed, shots=_numbers(shots, "--shots"),
@@ -393,6 +407,9 @@ def auto_cmd(
         f"{outp:,} output tokens; at most {shown}{note}.")
     if dry:
         say("Dry run: nothing was sent or stored.")
+        if as_json:
+            sys.stdout.write(json.dumps(_dry_doc(search, calls, inp, outp, cost, note),
+                                        indent=2, ensure_ascii=False, allow_nan=False) + "\n")
         return
     if budget is not None and cost is None and calls:
         raise H2HError(f"--budget: '{spec.model}' has no price in {table.source}, so spending "

@@ -292,6 +292,22 @@ def test_the_dry_run_prices_the_whole_search_and_stores_nothing(db, fake):
     assert _q(db, "SELECT count(*) FROM judge_config") == [(0,)]
 
 
+def test_the_dry_run_in_json_and_a_budget_that_is_no_amount(db, fake):
+    """--json with --dry-run printed the estimate on stderr and nothing on stdout, and
+    --budget -5 ran the search (a user trial)."""
+    res = auto(db, fake, "--dry-run", "--json")
+    doc = json.loads(res.stdout)  # stdout is the document alone; the text went to stderr
+    assert doc["dry_run"] is True and len(doc["candidates"]) == 16
+    assert len(doc["split"]["dev"]) == 30 and doc["seed"] == 3
+    assert doc["calls"] > 0 and doc["input_tokens"] > 0 and doc["output_tokens_max"] > 0
+    assert doc["cost_max_usd"] is None or doc["cost_max_usd"] >= 0
+    assert fake.log == [] and _q(db, "SELECT count(*) FROM judge_config") == [(0,)]
+    for bad in ("-5", "0", "nan"):
+        res = auto(db, fake, "--budget", bad, check=False)
+        assert res.returncode == 1 and "--budget:" in res.stderr and "above 0" in res.stderr
+        assert "Traceback" not in res.stderr and fake.log == []
+
+
 def test_the_result_is_a_configuration_like_any_other(db, fake):
     """Listed with its provenance, run on the rest of the study, and held against the humans
     everywhere without its exemplar items - saying how many."""
