@@ -17,6 +17,7 @@ from dataclasses import replace
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from messages import Msg
@@ -161,7 +162,12 @@ def _ceiling_block(r, opt: AnalysisOptions) -> HumanCeiling:
         notes.append(f"human ceiling: {', '.join(left_out)} left out (fewer than "
                      f"{opt.min_shared_items} items rated together with another human)")
     keep = ("n_items", "n_pairs", "n_humans")
-    if c["n_items"] < opt.min_units:
+    by_two = int(np.sum(np.sum(~np.isnan(r.matrix), axis=1) >= 2))
+    if c["n_items"] < opt.min_units and by_two > c["n_items"]:
+        notes.append(f"human ceiling: not estimable, of the {by_two} items rated by two or more "
+                     f"humans {c['n_items']} remain once the humans left out are (minimum "
+                     f"{opt.min_units})")
+    elif c["n_items"] < opt.min_units:
         notes.append(f"human ceiling: not estimable, only {c['n_items']} items rated by two or "
                      f"more humans (minimum {opt.min_units})")
         c = {k: (v if k in keep else None) for k, v in c.items()}

@@ -76,15 +76,15 @@ def _bland_altman(judge: np.ndarray, m: np.ndarray) -> dict | None:
 
 def verdict_for(comparison: CeilingComparison | None, alt: AltTestResult | None,
                 matrix: np.ndarray, judge: np.ndarray, *, options: AnalysisOptions,
-                humans_alpha: float | None = None) -> Verdict:
+                humans_alpha: float | None = None, no_pairs: str | None = None) -> Verdict:
     """The replacement verdict of one judge on one dimension (the one rule everywhere): at
     least ``options.min_units`` items with a judge score and two or more human ratings; with
-    the humans' α below ``options.alpha_min`` the verdict says so."""
+    the humans' α below ``options.alpha_min`` the verdict says so. ``no_pairs``: why there
+    is no comparison, when it is not that no such item exists."""
     margin, min_items = options.margin, options.min_units
     if comparison is None or comparison.n_items == 0:
-        return replacement_verdict(None, None, margin=margin,
-                                   not_estimable="no scored judgments on items that two or "
-                                                 "more humans rated")
+        return replacement_verdict(None, None, margin=margin, not_estimable=no_pairs or (
+            "no scored judgments on items that two or more humans rated"))
     if comparison.n_items < min_items:
         return replacement_verdict(None, None, margin=margin, not_estimable=(
             f"only {comparison.n_items} items have a judge score and two or more human "
@@ -137,7 +137,16 @@ def judge_metrics(humans: Ratings, judge: np.ndarray, level: Level, values: Sequ
         metrics["self_consistency_alpha"] = None
         notes.append(Msg("self_consistency_alpha: one sample per item"))
     single = None
-    if pairs.n_pairs == 0:
+    no_pairs = None
+    multi = int(np.sum(scored & (n_h >= 2)))
+    if pairs.n_pairs == 0 and multi:
+        # humans with too few items shared with another human are left out of the pairs
+        no_pairs = (f"every human rated fewer than {options.min_shared_items} items together "
+                    f"with another human (the minimum for the leave-one-out comparison), so "
+                    f"the {multi} judge-scored items with two or more human ratings cannot be "
+                    "compared")
+        notes.append(no_pairs)
+    elif pairs.n_pairs == 0:
         notes.append("no judge-scored item has two or more human ratings: the leave-one-out "
                      "comparison is not possible")
         single = single_human_agreement(m, judge, values, B=options.B, seed=options.seed,
@@ -151,7 +160,7 @@ def judge_metrics(humans: Ratings, judge: np.ndarray, level: Level, values: Sequ
     comparison = compare_with_ceiling(pairs, judge, B=options.B, seed=options.seed,
                                       ci=options.ci) if pairs.n_pairs else None
     v = verdict_for(comparison, alt, m, judge, options=options,
-                    humans_alpha=metrics["alpha_humans"])
+                    humans_alpha=metrics["alpha_humans"], no_pairs=no_pairs)
     return JudgeMetrics(metrics, alt, _confusion(m, judge, values), comparison, v, notes,
                         items, single)
 

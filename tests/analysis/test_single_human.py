@@ -109,3 +109,32 @@ def test_the_tables_mark_it_against_one_human_with_no_ceiling():
     text = buf.getvalue()
     assert "Judges against one human per item; no ceiling" in text
     assert "Kendall τ-b" in text and "κ" in text
+
+
+def test_humans_left_out_for_too_few_shared_items_is_the_reason_given():
+    """17 items with three humans each, every human on fewer than 10 of them with another
+    (a third of the demo study, a user trial): the verdict said "no scored judgments on
+    items that two or more humans rated" and the ceiling "only 0 items rated by two or more
+    humans", while 17 such items were there and scored."""
+    rng = np.random.default_rng(4)
+    rows, judge_rows = [], []
+    for i in range(17):
+        q = rng.normal(3, 1)
+        for r in (i % 6, (i + 1) % 6, (i + 2) % 6):  # 8 or 9 items each
+            rows.append((f"i{i}", f"r{r}", "empathy", float(np.clip(np.rint(q), 1, 5))))
+        judge_rows.append((f"i{i}", "j", "empathy", float(np.clip(np.rint(q + 0.3), 1, 5))))
+    ratings = pd.DataFrame(rows, columns=["item_id", "rater", "dimension", "score"])
+    assert ratings.groupby("rater").size().max() < 10  # every human under the minimum
+    judges = pd.DataFrame(judge_rows, columns=["item_id", "judge", "dimension", "score"])
+    res = analyze(ratings, SCALE, judges=judges,
+                  options=AnalysisOptions(B=50, seed=1, min_shared_items=10)).to_dict()
+    block = res["judges"]["j"]["empathy"]
+    assert block["n_items"] == 0 and block["n_scored_items"] == 17
+    reason = ("every human rated fewer than 10 items together with another human (the "
+              "minimum for the leave-one-out comparison), so the 17 judge-scored items with "
+              "two or more human ratings cannot be compared")
+    assert block["verdict"]["reasons"] == [reason] and reason in block["notes"]
+    assert not any("no judge-scored item has two" in n for n in block["notes"])
+    ceiling = " ".join(res["human_ceiling"]["empathy"]["notes"])
+    assert "of the 17 items rated by two or more humans 0 remain once the humans left out " \
+        "are (minimum 5)" in ceiling and "only 0 items" not in ceiling
