@@ -22,7 +22,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from data.cli import DbOption
+from data.cli import DbOption, check_bootstrap, check_seed
 from data.errors import H2HError
 
 if TYPE_CHECKING:
@@ -124,17 +124,24 @@ def _ci(lo: float | None, hi: float | None, nd: int = 2) -> str:
 
 
 def _print(doc: dict[str, Any], elo: bool, matrix: bool) -> None:
-    out.print(f"Bradley–Terry rankings of the {doc['source']} ({doc['n_preferences']} human "
-              f"preferences on {doc['n_pairs']} pairs; players: {doc['by']}); 95% percentile "
-              f"intervals from {doc['bootstrap']['B']} scenario resamples, seed "
-              f"{doc['bootstrap']['seed']}.")
+    counts = (f"{doc['n_preferences']} human preferences on {doc['n_pairs']} pairs"
+              if doc["source"] == "humans" else
+              f"its answers on the study's {doc['n_pairs']} pairs; comparisons per dimension "
+              "below")
+    b = doc["bootstrap"]
+    intervals = (f"95% percentile intervals from {b['B']} scenario resamples, seed {b['seed']}"
+                 if b["B"] else "no intervals (--bootstrap 0)")
+    out.print(f"Bradley–Terry rankings of the {doc['source']} ({counts}; players: "
+              f"{doc['by']}); {intervals}.")
     for dim, info in doc["dimensions"].items():
         t = Table("rank", "model", "log-strength [95% CI]", *(["Elo-like"] if elo else []),
                   "n", title=f"{dim}: {info['n_comparisons']} comparisons, "
                              f"{info['n_ties']} ties", title_justify="left")
         for row in (r for r in doc["rows"] if r["dimension"] == dim):
+            no_ci = " [no interval: see the notes]" if doc["bootstrap"]["B"] and \
+                row["low"] is None else ""
             s = ("not estimable" if row["log_strength"] is None else
-                 f"{row['log_strength']:+.3f}{_ci(row['low'], row['high'])}")
+                 f"{row['log_strength']:+.3f}{_ci(row['low'], row['high'])}{no_ci}")
             e = info["elo"].get(row["model"])
             t.add_row("—" if row["rank"] is None else str(row["rank"]), row["model"], s,
                       *([("—" if e is None else f"{e:.0f}")] if elo else []),
@@ -204,8 +211,8 @@ def arena_cmd(
     dimensions: Annotated[str | None, typer.Option(help="Only these dimensions "
                                                    "(comma-separated).")] = None,
     bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples of the scenarios (0: "
-                                           "no intervals).")] = 1000,
-    seed: Annotated[int, typer.Option(min=0, help="Seed of the resampling.")] = 0,
+                                           "no intervals).", callback=check_bootstrap)] = 1000,
+    seed: Annotated[int, typer.Option(callback=check_seed, help="Seed of the resampling.")] = 0,
     inconsistent: Annotated[str, typer.Option(help="A pair on which the judge's two orders "
                                               "disagree counts as a tie, or is dropped.")]
     = "tie",

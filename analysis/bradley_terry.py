@@ -37,8 +37,10 @@ and no number. Ranks are given only when the groups are totally ordered.
 (B resamples with replacement, seeded). Each resample is a vector of scenario weights; the
 per-pair win/loss/tie counts of all B resamples are one sparse product, and the B fits run as
 one vectorised Newton iteration (batched linear solves). A resample whose graph is no longer
-strongly connected within a group has no finite estimate and is left out; the result counts
-them. Intervals are percentile intervals of the centred log-strengths.
+strongly connected within a group has no finite estimate; the result counts them. Intervals
+are percentile intervals of the centred log-strengths over all B resamples, those without an
+estimate counted beyond each bound (an interval that holds wherever they lie; none where they
+decide a bound).
 
 References
 ----------
@@ -630,9 +632,9 @@ def bradley_terry(a: Sequence[str], b: Sequence[str], outcome: Sequence[str], *,
         low, high, n_valid = _percentiles(boot_all, ci, m)
         if n_valid < B:
             notes.append(Msg("{k} of {B} bootstrap resamples had no finite estimate (in them "
-                             "a model never lost, or a group fell apart) and were left out; "
-                             "the intervals rest on the other {n}", k=B - n_valid, B=B,
-                             n=n_valid))
+                             "a model never lost, or a group fell apart); each interval counts "
+                             "them beyond its bounds, so it holds wherever they lie, and none "
+                             "is given where they decide a bound", k=B - n_valid, B=B))
     rank = _ranks(groups, point, m) if total and not all_ties and not unbounded and m \
         else [None] * m
     n_per, wins, tie_m = _tables(enc.pairs, w, ls, t, m)
@@ -749,16 +751,24 @@ def _boot_fits(boot: np.ndarray, observed: np.ndarray, pairs: np.ndarray, m: int
 
 def _percentiles(boot_all: np.ndarray, ci: float, m: int
                  ) -> tuple[np.ndarray, np.ndarray, int]:
-    """The percentile interval of each player over the resamples with an estimate, and how
-    many those were (no interval from fewer than two)."""
+    """Each player's percentile interval over all the resamples, a resample without an
+    estimate counted as beyond each bound (below the lower, above the upper): the interval
+    then holds wherever those lie (in them a model never lost: its strength is infinite). None
+    where they decide a bound, or from fewer than two estimates. Also: how many resamples had
+    an estimate. With every resample estimated this is numpy's linear percentile."""
     low = np.full(m, np.nan)
     high = np.full(m, np.nan)
-    done = np.isfinite(boot_all).any(axis=1)
-    cent = boot_all[done]
-    if len(cent) >= 2:
-        q = np.quantile(cent, [(1 - ci) / 2, 1 - (1 - ci) / 2], axis=0)
-        low, high = q[0], q[1]
-    return low, high, len(cent)
+    n = len(boot_all)
+    tail = (1 - ci) / 2
+    for j in range(m):
+        v = np.sort(boot_all[:, j][np.isfinite(boot_all[:, j])])
+        k = n - len(v)  # resamples without an estimate of this player
+        lo, hi = (n - 1) * tail - k, (n - 1) * (1 - tail)  # positions among the estimates
+        eps = 1e-9  # (1 - 0.9) / 2 * 40 is 1.9999999999999996: a position, not a rounding
+        if len(v) >= 2 and lo > -eps and hi < len(v) - 1 + eps:
+            low[j] = np.interp(max(lo, 0.0), np.arange(len(v)), v)
+            high[j] = np.interp(min(hi, len(v) - 1.0), np.arange(len(v)), v)
+    return low, high, int(np.isfinite(boot_all).any(axis=1).sum())
 
 
 def _tables(pairs: np.ndarray, w, ls, t, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
+from data.cli import check_bootstrap, check_seed
 from data.errors import H2HError
 
 from .refmetrics.cli import metrics_app
@@ -129,9 +130,10 @@ def analyze_cmd(
     db: Annotated[str | None, typer.Option("--db", help="Study database (when no --ratings).")]
     = None,
     bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples B; 0 = "
-                                           "point estimates only (no CIs, no verdicts).")]
+                                           "point estimates only (no CIs, no verdicts).",
+                                           callback=check_bootstrap)]
     = 1000,
-    seed: Annotated[int, typer.Option(min=0, help="Seed of the bootstrap.")] = 0,
+    seed: Annotated[int, typer.Option(callback=check_seed, help="Seed of the bootstrap.")] = 0,
     alpha_min: Annotated[float, typer.Option("--alpha-min", help="Report q = P(alpha < this) "
                                              "over the resamples.")] = 0.667,
     ci_method: Annotated[str, typer.Option("--ci-method", help="unit (items) or hk (Hayes & "
@@ -309,8 +311,9 @@ def _metrics_csv(path: Path, stored, configs, items):
 def report_cmd(
     out_dir: Annotated[Path, typer.Option("--out", help="Folder for the report files.")],
     db: Annotated[str | None, typer.Option("--db", help="Study database.")] = None,
-    bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples B.")] = 1000,
-    seed: Annotated[int, typer.Option(min=0, help="Seed of every bootstrap.")] = 0,
+    bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples B.",
+                                           callback=check_bootstrap)] = 1000,
+    seed: Annotated[int, typer.Option(callback=check_seed, help="Seed of every bootstrap.")] = 0,
     alpha_min: Annotated[float, typer.Option("--alpha-min")] = 0.667,
     ci_method: Annotated[str, typer.Option("--ci-method", help="unit or hk.")] = "unit",
     alt_epsilon: Annotated[float, typer.Option("--alt-epsilon")] = 0.2,

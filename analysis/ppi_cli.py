@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from data.cli import check_bootstrap, check_seed
 from data.errors import H2HError
 
 __all__ = ["leaderboard_cmd", "print_board"]
@@ -36,8 +37,9 @@ def leaderboard_cmd(
         "--min-human", help="Fewest human-rated items a model needs for a combined "
         "value.")] = 10,
     bootstrap: Annotated[int, typer.Option(
-        "--bootstrap", help="Bootstrap resamples B for the rank intervals (0: none).")] = 1000,
-    seed: Annotated[int, typer.Option(min=0, help="Seed of the bootstrap.")] = 0,
+        "--bootstrap", help="Bootstrap resamples B for the rank intervals (0: none).",
+        callback=check_bootstrap)] = 1000,
+    seed: Annotated[int, typer.Option(callback=check_seed, help="Seed of the bootstrap.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
     out_file: Annotated[Path | None, typer.Option("--out", help="Write the JSON here.")] = None,
 ) -> None:

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from data import cli as data_cli
+from data.cli import check_bootstrap, check_seed
 from data.errors import H2HError
 
 if TYPE_CHECKING:
@@ -322,8 +323,8 @@ def auto_cmd(
     = None,
     name: Annotated[str | None, typer.Option(help="Name of the improved configuration "
                                              "(default: <base>-auto).")] = None,
-    seed: Annotated[int, typer.Option(min=0, help="Seed of the split (made once per study), the "
-                                      "exemplars and the bootstrap.")] = 0,
+    seed: Annotated[int, typer.Option(help="Seed of the split (made once per study), the "
+                                      "exemplars and the bootstrap.", callback=check_seed)] = 0,
     shots: Annotated[str, typer.Option(help="Numbers of exemplars to try.")] = "0,2,4,8",
     exemplars: Annotated[str, typer.Option(help="How exemplars are chosen: cover (every "
                                            "score level and task family, by rule), similar "
@@ -338,7 +339,8 @@ def auto_cmd(
         "when the base samples at 0.")] = 0.7,
     dimensions: Annotated[str | None, typer.Option(help="Only these dimensions "
                                                    "(comma-separated).")] = None,
-    bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples B.")]
+    bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples B.",
+                                           callback=check_bootstrap)]
     = 1000,
     budget: Annotated[float | None, typer.Option(help="Stop the search when this many USD "
                                                  "are spent.")] = None,

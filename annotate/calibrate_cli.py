@@ -14,6 +14,7 @@ from rich.table import Table
 # The statistics and the database layer are imported inside the command (issue 16: `h2h
 # --help` and the other commands must not pay for them).
 from data import cli as data_cli
+from data.cli import check_bootstrap, check_seed
 from data.errors import H2HError
 
 if TYPE_CHECKING:
@@ -124,8 +125,10 @@ def calibrate_cmd(
     db: data_cli.DbOption = None,
     sample: Annotated[int | None, typer.Option(help="Use a seeded sample of this many "
                                                "human-rated items.")] = None,
-    seed: Annotated[int, typer.Option(min=0, help="Seed of the sample and of the bootstrap.")] = 0,
-    bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples B.")] = 1000,
+    seed: Annotated[int, typer.Option(help="Seed of the sample and of the bootstrap.",
+                                      callback=check_seed)] = 0,
+    bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples B.",
+                                           callback=check_bootstrap)] = 1000,
     alt_epsilon: Annotated[float, typer.Option("--alt-epsilon")] = 0.2,
     margin: Annotated[float, typer.Option("--margin", help="Non-inferiority margin on QWK: a "
                                           "judge may be this much below the human ceiling "

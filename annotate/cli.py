@@ -25,6 +25,7 @@ from annotate.judge_import_cli import import_cmd
 from annotate.pairwise_cli import pairwise_cmd
 from annotate.quality_cli import quality_app
 from data import cli as data_cli
+from data.cli import check_seed
 from data.errors import H2HError
 from judge import cli as judge_cli
 
@@ -54,7 +55,8 @@ APP_FILE = Path(__file__).with_name("h2h_server.py")  # app.py and the cookie en
 def demo(
     db: data_cli.DbOption = None,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing demo file.")] = False,
-    seed: Annotated[int, typer.Option(min=0, help="Seed of the simulated raters.")] = 20251,
+    seed: Annotated[int, typer.Option(help="Seed of the simulated raters.",
+                                      callback=check_seed)] = 20251,
     serve_after: Annotated[bool, typer.Option("--serve", help="Serve the app afterwards.")]
     = False,
     host: Annotated[str, typer.Option(help="Address to serve on (with --serve).")] = "127.0.0.1",
@@ -133,7 +135,8 @@ def demo(
 def assign(
     db: data_cli.DbOption = None,
     k: Annotated[int, typer.Option("--k", help="Raters per item (overlap).")] = 3,
-    seed: Annotated[int, typer.Option(min=0, help="Seed of the dealing and the orders.")] = 0,
+    seed: Annotated[int, typer.Option(help="Seed of the dealing and the orders.",
+                                      callback=check_seed)] = 0,
     repeats: Annotated[float, typer.Option(help="Share of each rater's items shown again "
                                            "later as hidden repeats (0-0.5).")] = 0.0,
     min_gap: Annotated[int, typer.Option("--min-gap", help="At least this many items between "

@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from data import cli as data_cli
+from data.cli import check_bootstrap, check_seed
 from data.errors import H2HError
 
 __all__ = ["drift_cmd"]
@@ -60,8 +61,10 @@ def drift_cmd(
     db: data_cli.DbOption = None,
     sample: Annotated[int, typer.Option(help="How many of its judged items to judge again.")]
     = 30,
-    seed: Annotated[int, typer.Option(min=0, help="Seed of the sample and of the bootstrap.")] = 0,
-    bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples B.")]
+    seed: Annotated[int, typer.Option(help="Seed of the sample and of the bootstrap.",
+                                      callback=check_seed)] = 0,
+    bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples B.",
+                                           callback=check_bootstrap)]
     = 1000,
     margin: Annotated[float, typer.Option(help="The largest mean shift (points) still "
                                           "called stable.")] = 0.25,

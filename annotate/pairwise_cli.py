@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from data.cli import DbOption
+from data.cli import DbOption, check_bootstrap, check_seed
 from data.errors import H2HError
 from judge.cli_common import (
     BackoffOpt,
@@ -137,9 +137,9 @@ def pairwise_cmd(
     prices: PricesOpt = None,
     quiet: QuietOpt = False,
     bootstrap: Annotated[int, typer.Option(help="Scenario resamples for the intervals of the "
-                                           "summary.")] = 1000,
-    seed: Annotated[int, typer.Option(min=0, help="Seed of the --limit sample and of the summary's "
-                                           "resampling.")] = 0,
+                                           "summary.", callback=check_bootstrap)] = 1000,
+    seed: Annotated[int, typer.Option(help="Seed of the --limit sample and of the summary's "
+                                           "resampling.", callback=check_seed)] = 0,
 ) -> None:
     """Judge the study's pairs (`h2h pairs make`) with an LLM, each pair in both orders; both
     answers are stored, then the consistency of the two orders and the position bias (the

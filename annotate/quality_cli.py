@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from data.cli import DbOption
+from data.cli import DbOption, check_seed
 
 __all__ = ["quality_app"]
 
@@ -75,7 +75,8 @@ def attention_add(n: Annotated[int, typer.Option("--n", help="How many to create
                   score: Annotated[int | None, typer.Option(help="The score they ask for "
                                                             "(default: the scale's second "
                                                             "level).")] = None,
-                  seed: Annotated[int, typer.Option(min=0, help="Which items are copied.")] = 0,
+                  seed: Annotated[int, typer.Option(help="Which items are copied.",
+                                                    callback=check_seed)] = 0,
                   db: DbOption = None) -> None:
     """Create instructed-response checks: copies of real items whose reply ends with
     "choose N on every dimension".

@@ -18,9 +18,29 @@ from rich.table import Table
 # `h2h --help` and the commands that do not need it start fast (issue 16).
 from .errors import H2HError
 
-__all__ = ["DbOption", "register", "import_app", "export_app", "raters_app", "pairs_app"]
+__all__ = ["DbOption", "MAX_BOOTSTRAP", "check_bootstrap", "check_seed", "register",
+           "import_app", "export_app", "raters_app", "pairs_app"]
 
 out = Console(highlight=False, soft_wrap=True, markup=False)  # names and paths print as is
+# Every --bootstrap stops here: 100,000 resamples put a percentile bound's Monte Carlo error
+# far below its last printed digit; a larger B only runs longer (20 digits ran for ever).
+MAX_BOOTSTRAP = 100_000
+
+
+def check_seed(value: int) -> int:
+    """Every --seed's check (a callback, not Click's ``min``: a range widens the help's type
+    column and cuts the help texts beside it at 80 columns)."""
+    if value < 0:
+        raise typer.BadParameter("must be 0 or more")
+    return value
+
+
+def check_bootstrap(value: int) -> int:
+    """Every --bootstrap's upper bound (each command says itself what 0 and below mean)."""
+    if value > MAX_BOOTSTRAP:
+        raise typer.BadParameter(f"at most {MAX_BOOTSTRAP:,} resamples")
+    return value
+
 DbOption = Annotated[str | None, typer.Option(
     "--db", help="Study database: a file path or SQLAlchemy URL. Default: $H2H_DB, else ./h2h.db.",
     show_default=False)]
@@ -301,7 +321,7 @@ def pairs_make(
                                          "(of the same condition); conditions: one model's "
                                          "replies under two conditions (SAP and "
                                          "baseline).")] = "models",
-    seed: Annotated[int, typer.Option(min=0, help="Seed of the design.")] = 0,
+    seed: Annotated[int, typer.Option(callback=check_seed, help="Seed of the design.")] = 0,
 ) -> None:
     """Build pairs of replies to the same scenario for side-by-side rating and pairwise
     judges. Balanced: comparable counts for every model pair, each model as often on the
@@ -328,7 +348,7 @@ def pairs_make(
 def pairs_attention(
     db: DbOption = None,
     n: Annotated[int, typer.Option("--n", help="How many to create.")] = 5,
-    seed: Annotated[int, typer.Option(min=0, help="Seed of the choice.")] = 0,
+    seed: Annotated[int, typer.Option(callback=check_seed, help="Seed of the choice.")] = 0,
 ) -> None:
     """Make attention-check pairs: a copy of a pair with one reply asking to be chosen as
     much better on every dimension (dealt by `h2h assign --pairs --attention`).

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from data.cli import DbOption
+from data.cli import DbOption, check_seed
 
 from .cli_common import (
     BackoffOpt,
@@ -120,7 +120,7 @@ def run_cmd(
     limit: Annotated[int | None, typer.Option(help="At most this many items: a seeded sample "
                                               "spread over task families and models.")]
     = None,
-    seed: Annotated[int, typer.Option(min=0, help="Seed of the --limit sample.")] = 0,
+    seed: Annotated[int, typer.Option(callback=check_seed, help="Seed of the --limit sample.")] = 0,
     dimensions: Annotated[list[str] | None, typer.Option(help="Only these dimensions.")] = None,
     base_url: BaseUrlOpt = None,
     api_key_env: KeyEnvOpt = None,

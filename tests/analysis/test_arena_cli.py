@@ -154,3 +154,28 @@ def test_errors_are_one_clear_message(db):
     res = CliRunner().invoke(app, ["arena", "--db", db, "--by", "vendor"])
     assert "--by: 'vendor' is not one of model, condition, model+condition" in \
         str(res.exception)
+
+
+def test_a_model_that_never_lost_in_many_resamples_gets_no_interval(db, tmp_path):
+    """m0 beat m1 in 9 of 10 scenarios: a resample without that one loss has m0 infinitely
+    strong (about a third of them). The interval was taken over the others alone and read as
+    a 95% CI (+4.5 [3.3, 4.9] on the demo, a user trial); now a bound they decide is not
+    given, and the table says so. Without a bootstrap, the heading says there are no
+    intervals (it said "from 0 scenario resamples")."""
+    lines = ["item_a,item_b,rater,dimension,winner"]
+    lines += [f"s{s}-m0,s{s}-m1,Dr Lee,empathy,{'b' if s == 0 else 'a'}" for s in range(10)]
+    f = tmp_path / "prefs.csv"
+    f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    _run("import", "preferences", str(f), "--db", db)
+    doc = json.loads(_run("arena", "--db", db, "--json", "--bootstrap", "400", "--seed", "2"))
+    info = doc["dimensions"]["empathy"]
+    assert 0.2 < 1 - info["n_boot_valid"] / 400 < 0.5  # (9/10)^10 = 0.35 of the resamples
+    rows = {r["model"]: r for r in doc["rows"]}
+    assert rows["m0"]["log_strength"] == pytest.approx(np.log(9) / 2, abs=1e-6)
+    assert (rows["m0"]["low"], rows["m0"]["high"]) == (None, None)
+    assert any("each interval counts them beyond its bounds" in n for n in info["notes"])
+    table = _run("arena", "--db", db, "--bootstrap", "400")
+    assert f"{np.log(9) / 2:+.3f} [no interval: see the notes]" in table
+    table = _run("arena", "--db", db, "--bootstrap", "0")
+    assert "no intervals (--bootstrap 0)" in table.splitlines()[0]
+    assert "no interval: see the notes" not in table and "0 scenario resamples" not in table

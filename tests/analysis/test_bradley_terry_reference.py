@@ -111,10 +111,10 @@ def test_two_players_every_resample_has_the_closed_form_or_none():
         else:
             np.testing.assert_allclose(row, [x, -x], atol=1e-7)
     assert r.n_boot_valid == 4 and r.B == 9 and r.n_scenarios == 4
-    ok = np.array([x for x in want if x is not None])
-    assert r.low[0] == pytest.approx(np.quantile(ok, 0.025), abs=1e-7)
-    assert r.high[0] == pytest.approx(np.quantile(ok, 0.975), abs=1e-7)
-    assert r.high[1] == pytest.approx(-np.quantile(ok, 0.025), abs=1e-7)
+    # five of nine resamples without an estimate decide both bounds: no interval (the four
+    # estimates' own percentiles, given before, ignored that A's strength is infinite in two
+    # of the five)
+    assert r.low == (None, None) and r.high == (None, None)
     assert any("5 of 9 bootstrap resamples had no finite estimate" in n for n in r.notes)
     # the point estimate: w 3, l 1, t 1 over all scenarios
     assert r.log_strength[0] == pytest.approx(math.log(3) / 2, abs=1e-7)
@@ -517,3 +517,32 @@ def test_players_are_sorted_by_their_names_as_text():
 def test_ties_are_counted_for_both_players():
     r = bradley_terry(["A", "A", "B"], ["B", "B", "A"], ["tie", "a", "tie"], B=0)
     assert r.ties == ((0, 2), (2, 0)) and r.wins == ((0, 1), (0, 0))
+
+
+def test_intervals_count_the_resamples_without_an_estimate_beyond_each_bound():
+    """The percentile interval over all B resamples with those lacking an estimate put
+    beyond each bound: numpy's linear percentile when none lacks one; with one of 41, the
+    extremes of the other 40 (at B = 41 the 2.5% and 97.5% positions are 1 and 39); with two,
+    the lower bound is theirs to decide: none."""
+    from analysis.bradley_terry import _percentiles
+
+    rng = np.random.default_rng(5)
+    full = rng.normal(size=(200, 3))
+    low, high, n = _percentiles(full, 0.95, 3)
+    np.testing.assert_allclose(low, np.quantile(full, 0.025, axis=0), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(high, np.quantile(full, 0.975, axis=0), rtol=0, atol=1e-12)
+    assert n == 200
+    boot = np.column_stack([np.arange(41.0), -np.arange(41.0)])
+    rng.shuffle(boot)
+    one = boot.copy()
+    one[np.argmax(one[:, 0] == 20)] = np.nan  # a middle resample without an estimate
+    low, high, n = _percentiles(one, 0.95, 2)
+    assert n == 40
+    np.testing.assert_allclose([*low, *high], [0, -40, 40, 0], rtol=0, atol=1e-9)
+    two = one.copy()
+    two[np.argmax(two[:, 0] == 7)] = np.nan
+    low, high, n = _percentiles(two, 0.95, 2)
+    assert n == 39 and np.isnan(low).all() and np.isnan(high).all()
+    # at 90% the tail position is 2: two resamples beyond each bound still leave a bound
+    low, high, _ = _percentiles(two, 0.90, 2)
+    np.testing.assert_allclose([*low, *high], [0, -40, 40, 0], rtol=0, atol=1e-9)

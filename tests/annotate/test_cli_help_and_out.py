@@ -197,5 +197,23 @@ def test_a_negative_seed_is_refused_by_name_before_any_work(path, study):
     res = CliRunner().invoke(app, [*path, "--seed", "-1", "--db", study],
                              env={"COLUMNS": "200"})
     assert res.exit_code == 2, (res.exit_code, res.output)
-    assert "Invalid value for '--seed'" in res.output and "Traceback" not in res.output
-    assert "greater than or equal to 0" in _flat(res.output)
+    assert "Invalid value for '--seed': must be 0 or more" in _flat(res.output)
+    assert "Traceback" not in res.output
+
+
+BOOTSTRAP_COMMANDS = [p for p, c in sorted(COMMANDS.items())
+                      if any("--bootstrap" in p_.opts for p_ in c.params)]
+
+
+@pytest.mark.parametrize("path", BOOTSTRAP_COMMANDS, ids=" ".join)
+def test_a_bootstrap_beyond_any_use_is_refused_by_name(path, study):
+    """`arena --bootstrap 99999999999999999999` ran on and on (a user trial)."""
+    assert {" ".join(p) for p in BOOTSTRAP_COMMANDS} == {  # a lost check is noticed too
+        "analyze", "arena", "calibrate", "calibrate auto", "calibrate drift", "judge pairwise",
+        "leaderboard", "report"}
+    for b in ("100001", "99999999999999999999"):
+        res = CliRunner().invoke(app, [*path, "--bootstrap", b, "--db", study],
+                                 env={"COLUMNS": "200"})
+        assert res.exit_code == 2, (res.exit_code, res.output)
+        assert "Invalid value for '--bootstrap': at most 100,000 resamples" in \
+            _flat(res.output)

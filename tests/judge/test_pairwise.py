@@ -240,6 +240,11 @@ def test_the_command(study, anthropic_fake, tmp_path, monkeypatch):
     assert k["judge_kappa"] == 0.0 and k["human_kappa"] == 1.0 and k["n_pairs"] == 12
     res = CliRunner().invoke(app, ["arena", "--db", db, "--judge", "pairs-v1"])
     assert "Position bias: the first-shown reply won 1.000 [1.000, 1.000] of 72" in res.output
+    # the judge's ranking is headed by the judge's counts, not the humans' preferences (it
+    # said "24 human preferences" of the judge: a user trial)
+    head = res.output.splitlines()[0]
+    assert head.startswith("Bradley–Terry rankings of the judge pairs-v1 (its answers on the "
+                           "study's 12 pairs") and "human" not in head
 
 
 def test_limit_samples_pairs_across_task_families_and_says_what_it_took(tmp_path):
