@@ -229,12 +229,18 @@ def export_items_cmd(
     Example: h2h export items --db pilot.db --out items.jsonl
     """
     from .engine import get_engine
-    from .importing import export_items
+    from .importing import attention_copies, export_items
     from .outfiles import check_out_file
 
     if out_file is not None:
         check_out_file(out_file, example="items.jsonl")
-    _write(export_items(get_engine(db)), out_file, "items", header=False)
+    engine = get_engine(db)
+    _write(export_items(engine), out_file, "items", header=False)
+    n = len(attention_copies(engine))
+    if n:  # on stderr: standard output may be the file itself
+        Console(stderr=True, highlight=False, soft_wrap=True).print(
+            f"{n} attention-check copies left out (made by `h2h quality attention add` or "
+            "`h2h pairs attention`; make them again in another study)")
 
 
 @export_app.command("ratings")

@@ -34,7 +34,7 @@ from .engine import read_session, write_session
 from .errors import FormatError, Problem
 from .items import ItemRecord, duplicate_id, item_hash, iter_item_file
 from .migrate import ensure_current
-from .models import Item, Rater, Rating, RatingRevision, utcnow
+from .models import AttentionCheck, Item, Rater, Rating, RatingRevision, utcnow
 from .ratings import NO_FLAGS_SOURCE, RatingRecord
 from .study import current_rubric_in
 
@@ -358,9 +358,25 @@ def item_to_record(it: Item) -> dict[str, Any]:
             "reference": it.reference, "metadata": it.meta}
 
 
-def export_items(engine: Engine) -> str:
-    """All items as JSON Lines in import order (re-importable unchanged)."""
+def attention_copies(engine: Engine) -> set[str]:
+    """The ids of the attention-check copies `h2h quality attention add` and `h2h pairs
+    attention` made of replies (an instruction appended to a copy of a reply)."""
     ensure_current(engine)
     with read_session(engine) as s:
+        made = {c.item_id for c in s.exec(select(AttentionCheck)).all()
+                if c.kind in ("instructed", "pair")}
+        return {it.id for it in s.exec(select(Item).where(Item.id.in_(made))).all()
+                if (it.meta or {}).get("attention_check_from")} if made else set()
+
+
+def export_items(engine: Engine) -> str:
+    """The study's items as JSON Lines in import order (re-importable unchanged), without the
+    attention-check copies (:func:`attention_copies`): the items format has no field for
+    "this is a check", so in another study a copy would be a reply of a model named
+    "attention-check" (and be ranked, paired and dealt as one); the commands make them again
+    there."""
+    leave = attention_copies(engine)
+    with read_session(engine) as s:
         rows = s.exec(select(Item).order_by(Item.position, Item.id)).all()
-        return "".join(json.dumps(item_to_record(it), ensure_ascii=False) + "\n" for it in rows)
+        return "".join(json.dumps(item_to_record(it), ensure_ascii=False) + "\n"
+                       for it in rows if it.id not in leave)

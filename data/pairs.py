@@ -222,7 +222,7 @@ def make_pairs(engine: Engine, *, compare: Compare = "models", per_scenario: int
         skip = _excluded(s)
         rows = s.exec(select(Item.id, Item.scenario, Item.model, Item.condition)
                       .order_by(Item.position, Item.id)).all()
-        known = {r[2] for r in rows}
+        known = {r[2] for r in rows if r[0] not in skip}  # a check's copy is no model's reply
         unknown = [m for m in models if m not in known]
         if unknown:
             raise H2HError(f"--models: no replies from {', '.join(unknown)} (models in this "

@@ -36,6 +36,8 @@ if label:
                  "it transposed (raters × items). Empty = no score."))
 st.download_button(_("Items (JSON Lines)"), export_items(engine()), "items.jsonl",
                    "application/jsonl", key="h2h_dl_items")
+st.caption(_("Every item as imported; the attention-check copies made here are left out (in "
+             "another study they would be a model's replies): make them again there."))
 
 st.subheader(_("Backup"))
 stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M")

@@ -8,7 +8,7 @@ import json
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from data.engine import write_session
+from data.engine import get_engine, write_session
 from data.exports import export_ratings_csv
 from data.importing import (
     export_items,
@@ -73,6 +73,41 @@ def test_exports_round_trip(engine, tmp_path):
                                                          add_raters=True)
     assert (res.added, res.updated, res.unchanged) == (0, 0, 2)
     assert snapshot(engine) == before
+
+
+def test_attention_check_copies_stay_out_of_the_items_export(engine, tmp_path):
+    """The copies `quality attention add` and `pairs attention` make are no model's replies:
+    exported with the items, they came back in another study as replies of a model named
+    "attention-check", which `assign --to-shrink` then dealt 9 of 10 items to (a user trial).
+    A real item marked as a check by `quality attention import` stays in the export."""
+    from data.importing import attention_copies
+    from data.pairs import add_pair_checks, make_pairs
+    from data.quality import add_instructed_checks
+    from data.study import init_study
+    from tests.helpers import run_h2h
+
+    src = [item(f"s{s}-{m}", scenario=f"s{s}", model=m) for s in range(4) for m in "xy"]
+    p = tmp_path / "items.jsonl"
+    p.write_text(jsonl(*src), encoding="utf-8")
+    import_item_records(engine, read_items(p, study_tasks(engine)), file=p.name)
+    made = add_instructed_checks(engine, 2)
+    make_pairs(engine)
+    add_pair_checks(engine, 1)
+    copies = attention_copies(engine)
+    assert len(copies) == 3 and set(made) < copies
+    exported = [json.loads(x) for x in export_items(engine).splitlines()]
+    assert exported == src  # the real items, as imported, and nothing else
+    other = tmp_path / "other.db"
+    init_study(get_engine(other), name="other")
+    back = tmp_path / "back.jsonl"
+    back.write_text(export_items(engine), encoding="utf-8")
+    run_h2h("import", "items", str(back), "--db", str(other))
+    res = run_h2h("pairs", "make", "--db", str(other), "--models", "nosuch", check=False)
+    assert "(models in this study: x, y)" in res.stderr  # no "attention-check" model
+    if engine.url.get_backend_name() == "sqlite":  # the command, on the study's file
+        res = run_h2h("export", "items", "--db", engine.url.database)
+        assert [json.loads(x) for x in res.stdout.splitlines()] == src
+        assert "3 attention-check copies left out" in res.stderr
 
 
 def test_a_file_without_flags_leaves_them_unrecorded_and_never_erases_stored_ones(engine,
