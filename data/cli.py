@@ -167,19 +167,26 @@ def import_preferences(
     db: DbOption = None,
     update: Annotated[bool, typer.Option("--update", help="Replace preferences that differ "
                                          "from the stored ones (a revision is kept).")] = False,
+    add_raters: Annotated[bool, typer.Option("--add-raters", help="Create the raters the "
+                                             "file names that the study does not have (without "
+                                             "a code). Without it, an unknown rater name is an "
+                                             "error: a typo must not become a new rater.")]
+    = False,
 ) -> None:
     """Import side-by-side preferences collected elsewhere; the whole file is rejected if
-    any line is bad. The two items of a row must answer the same scenario; unknown raters
-    are created (without a code), pairs not in the study yet are added.
+    any line is bad. The two items of a row must answer the same scenario; pairs not in the
+    study yet are added. A rater the study does not have is an error unless --add-raters;
+    the output says how many raters were added.
 
-    Example: h2h import preferences prefs.csv --db pilot.db
+    Example: h2h import preferences prefs.csv --db pilot.db --add-raters
     """
     from .engine import get_engine
     from .preferences import import_preference_records, read_preferences
 
     engine = get_engine(db)
     records = read_preferences(engine, file)
-    res = import_preference_records(engine, records, file=file.name, update=update)
+    res = import_preference_records(engine, records, file=file.name, update=update,
+                                    add_raters=add_raters)
     out.print(f"Preferences from {file.name}: {res}")
 
 

@@ -30,7 +30,7 @@ from ._files import read_csv, read_text, short
 from .engine import read_session, write_session
 from .errors import FormatError, Problem
 from .exports import _Writer
-from .importing import ImportResult
+from .importing import ImportResult, _unknown_raters
 from .migrate import ensure_current
 from .models import Item, Pair, Preference, PreferenceRevision, Rater, utcnow
 from .raters import name_problem
@@ -117,15 +117,20 @@ def read_preferences(engine: Engine, path: str | Path) -> list[PreferenceRecord]
 
 
 def import_preference_records(engine: Engine, records: list[PreferenceRecord], *, file: str,
-                              update: bool = False) -> ImportResult:
-    """Store validated rows in one transaction; unknown raters become raters without a
-    code, unknown pairs are added (``source`` "import")."""
+                              update: bool = False, add_raters: bool = False) -> ImportResult:
+    """Store validated rows in one transaction; unknown pairs are added (``source``
+    "import"). A rater name the study does not have is an error naming its line, as in a
+    ratings import (a typo must not become a new rater), unless ``add_raters``: then each
+    becomes a rater without a code (named in the result's ``raters_added``)."""
     ensure_current(engine)
     added = unchanged = updated = 0
     with write_session(engine) as s:
         version = current_rubric_in(s).version
         raters = {r.name: r for r in s.exec(select(Rater)).all()}
-        for name in sorted({r.rater for r in records} - set(raters)):
+        new_names = sorted({r.rater for r in records} - set(raters))
+        if new_names and not add_raters:
+            raise FormatError(_unknown_raters(file, records, set(raters)))
+        for name in new_names:
             raters[name] = Rater(name=name, role="rater", code_hash=None, active=True)
             s.add(raters[name])
         pairs = {frozenset((a, b)): (pid, a) for pid, a, b in
@@ -197,7 +202,7 @@ def import_preference_records(engine: Engine, records: list[PreferenceRecord], *
                                       strength=p.strength, comment=p.comment,
                                       rubric_version=version, changed_at=now)
                    for p in changed])
-    return ImportResult(added, unchanged, updated)
+    return ImportResult(added, unchanged, updated, raters_added=tuple(new_names))
 
 
 def _same(old: Preference, winner: str | None, rec: PreferenceRecord) -> bool:

@@ -87,7 +87,7 @@ def test_imported_preferences_for_8_models_give_choix_log_strengths(db, tmp_path
     text, comps = _prefs()
     f = tmp_path / "prefs.csv"
     f.write_text(text, encoding="utf-8")
-    _run("import", "preferences", str(f), "--db", db)
+    _run("import", "preferences", str(f), "--db", db, "--add-raters")
     doc = json.loads(_run("arena", "--db", db, "--json", "--bootstrap", "200", "--seed", "3"))
     # the contract: rows with exactly these keys, and how ties were treated
     assert set(doc) >= {"rows", "ties"}
@@ -116,7 +116,7 @@ def test_ties_are_taken_and_said(db, tmp_path):
     text, comps = _prefs(seed=2, ties=0.2)
     f = tmp_path / "prefs.csv"
     f.write_text(text, encoding="utf-8")
-    _run("import", "preferences", str(f), "--db", db)
+    _run("import", "preferences", str(f), "--db", db, "--add-raters")
     doc = json.loads(_run("arena", "--db", db, "--json", "--bootstrap", "50"))
     n_ties = sum(w == "tie" for _, _, w in comps)
     info = doc["dimensions"]["empathy"]
@@ -132,7 +132,7 @@ def test_models_that_cannot_be_ranked_get_no_number(db, tmp_path):
         lines.append(f"s{s}-m2,s{s}-m3,Dr Lee,empathy,{'a' if s % 3 else 'b'}")
     f = tmp_path / "prefs.csv"
     f.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    _run("import", "preferences", str(f), "--db", db)
+    _run("import", "preferences", str(f), "--db", db, "--add-raters")
     doc = json.loads(_run("arena", "--db", db, "--json", "--bootstrap", "50"))
     rows = {r["model"]: r for r in doc["rows"]}
     for m in ("m0", "m1"):
@@ -166,7 +166,7 @@ def test_a_model_that_never_lost_in_many_resamples_gets_no_interval(db, tmp_path
     lines += [f"s{s}-m0,s{s}-m1,Dr Lee,empathy,{'b' if s == 0 else 'a'}" for s in range(10)]
     f = tmp_path / "prefs.csv"
     f.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    _run("import", "preferences", str(f), "--db", db)
+    _run("import", "preferences", str(f), "--db", db, "--add-raters")
     doc = json.loads(_run("arena", "--db", db, "--json", "--bootstrap", "400", "--seed", "2"))
     info = doc["dimensions"]["empathy"]
     assert 0.2 < 1 - info["n_boot_valid"] / 400 < 0.5  # (9/10)^10 = 0.35 of the resamples

@@ -168,7 +168,7 @@ def _write(tmp_path, text: str, name: str = "prefs.csv") -> Path:
 
 def _import(engine, path, update=False):
     return import_preference_records(engine, read_preferences(engine, path), file=path.name,
-                                     update=update)
+                                     update=update, add_raters=True)
 
 
 def test_import_export_round_trip_is_idempotent(study, tmp_path):
@@ -268,7 +268,11 @@ def test_the_commands(study, tmp_path):
     assert res.exit_code == 0 and "2 attention-check pairs added" in res.output
     src = _write(tmp_path, HEADER + "s1-ash,s1-birch,Dr Lee,empathy,a,2\n")
     res = run.invoke(app, ["import", "preferences", str(src), "--db", db])
+    assert res.exit_code == 1 and "unknown rater 'Dr Lee' (1 row, the first here)" in \
+        str(res.exception) and "--add-raters" in str(res.exception)  # as for ratings
+    res = run.invoke(app, ["import", "preferences", str(src), "--db", db, "--add-raters"])
     assert res.exit_code == 0 and "1 added, 0 updated, 0 unchanged" in res.output
+    assert "1 rater added (Dr Lee)" in res.output
     out = tmp_path / "out.csv"
     res = run.invoke(app, ["export", "preferences", "--db", db, "--out", str(out)])
     assert res.exit_code == 0 and "Wrote 1 preferences" in res.output

@@ -226,7 +226,7 @@ def test_the_command(study, anthropic_fake, tmp_path, monkeypatch):
         lines += [f"{a},{b},Dr Lee,empathy,{better}", f"{a},{b},Dr Kim,empathy,{better}"]
     (tmp_path / "prefs.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
     res = CliRunner().invoke(app, ["import", "preferences", str(tmp_path / "prefs.csv"),
-                                   "--db", db])
+                                   "--db", db, "--add-raters"])
     assert res.exit_code == 0, res.output
     res = CliRunner().invoke(app, ["arena", "--db", db, "--judge", "pairs-v1", "--json",
                                    "--bootstrap", "100"])
