@@ -506,10 +506,17 @@ class _Layout:
               opt: BoardOptions) -> list[_Cell]:
         """The estimated cells of one dimension and task scope (None: all tasks)."""
         out = []
+        # all tasks: those where the dimension applies, i.e. where anyone rated or the judge
+        # scored it (memory fidelity's items without a value were counted "unscored" on the
+        # dialogue and itinerary items it is not asked of)
+        seen = ~np.isnan(Y) | ~np.isnan(J)
+        live = np.isin(self.task_of, list({t for t in self.task_of[seen]}))
         for model in self.models:
             pos = self.rows_of[model]
             if task is not None:
                 pos = pos[self.task_of[pos] == task]
+            else:
+                pos = pos[live[pos]]
             if pos.size == 0 or (np.isnan(Y[pos]).all() and np.isnan(J[pos]).all()):
                 continue
             cell = _Cell(model, dim, task, Y[pos], J[pos], A[pos], None)

@@ -199,6 +199,29 @@ def test_unscored_items_are_counted_by_side():
     assert any(n.startswith("5 item(s) without a human value") for n in notes)
 
 
+def test_items_of_a_task_the_dimension_is_not_asked_of_are_not_counted_unscored():
+    """Empathy asked of dialogue and recollection only (nobody rated, no judge scored it on
+    itinerary items): the all-tasks note counted every itinerary item as "without a human
+    value that the judge did not score" (41 on the demo's memory fidelity, a user trial)."""
+    items, human, judge = study()
+    itin = set(items.loc[items["task"] == "itinerary", "item_id"])
+    h = human[~(human["item_id"].isin(itin) & (human["dimension"] == "empathy"))]
+    j = judge[~(judge["item_id"].isin(itin) & (judge["dimension"] == "empathy"))]
+    gone = [i for i in (f"model-1-{k}" for k in range(240))
+            if i not in set(h["item_id"]) and i not in itin][:4]  # unrated, not itinerary
+    j = j.copy()
+    j.loc[j["item_id"].isin(gone) & (j["dimension"] == "empathy"), "value"] = np.nan
+    res = ppi_leaderboard(items, h, j, SCALES, options=BoardOptions(B=0))
+    notes = [n["note"] for n in res["meta"]["notes"]
+             if n["model"] == "model-1" and n["task"] is None and n["dimension"] == "empathy"]
+    assert [n for n in notes if "without a human value" in n] == [
+        "4 item(s) without a human value that the judge did not score: left out of the "
+        "combined estimate's judge side"]
+    r = _all_tasks(res)["model-1"]
+    n_itin = sum(i.startswith("model-1-") for i in itin)
+    assert r["n_judge"] == 240 - n_itin - 4
+
+
 def test_a_constant_judge_gives_the_human_estimate_and_says_so():
     items, human, judge = study()
     j = judge.copy()
