@@ -75,6 +75,19 @@ def test_no_items_at_all_is_refused_with_the_reason():
                     np.array([]), budget=1, rng=np.random.default_rng(0))
 
 
+def test_a_judge_without_a_score_is_named_as_the_reason():
+    """A judge whose judgments are all unscored, on a study with many ratings: the refusal
+    said to rate a first uniform round (a user trial); the ratings are not what is missing."""
+    model, rated, y, yh, spread = _study(k_models=2)
+    with pytest.raises(ValueError, match=r"^the judge scored no item here \(its judgments"):
+        plan_arrays(model, rated, y, np.full_like(yh, np.nan), spread, budget=5,
+                    rng=np.random.default_rng(0))
+    few = np.full_like(y, np.nan)  # no ratings either: the ratings are named first
+    with pytest.raises(ValueError, match="no model has three or more"):
+        plan_arrays(model, rated, few, np.full_like(yh, np.nan), spread, budget=5,
+                    rng=np.random.default_rng(0))
+
+
 def test_a_model_with_few_ratings_is_named_in_a_note():
     model, rated, y, yh, spread = _study(k_models=2)
     few = (model == 1) & rated & (np.arange(2 * M) % 100 >= 4)  # model 1 keeps 8 ratings
