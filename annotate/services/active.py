@@ -27,6 +27,16 @@ def plan_for(engine: Engine, judge: str, *, budget: int, seed: int = 0,
     return plan, frames.context["judge"]["hash"]
 
 
+def _distinct(steps: list[tuple[float, float]]) -> list[tuple[str, float]]:
+    """The steps' spreads with as many decimals (2 to 4) as tell them apart: two steps at
+    0.4714 and 0.4743 both read "spread 0.47" (a user trial)."""
+    for nd in (2, 3, 4):
+        labels = [f"{u:.{nd}f}" for u, _ in steps]
+        if len(set(labels)) == len(labels):
+            break
+    return [(lab, sd) for lab, (_, sd) in zip(labels, steps, strict=True)]
+
+
 def describe_plan(plan, judge: str) -> str:
     """The plan in plain words: allocation per model, the residual spread it weights by,
     how many more ratings ± halfwidth needs, and the notes."""
@@ -43,7 +53,7 @@ def describe_plan(plan, judge: str) -> str:
     lines.append("Within a model, in proportion to the residual SD expected from the spread of "
                  f"the judge's samples (fitted on {fit.n} rated item-dimensions; never below "
                  f"{plan.floor:.0%} of uniform's probability): "
-                 + ", ".join(f"spread {u:.2f}: {sd:.2f}" for u, sd in steps)
+                 + ", ".join(f"spread {u}: {sd:.2f}" for u, sd in _distinct(steps))
                  + f"; no judge score: {fit.unscored_sd:.2f}.")
     worst: dict[str, int | None] = {}
     for n in plan.needed:

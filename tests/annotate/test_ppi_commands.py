@@ -285,3 +285,13 @@ def test_a_pairwise_judge_is_refused_with_where_its_ranking_is(db):
         assert "'pw-judge' is a pairwise judge" in msg and "h2h arena --judge pw-judge" in msg
     assert "run them separately" in fails("assign", "--db", db, "--to-shrink", "pw-judge",
                                           "--budget", "5", "--pairs")
+
+
+def test_the_plan_tells_its_spread_steps_apart():
+    """Two steps at spreads 0.4714 and 0.4743 read "spread 0.47: 0.43, spread 0.47: 0.51"
+    (a user trial): as many decimals as tell them apart, two when two do."""
+    from annotate.services.active import _distinct
+
+    assert _distinct([(0.0, 0.39), (0.8, 0.53)]) == [("0.00", 0.39), ("0.80", 0.53)]
+    assert [u for u, _ in _distinct([(0.0, 0.3), (0.4714, 0.43), (0.4743, 0.51)])] == [
+        "0.000", "0.471", "0.474"]
