@@ -442,6 +442,11 @@ def ppi_leaderboard(items: pd.DataFrame, human: pd.DataFrame, judge: pd.DataFram
             if d is not None:
                 meta["sap_vs_baseline"].append(d)
     meta["method_sentence"] = METHOD_SENTENCE.format(level=opt.level, B=opt.B)
+    combined = [r for r in rows if r["estimate"] is not None]
+    if opt.estimator in ("ppi++", "ppi") and combined and \
+            all(r["method"] == "human" for r in combined):
+        meta["method_sentence"] += (" Here every reply the judge scored is human-rated too, so "
+                                    "each combined mean is the humans' mean.")
     aside = (meta.get("judge") or {}).get("items_set_aside")
     if aside:
         meta["method_sentence"] += set_aside_sentence(

@@ -281,3 +281,15 @@ def test_the_rank_bootstrap_spreads_as_the_estimates_standard_error(monkeypatch)
     assert fast.std() == pytest.approx(se, rel=0.08)
     assert full.std() == pytest.approx(se, rel=0.08)
     assert fast.mean() == pytest.approx(cell.combined.estimate, abs=se / 5)
+
+
+def test_the_method_sentence_says_when_every_judged_reply_is_human_rated(board):
+    """On the demo every reply is human-rated, so every combined mean is the humans' (method
+    "human"), yet the sentence said the judge's scores were combined (a user trial)."""
+    items, human, judge = study(share=1.0, per_model=60)
+    res = ppi_leaderboard(items, human, judge, SCALES, options=BoardOptions(B=0))
+    assert {r["method"] for r in res["rows"] if r["estimate"] is not None} == {"human"}
+    said = " Here every reply the judge scored is human-rated too, so each combined mean is " \
+           "the humans' mean."
+    assert res["meta"]["method_sentence"].endswith(said)
+    assert not board[3]["meta"]["method_sentence"].endswith(said)  # a fifth rated: PPI++
