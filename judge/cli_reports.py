@@ -134,8 +134,12 @@ def configs_cmd(db: DbOption = None) -> None:
         mode = c.mode + (", reason-first" if c.reason_first else "")
         form = c.output_form or ("text" if not c.structured else "—")
         temp = "provider's" if c.temperature is None else f"{c.temperature:g}"
+        sampling = f"{temp} × {c.samples}"
+        if c.provider == "imported":  # scored elsewhere: no prompt, output form or sampling
+            mode, form, sampling = "—", "—", f"{c.samples} sample(s) in the file" \
+                if c.samples > 1 else "—"
         t.add_row(c.name, c.hash[:8], f"{c.provider} {c.model}", c.template_name, mode,
-                  c.rubric_language or "as written", form, f"{temp} × {c.samples}",
+                  c.rubric_language or "as written", form, sampling,
                   _exemplar_count(c.exemplars), str(r["items"]),
                   str(r["scored"]), str(r["unscored"]), str(r["request_failed"]))
     out.print(t)

@@ -108,6 +108,10 @@ def test_judge_import_is_stored_as_a_configuration_and_idempotent(db, tmp_path):
     assert snapshot(engine) == before
     listed = run("judge", "configs", "--db", db)
     assert "inspect-judge" in listed and "imported" in listed
+    # scored elsewhere: no mode, output form or sampling of ours (it said "per-dimension",
+    # "text" and "provider's × 1"; a user trial)
+    row = next(ln for ln in listed.splitlines() if "inspect-judge" in ln)
+    assert "per-dimension" not in row and "text" not in row and "provider's" not in row
     from analysis.study import study_judges
 
     j = study_judges(engine)
