@@ -127,7 +127,7 @@ class AssignResult:
         lo, hi = (min(self.loads.values()), max(self.loads.values())) if self.loads else (0, 0)
         parts = [Msg("{added} assignments added ({repeats} hidden repeats, {attention} "
                      "attention checks), {moved} unstarted moved to new raters; {raters} "
-                     "raters, load {lo}–{hi} items", added=self.added, repeats=self.repeats,
+                     "raters, load {lo}–{hi} items each (hidden repeats and checks on top)", added=self.added, repeats=self.repeats,
                      attention=self.attention, moved=self.moved, raters=self.raters, lo=lo,
                      hi=hi)]
         if self.skipped:
@@ -136,10 +136,10 @@ class AssignResult:
                              names=", ".join(self.skipped)))
         if self.attention_short and self.pairs:
             parts.append(Msg("{n} attention-check pairs could not be placed: add more with "
-                             "`h2h pairs attention`", n=self.attention_short))
+                             "the command h2h pairs attention", n=self.attention_short))
         elif self.attention_short:
-            parts.append(Msg("{n} attention checks could not be placed: add more with `h2h "
-                             "quality attention add`", n=self.attention_short))
+            parts.append(Msg("{n} attention checks could not be placed: add more with the "
+                             "command h2h quality attention add", n=self.attention_short))
         return join_msgs("; ", parts)
 
     def __str__(self) -> str:
@@ -154,8 +154,10 @@ def plan(items: dict[str, str], raters: list[int], existing: dict[int, list[tupl
     if k < 1:
         raise H2HError(Msg("--k must be at least 1; got {k}", k=k))
     if k > len(raters):
-        raise H2HError(Msg("--k {k} needs at least {k} active raters; the study has {n} (add "
-                           "raters with `h2h raters add`)", k=k, n=len(raters)))
+        raise H2HError(Msg("--k {k} needs at least {k} active raters to deal to; {n} can be "
+                           "dealt to: active raters who have qualified (all active ones with "
+                           "--include-unqualified; simulated demo raters never). Add raters "
+                           "with h2h raters add", k=k, n=len(raters)))
     if not 0 <= repeat_share <= 0.5:
         raise H2HError(Msg("--repeats must be between 0 and 0.5; got {share}",
                            share=repeat_share))
