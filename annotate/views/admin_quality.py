@@ -104,8 +104,9 @@ if not gold.empty:  # does the gold set span each scale? (a set of only 5s train
                                       _("Expert scores (by level)"), True, _, ordered=True),
                     key="h2h_gold_chart")
     # the rationales whole (a table that wraps: nothing cut at the page's edge)
-    st.table(md_table(translated(gold).rename(columns=lambda c: _(GOLD_HEADERS[c]))
-                      .set_index(_("Item"))))
+    # a score is a level of its scale: 5, not 5.0000 (a user trial)
+    st.table(md_table(translated(gold).assign(score=[f"{v:g}" for v in gold["score"]])
+                      .rename(columns=lambda c: _(GOLD_HEADERS[c])).set_index(_("Item"))))
 up = file_uploader(_("Gold CSV"), ["csv"], key="h2h_gold_upload",
                    help=_("Drag a file onto the box or press its button to choose one."))
 if st.button(_("Import gold scores"), disabled=up is None, key="h2h_gold_import"):

@@ -248,3 +248,16 @@ def _flat(at: AppTest) -> list[tuple[str, str]]:
 
     walk(at._tree)
     return out
+
+
+def test_gold_scores_read_as_levels_of_their_scale(demo_db):
+    """The Gold items table showed "5.0000" for a gold score of 5 (a user trial)."""
+    eng = demo_db["engine"]
+    q.set_gold(eng, "dlg-001-aster", "empathy", 5, "Names the plant and the fix.")
+    at = AppTest.from_file(str(APP_DIR / "views" / "admin_quality.py"), default_timeout=60)
+    at.session_state[state.IDENTITY] = demo_db["admin"]
+    at.run()
+    assert not at.exception
+    table = next(t.value for t in at.table if "Rationale" in t.value.columns)
+    # a text "5": a float would be drawn as 5.0000 (st.table's format for numbers)
+    assert table.loc["dlg&#45;001&#45;aster", "Score"] == "5"
