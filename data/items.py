@@ -287,17 +287,25 @@ def _checked(obj: Any, n: int, file: str, known_tasks) -> Iterator[ItemRecord | 
         for fld, msg in chat:
             yield Problem(file, n, fld, msg)
         return
+    task = obj.get("task")
+    unknown = Problem(file, n, "task", Msg(
+        "unknown task '{task}' (this study's tasks: {tasks}; declare others in the rubric's "
+        "tasks list)", task=task, tasks=", ".join(known_tasks)))
     try:
         rec = ItemRecord.model_validate(obj)
     except ValidationError as exc:
+        fields = []
         for err in exc.errors():
             fld, msg = _describe(err)
+            fields.append(fld)
             yield Problem(file, n, fld, msg)
+        # every problem of the line at once: an unknown task beside an empty conversation
+        # was named only once the conversation was fixed (a user trial)
+        if isinstance(task, str) and task not in known_tasks and "task" not in fields:
+            yield unknown
         return
     if rec.task not in known_tasks:
-        yield Problem(file, n, "task", Msg(
-            "unknown task '{task}' (this study's tasks: {tasks}; declare others in the rubric's "
-            "tasks list)", task=rec.task, tasks=", ".join(known_tasks)))
+        yield unknown
         return
     rec._line = n
     yield rec

@@ -30,6 +30,10 @@ ITEM_CASES = [
      ["unknown_task.jsonl:2: field 'task': unknown task 'poetry'"]),
     ("no_turns.jsonl", jsonl(item("x", context={"turns": []})),
      ["no_turns.jsonl:1: field 'context.turns': needs at least one turn"]),
+    # every problem of a line at once (the task was named only once the turns were fixed)
+    ("no_turns_no_task.jsonl", jsonl(item("x", task="poetry", context={"turns": []})),
+     ["no_turns_no_task.jsonl:1: field 'context.turns': needs at least one turn",
+      "no_turns_no_task.jsonl:1: field 'task': unknown task 'poetry'"]),
     ("bad_context.jsonl", jsonl(item("x", context={"clothes": "red", "turns": [
         {"role": "user", "text": "x"}]})),
      ["bad_context.jsonl:1: field 'context.clothes': unknown field (allowed: persona, "
