@@ -764,10 +764,10 @@ def _percentiles(boot_all: np.ndarray, ci: float, m: int
         v = np.sort(boot_all[:, j][np.isfinite(boot_all[:, j])])
         k = n - len(v)  # resamples without an estimate of this player
         lo, hi = (n - 1) * tail - k, (n - 1) * (1 - tail)  # positions among the estimates
-        eps = 1e-9  # (1 - 0.9) / 2 * 40 is 1.9999999999999996: a position, not a rounding
-        if len(v) >= 2 and lo > -eps and hi < len(v) - 1 + eps:
-            low[j] = np.interp(max(lo, 0.0), np.arange(len(v)), v)
-            high[j] = np.interp(min(hi, len(v) - 1.0), np.arange(len(v)), v)
+        # lo >= 0 exactly when hi <= len(v) - 1 (the k count on both sides); the tolerance
+        # because (1 - 0.9) / 2 * 40 is 1.9999999999999996; np.interp holds the ends
+        if len(v) >= 2 and lo > -1e-9:
+            low[j], high[j] = np.interp([lo, hi], np.arange(len(v)), v)
     return low, high, int(np.isfinite(boot_all).any(axis=1).sum())
 
 
