@@ -141,6 +141,8 @@ button[data-variant="segmented_control"][data-selected="true"] p{color:#8a1020;
     [data-testid="stVerticalBlock"]{gap:.45rem}
   .st-key-h2h_save,.st-key-h2h_train_save{position:sticky;bottom:0;z-index:2;
     background:#fff;padding:.3rem 0 .4rem 0}
+  /* brought into sight above that pinned button, not under it */
+  .h2h-missing{scroll-margin-bottom:5rem}
 }
 /* the top row: the progress bar takes what the Item box and Resume leave */
 .st-key-h2h_top>:first-child{flex:1 1 0 !important;min-width:12rem}

@@ -447,11 +447,23 @@ def _in_view(locator, page) -> tuple[float, float, float, float]:
     return top, bottom, left, right
 
 
-def test_the_missing_score_warning_is_in_sight_at_1440x900(app):
+# every point of the element along its middle line is the element itself: nothing (the
+# pinned Save button) is drawn over it
+UNCOVERED = """el => { const r = el.getBoundingClientRect(); const y = (r.top + r.bottom) / 2;
+  return [0.05, 0.5, 0.95].every(f => { const at = document.elementFromPoint(
+    r.left + f * (r.right - r.left), Math.min(y, r.bottom - 2));
+    return at && el.contains(at); }); }"""
+
+
+@pytest.mark.parametrize("viewport", [LAPTOP, {"width": 1366, "height": 768}],
+                         ids=["1440x900", "1366x768"])
+def test_the_missing_score_warning_is_in_sight(app, viewport):
     """The report: "Save and next" with a dimension unscored drew the warning below the fold,
     so nothing seemed to happen. By keyboard (Enter from the top of the form) and by mouse
-    (the button) the warning is on screen; it still goes once every dimension has a score."""
-    page = app["browser"].new_page(viewport=LAPTOP)
+    (the button) the warning is on screen, not under the Save button pinned to the window's
+    bottom (at 1366 × 768 only its top edge showed above it: a user trial); it still goes
+    once every dimension has a score."""
+    page = app["browser"].new_page(viewport=viewport)
     item = _sign_in_and_wait(page, app["base"], app["codes"]["fold-rater"])
     page.keyboard.press("3")
     page.keyboard.press("Enter")
@@ -459,7 +471,8 @@ def test_the_missing_score_warning_is_in_sight_at_1440x900(app):
     expect(warning).to_be_visible(timeout=30_000)  # drawn (the positive signal) …
     settled(page)
     _in_view(warning, page)                          # … and where the rater looks
-    _shot(page, "rating-warning-1440x900-keyboard")
+    assert warning.evaluate(UNCOVERED), "the warning is under the Save button"
+    _shot(page, f"rating-warning-{viewport['width']}x{viewport['height']}-keyboard")
     assert _stored(app["engine"], item) == {}
     for key in ("4", "x"):
         page.keyboard.press(key)
@@ -473,7 +486,8 @@ def test_the_missing_score_warning_is_in_sight_at_1440x900(app):
     settled(page)
     expect(warning).to_be_visible()
     _in_view(warning, page)
-    _shot(page, "rating-warning-1440x900-mouse")
+    assert warning.evaluate(UNCOVERED), "the warning is under the Save button"
+    _shot(page, f"rating-warning-{viewport['width']}x{viewport['height']}-mouse")
     page.keyboard.press("2")  # the last one: the warning goes at once, before any save
     expect(warning).to_be_hidden()
     assert _stored(app["engine"], item) == {}
