@@ -205,7 +205,7 @@ def attention_counts(engine: Engine) -> pd.DataFrame:
 # where a gold score came from, and an attention check's kind, as the Quality page names them
 GOLD_SOURCES = {"import": Msg("import"), "adjudication": Msg("adjudication")}
 CHECK_KINDS = {"instructed": Msg("instructed"), "known_answer": Msg("known answer"),
-               "pair": Msg("side-by-side pair (choose this reply as much better)")}
+               "pair": Msg("side-by-side pair")}  # what it asks: under the table
 
 
 def gold_table(engine: Engine, labels: Mapping[str, str] | None = None) -> pd.DataFrame:

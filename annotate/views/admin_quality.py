@@ -140,6 +140,10 @@ if not checks.empty:
                {"item": (N_("Item"), "text"), "kind": (N_("Kind"), "text"),
                 "tolerance": (N_("Tolerance (points)"), "score"),
                 "expected": (N_("Expected"), "text")}, key="h2h_attn")
+    if any(c.kind == "pair" for c in q.attention_checks(engine()).values()):
+        # the kind's cell held this too, and was cut at 1366 px (a user trial)
+        st.caption(_("A side-by-side pair check: the reply copied with an instruction is to "
+                     "be chosen as much better on every dimension (\"chosen\")."))
 with st.form("h2h_make_checks"):
     c = st.columns(3)
     n = c[0].number_input(_("Instructed-response checks to create"), 1, 100, 5)

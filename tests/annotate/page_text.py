@@ -51,6 +51,8 @@ _TAGS = re.compile(r"<[^>]*>")
 _SCRIPTS = re.compile(r"(?is)<(script|style)\b.*?</\1\s*>")
 _CODE = re.compile(r"`[^`]*`")
 _OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")  # a command's option: code, not prose
+# a command named in a sentence without backticks (a message the pages show inert): code too
+_COMMAND = re.compile(r"(?<![\w-])h2h(?: [a-z][a-z-]*)+")
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_'’-]*")
 _LETTERS = re.compile(r"[A-Za-z]{2}")
 _CJK = re.compile(r"[\u3400-\u9fff]")
@@ -282,7 +284,7 @@ def english_left(texts: Iterable[str], data: list[str],
     for text in texts:
         if text in ALLOWED_TEXTS:
             continue
-        rest = _OPTION.sub(" ", _CODE.sub(" ", text))
+        rest = _OPTION.sub(" ", _COMMAND.sub(" ", _CODE.sub(" ", text)))
         # a file's field or keyword quoted as it must be written ('item_id'); unquoted, a
         # column name or task key on a page is an untranslated header or value
         rest = _QUOTED.sub(lambda m: " " if m[2] in idents else m[0], rest)
