@@ -127,7 +127,8 @@ class AssignResult:
         lo, hi = (min(self.loads.values()), max(self.loads.values())) if self.loads else (0, 0)
         parts = [Msg("{added} assignments added ({repeats} hidden repeats, {attention} "
                      "attention checks), {moved} unstarted moved to new raters; {raters} "
-                     "raters, load {lo}–{hi} items each (hidden repeats and checks on top)", added=self.added, repeats=self.repeats,
+                     "raters, load {lo}–{hi} items each (hidden repeats and checks on top)",
+                     added=self.added, repeats=self.repeats,
                      attention=self.attention, moved=self.moved, raters=self.raters, lo=lo,
                      hi=hi)]
         if self.skipped:

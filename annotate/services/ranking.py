@@ -15,8 +15,8 @@ from analysis.ppi_study import BoardFrames, board_frames, draws_info, study_draw
 from analysis.report.format import fmt_est
 from annotate.services.i18n import N_
 
-__all__ = ["board", "BoardInputs", "board_inputs", "board_of", "table_rows", "forest", "COLUMNS",
-           "suggestion", "deal"]
+__all__ = ["board", "BoardInputs", "board_inputs", "board_of", "table_rows", "grouped_notes",
+           "forest", "COLUMNS", "suggestion", "deal"]
 
 COLUMNS = {N_("Dimension"): ("Dimension", "text"), N_("Model"): ("Model", "text"),
            N_("Human-rated"): ("Human-rated", "count"), N_("Judged"): ("Judged", "count"),
@@ -77,6 +77,19 @@ def table_rows(res: dict, labels: dict[str, str]) -> list[dict]:
             "Rank": "" if rk is None else (f"{rk['rank']}" if rk["low"] is None
                                            else f"{rk['rank']} [{rk['low']}–{rk['high']}]")})
     return out
+
+
+def grouped_notes(res: dict, labels: dict[str, str]) -> list[str]:
+    """The all-tasks notes, one line per note text with the models and dimensions it is
+    about (the demo's page listed "every judged item is human-rated …" 15 times; a user
+    trial): ``note — model (Dimension, Dimension); model (Dimension)``, in first-seen order."""
+    groups: dict[str, dict[str, list[str]]] = {}
+    for n in res["meta"]["notes"]:
+        if n["task"] is None:
+            dims = groups.setdefault(n["note"], {}).setdefault(n["model"], [])
+            dims.append(labels.get(n["dimension"], n["dimension"]))
+    return [f"{note} — " + "; ".join(f"{m} ({', '.join(d)})" for m, d in models.items())
+            for note, models in groups.items()]
 
 
 def forest(res: dict, labels: dict[str, str]):

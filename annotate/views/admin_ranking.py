@@ -37,10 +37,8 @@ st.caption(md_text(res["meta"]["method_sentence"]))
 show_table(rows_frame(ranking.table_rows(res, labels)), ranking.COLUMNS, key="h2h_rank_table")
 if (fig := ranking.forest(res, labels)) is not None:
     plotly_chart(fig, key="h2h_rank_fig")
-for n in res["meta"]["notes"]:
-    if n["task"] is None:
-        st.caption(md_text(f"{n['model']}, {labels.get(n['dimension'], n['dimension'])}: "
-                           f"{n['note']}"))
+for line in ranking.grouped_notes(res, labels):
+    st.caption(md_text(line))
 st.subheader(_("Which items to rate next"))
 budget = int(st.number_input(_("Budget (items)"), 1, 100_000, 50, key="h2h_rank_budget"))
 try:

@@ -4,6 +4,7 @@ forest plot, and the active-labelling suggestion that deals items to the raters.
 from __future__ import annotations
 
 import html
+import re
 
 import sqlalchemy as sa
 from streamlit.testing.v1 import AppTest
@@ -47,6 +48,12 @@ def test_the_page_ranks_the_models_and_deals_the_suggested_items(demo_db):
     # no combined value ("—"), and the page says why
     assert (table["Combined"] == "—").any()
     assert "fewer than 10 human-rated items" in captions
+    # each note once, with the models and dimensions it is about (the same note stood once
+    # per model and dimension, 15 times on the demo: a user trial)
+    lines = [c.value for c in at.caption]
+    assert len(lines) == len(set(lines))
+    few = [ln for ln in map(html.unescape, lines) if "fewer than 10 human-rated" in ln]
+    assert few and all(re.search(r" — [\w-]+ \([A-Z]", ln) for ln in few), few
     assert len(at.get("plotly_chart")) == 1
     suggestion = at.text[0].value
     assert "50 items picked of a budget of 50" in suggestion
@@ -62,3 +69,17 @@ def test_the_page_ranks_the_models_and_deals_the_suggested_items(demo_db):
         dealt = c.execute(sa.text("SELECT COUNT(DISTINCT item_id) FROM assignment "
                                   "WHERE kind = 'primary'")).scalar_one()
     assert dealt == 50
+
+
+def test_the_same_note_is_one_line_naming_its_models_and_dimensions():
+    from annotate.services.ranking import grouped_notes
+
+    note = "every judged item is human-rated: the judge adds nothing"
+    res = {"meta": {"notes": [
+        {"model": "aster-70b", "dimension": "empathy", "task": None, "note": note},
+        {"model": "aster-70b", "dimension": "safety", "task": None, "note": note},
+        {"model": "birch-8b", "dimension": "empathy", "task": None, "note": note},
+        {"model": "birch-8b", "dimension": "empathy", "task": "dialogue", "note": note},
+        {"model": "cedar-1b", "dimension": "safety", "task": None, "note": "other"}]}}
+    assert grouped_notes(res, {"empathy": "Empathy", "safety": "Safety"}) == [
+        f"{note} — aster-70b (Empathy, Safety); birch-8b (Empathy)", "other — cedar-1b (Safety)"]
