@@ -204,7 +204,7 @@ def plan_arrays(model: np.ndarray, rated: np.ndarray, y: np.ndarray, yh: np.ndar
             r2[ix, d], scored_pair[ix, d], lone_pair[ix, d] = r, both, lone
             judge_var[k] += jv / y.shape[1]
     use = scored_pair & ~np.isnan(r2)
-    if use.sum() < 2 and np.isnan(yh).all() and (~np.isnan(y)).any():
+    if np.isnan(yh).all() and (~np.isnan(y)).any():  # (then nothing is in use either)
         raise ValueError("the judge scored no item here (its judgments are all unscored, or "
                          "it has none): judge the items, or choose another judge, before an "
                          "active draw")

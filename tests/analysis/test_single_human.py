@@ -112,7 +112,7 @@ def test_the_tables_mark_it_against_one_human_with_no_ceiling():
 
 
 def test_humans_left_out_for_too_few_shared_items_is_the_reason_given():
-    """17 items with three humans each, every human on fewer than 10 of them with another
+    """17 items with two humans each, every human on fewer than 10 of them with another
     (a third of the demo study, a user trial): the verdict said "no scored judgments on
     items that two or more humans rated" and the ceiling "only 0 items rated by two or more
     humans", while 17 such items were there and scored."""
@@ -120,7 +120,7 @@ def test_humans_left_out_for_too_few_shared_items_is_the_reason_given():
     rows, judge_rows = [], []
     for i in range(17):
         q = rng.normal(3, 1)
-        for r in (i % 6, (i + 1) % 6, (i + 2) % 6):  # 8 or 9 items each
+        for r in (i % 6, (i + 1) % 6):  # two humans an item, 5 or 6 items each
             rows.append((f"i{i}", f"r{r}", "empathy", float(np.clip(np.rint(q), 1, 5))))
         judge_rows.append((f"i{i}", "j", "empathy", float(np.clip(np.rint(q + 0.3), 1, 5))))
     ratings = pd.DataFrame(rows, columns=["item_id", "rater", "dimension", "score"])
