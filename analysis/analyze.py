@@ -163,13 +163,14 @@ def _ceiling_block(r, opt: AnalysisOptions) -> HumanCeiling:
                      f"{opt.min_shared_items} items rated together with another human)")
     keep = ("n_items", "n_pairs", "n_humans")
     by_two = int(np.sum(np.sum(~np.isnan(r.matrix), axis=1) >= 2))
-    if c["n_items"] < opt.min_units and by_two > c["n_items"]:
-        notes.append(f"human ceiling: not estimable, of the {by_two} items rated by two or more "
-                     f"humans {c['n_items']} remain once the humans left out are (minimum "
-                     f"{opt.min_units})")
-    elif c["n_items"] < opt.min_units:
-        notes.append(f"human ceiling: not estimable, only {c['n_items']} items rated by two or "
-                     f"more humans (minimum {opt.min_units})")
+    if c["n_items"] < opt.min_units:
+        if by_two > c["n_items"]:  # the humans left out took the items away
+            notes.append(f"human ceiling: not estimable, of the {by_two} items rated by two or "
+                         f"more humans {c['n_items']} remain once the humans left out are "
+                         f"(minimum {opt.min_units})")
+        else:
+            notes.append(f"human ceiling: not estimable, only {c['n_items']} items rated by two "
+                         f"or more humans (minimum {opt.min_units})")
         c = {k: (v if k in keep else None) for k, v in c.items()}
         c["qwk_ci"] = c["mae_ci"] = {"low": None, "high": None}
     block = HumanCeiling(**{k: c[k] for k in (*POOLED, *keep)}, left_out=left_out,

@@ -138,3 +138,20 @@ def test_humans_left_out_for_too_few_shared_items_is_the_reason_given():
     ceiling = " ".join(res["human_ceiling"]["empathy"]["notes"])
     assert "of the 17 items rated by two or more humans 0 remain once the humans left out " \
         "are (minimum 5)" in ceiling and "only 0 items" not in ceiling
+
+
+def test_a_ceiling_on_too_few_items_after_humans_are_left_out_has_no_numbers():
+    """Humans a and b share 3 items (kept: at least 2 shared), c and d share 1 (left out):
+    4 items have two or more humans, 3 remain, fewer than the 5 a ceiling needs. The ceiling
+    is not estimable, with the reason and no number beside it."""
+    rows = [(f"i{k}", h, "empathy", float(s)) for k, (x, y) in enumerate([(2, 3), (4, 4), (5, 4)])
+            for h, s in (("a", x), ("b", y))]
+    rows += [("i3", "c", "empathy", 1.0), ("i3", "d", "empathy", 2.0)]
+    ratings = pd.DataFrame(rows, columns=["item_id", "rater", "dimension", "score"])
+    res = analyze(ratings, SCALE, options=AnalysisOptions(B=50, seed=1, min_shared_items=2,
+                                                          min_units=5)).to_dict()
+    ceiling = res["human_ceiling"]["empathy"]
+    assert "of the 4 items rated by two or more humans 3 remain once the humans left out " \
+        "are (minimum 5)" in " ".join(ceiling["notes"])
+    assert ceiling["qwk"] is None and ceiling["mae"] is None
+    assert ceiling["qwk_ci"] == {"low": None, "high": None}
